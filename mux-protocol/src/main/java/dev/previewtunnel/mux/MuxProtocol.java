@@ -1,0 +1,46 @@
+package dev.previewtunnel.mux;
+
+import io.netty.util.AsciiString;
+
+/**
+ * Constants of the tunnel wire protocol: HTTP/2 frames carried in WebSocket binary messages.
+ *
+ * <p>The protocol version travels as the WebSocket subprotocol ({@code ptun.v1}); a gateway that does not
+ * speak the client's version answers the upgrade with 426 and a JSON body naming both versions, so that
+ * mismatched builds fail with a message instead of a confusing HTTP/2 error.
+ */
+public final class MuxProtocol {
+    /** Version of the framing and header contract below. Bump on any incompatible change. */
+    public static final int VERSION = 1;
+    public static final String SUBPROTOCOL_PREFIX = "ptun.v";
+    public static final String SUBPROTOCOL = SUBPROTOCOL_PREFIX + VERSION;
+
+    /** Default HTTP path of the gateway's tunnel endpoint. */
+    public static final String DEFAULT_PATH = "/tunnel";
+
+    /** Request header of a CONNECT stream carrying the stream's grant (a JWT). */
+    public static final AsciiString GRANT_HEADER = AsciiString.cached("ptun-grant");
+    /** Response header with the machine-readable {@link TunnelError} code when a stream is refused. */
+    public static final AsciiString ERROR_HEADER = AsciiString.cached("ptun-error");
+    /** Response header with a finer reason (for example which grant check failed); never a secret. */
+    public static final AsciiString ERROR_DETAIL_HEADER = AsciiString.cached("ptun-error-detail");
+
+    /** HTTP header of the WebSocket upgrade carrying the connection token (never the URL). */
+    public static final String TOKEN_HEADER = "Authorization";
+    public static final String TOKEN_SCHEME = "Bearer ";
+
+    private MuxProtocol() {
+    }
+
+    /** Parses {@code ptun.vN} to N, or -1 when the string is not a tunnel subprotocol. */
+    public static int parseSubprotocolVersion(String subprotocol) {
+        if (subprotocol == null || !subprotocol.startsWith(SUBPROTOCOL_PREFIX)) {
+            return -1;
+        }
+        try {
+            return Integer.parseInt(subprotocol.substring(SUBPROTOCOL_PREFIX.length()).trim());
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+}

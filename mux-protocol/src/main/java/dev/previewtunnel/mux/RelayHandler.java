@@ -1,0 +1,185 @@
+package dev.previewtunnel.mux;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.util.ReferenceCountUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Moves bytes from its own channel to a peer channel, reading on demand: it asks its channel for the next read
+ * only while the peer is writable, and resumes when the peer becomes writable again (the read-on-demand pattern
+ * of Netty's proxy example). Memory per direction is therefore bounded by the peer's write high-water mark
+ * plus one read, however fast one side is and however slow the other.
+ *
+ * <p>Half-close: end of input on this channel is passed on as {@link OutputShutdown} to the peer (TCP FIN or
+ * HTTP/2 END_STREAM). A channel is closed once both its directions are finished. Any other close or error
+ * aborts the peer (TCP close or RST_STREAM CANCEL), so a failure on one side never leaves the other hanging.
+ *
+ * <p>The two channels may live on different event loops. Each handler touches its own state only on its own
+ * loop; the cross-loop handoff for resuming reads re-checks writability after publishing the wish to read, so
+ * a writability change can never be missed.
+ */
+public final class RelayHandler extends ChannelInboundHandlerAdapter {
+    private static final Logger log = LoggerFactory.getLogger(RelayHandler.class);
+
+    private final Channel peer;
+    private RelayHandler partner;
+    private Channel self;
+    private boolean waitingForPeer;
+    private boolean inputDone;
+    private boolean outputDone;
+    private boolean finished;
+    private final AtomicLong bytesRead = new AtomicLong();
+    private RelayListener listener = RelayListener.NONE;
+
+    private RelayHandler(Channel peer) {
+        this.peer = peer;
+    }
+
+    /** Observer of a relay's end, for byte counts and audit. */
+    public interface RelayListener {
+        RelayListener NONE = (a, b, cause) -> { };
+
+        /** Called once, on {@code a}'s loop, when channel {@code a} closed; counts are bytes read from each side. */
+        void closed(long bytesFromA, long bytesFromB, Throwable cause);
+    }
+
+    /**
+     * Links two active channels and starts moving bytes both ways. Both channels must have auto-read off; the
+     * relay issues the reads. Handlers are added last in each pipeline.
+     */
+    public static void link(Channel a, Channel b, RelayListener listenerOnA) {
+        RelayHandler ha = new RelayHandler(b);
+        RelayHandler hb = new RelayHandler(a);
+        ha.partner = hb;
+        hb.partner = ha;
+        ha.listener = listenerOnA == null ? RelayListener.NONE : listenerOnA;
+        a.config().setOption(ChannelOption.AUTO_READ, false);
+        b.config().setOption(ChannelOption.AUTO_READ, false);
+        a.pipeline().addLast("ptun-relay", ha);
+        b.pipeline().addLast("ptun-relay", hb);
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        self = ctx.channel();
+        if (self.isActive()) {
+            self.read();
+        }
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof io.netty.buffer.ByteBuf buf) {
+            bytesRead.addAndGet(buf.readableBytes());
+            peer.write(msg, peer.voidPromise());
+        } else {
+            // Only bytes travel through a relay.
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        peer.flush();
+        readIfPeerWritable();
+    }
+
+    private void readIfPeerWritable() {
+        if (inputDone) {
+            return;
+        }
+        if (peer.isWritable()) {
+            waitingForPeer = false;
+            self.read();
+        } else {
+            waitingForPeer = true;
+            // Publish the wish first, then re-check: the peer may have turned writable in between.
+            if (peer.isWritable()) {
+                waitingForPeer = false;
+                self.read();
+            }
+        }
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (ctx.channel().isWritable()) {
+            RelayHandler p = partner;
+            p.self.eventLoop().execute(() -> {
+                if (p.waitingForPeer) {
+                    p.readIfPeerWritable();
+                }
+            });
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof ChannelInputShutdownEvent) {
+            if (!inputDone) {
+                inputDone = true;
+                peer.writeAndFlush(OutputShutdown.INSTANCE).addListener(f -> {
+                    if (f.isSuccess()) {
+                        partner.onOutputShutdown();
+                    }
+                });
+                closeIfFinished();
+            }
+            return;
+        }
+        super.userEventTriggered(ctx, evt);
+    }
+
+    /** Called from any thread when this handler's channel finished its output (peer's input ended). */
+    private void onOutputShutdown() {
+        self.eventLoop().execute(() -> {
+            outputDone = true;
+            closeIfFinished();
+        });
+    }
+
+    private void closeIfFinished() {
+        if (inputDone && outputDone && !finished) {
+            finished = true;
+            self.close();
+        }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        boolean clean = inputDone && outputDone;
+        if (!clean) {
+            // Aborted: end the other side now rather than leaving it half-open.
+            peer.close();
+        }
+        listener.closed(bytesRead.get(), partner.bytesRead.get(), null);
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (log.isDebugEnabled()) {
+            log.debug("relay {} failed: {}", ctx.channel(), cause.toString());
+        }
+        ctx.close();
+        peer.close();
+    }
+
+    /** Bytes this relay has read from its own channel so far. */
+    public long bytesRead() {
+        return bytesRead.get();
+    }
+
+    static ChannelFutureListener closeOnFailure() {
+        return ChannelFutureListener.CLOSE_ON_FAILURE;
+    }
+}

@@ -1,0 +1,184 @@
+package dev.previewtunnel.mux;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.websocketx.WebSocketClientHandshaker;
+import io.netty.handler.codec.http.websocketx.WebSocketClientHandshakerFactory;
+import io.netty.handler.codec.http.websocketx.WebSocketVersion;
+import io.netty.handler.ssl.SslContext;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.Promise;
+
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+/**
+ * Dials a gateway: TCP (and TLS for {@code wss://}), the WebSocket upgrade carrying the connection token in a
+ * header and the protocol version as subprotocol, then the HTTP/2 client preface. A refused upgrade becomes a
+ * {@link TunnelConnectException} that says why (token refused, version mismatch, wrong path...).
+ */
+public final class TunnelClient {
+    private final EventLoopGroup group;
+    private final Class<? extends SocketChannel> channelType;
+    private final MuxSettings settings;
+
+    public TunnelClient(EventLoopGroup group, Class<? extends SocketChannel> channelType, MuxSettings settings) {
+        this.group = group;
+        this.channelType = channelType;
+        this.settings = settings;
+    }
+
+    /**
+     * @param url    {@code ws://host:port/path} or {@code wss://...}
+     * @param token  connection token, sent as {@code Authorization: Bearer}; never put in the URL
+     * @param ssl    client TLS context for {@code wss://}, or null for {@code ws://}
+     */
+    public Future<TunnelConnection> connect(URI url, String token, SslContext ssl, Duration timeout) {
+        Promise<TunnelConnection> promise = group.next().newPromise();
+        boolean tls = "wss".equalsIgnoreCase(url.getScheme());
+        if (!tls && !"ws".equalsIgnoreCase(url.getScheme())) {
+            promise.setFailure(new TunnelConnectException("gateway URL must be ws:// or wss://"));
+            return promise;
+        }
+        if (tls && ssl == null) {
+            promise.setFailure(new TunnelConnectException("wss:// needs a TLS context"));
+            return promise;
+        }
+        if (url.getRawQuery() != null || url.getRawUserInfo() != null) {
+            promise.setFailure(new TunnelConnectException(
+                    "gateway URL must not carry a query or user info (tokens travel in headers)"));
+            return promise;
+        }
+        int port = url.getPort() > 0 ? url.getPort() : (tls ? 443 : 80);
+        HttpHeaders headers = new DefaultHttpHeaders();
+        headers.set(MuxProtocol.TOKEN_HEADER, MuxProtocol.TOKEN_SCHEME + token);
+        WebSocketClientHandshaker handshaker = WebSocketClientHandshakerFactory.newHandshaker(
+                url, WebSocketVersion.V13, MuxProtocol.SUBPROTOCOL, false, headers,
+                settings.maxWebSocketMessage(), true, false);
+
+        Bootstrap bootstrap = new Bootstrap()
+                .group(group)
+                .channel(channelType)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) timeout.toMillis())
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        if (tls) {
+                            ch.pipeline().addLast("tls", ssl.newHandler(ch.alloc(), url.getHost(), port));
+                        }
+                        ch.pipeline().addLast("http", new HttpClientCodec());
+                        ch.pipeline().addLast("http-aggregator", new HttpObjectAggregator(16 * 1024));
+                        ch.pipeline().addLast("ws-handshake", new HandshakeHandler(handshaker, promise));
+                    }
+                });
+        ChannelFuture connect = bootstrap.connect(url.getHost(), port);
+        connect.addListener(f -> {
+            if (!f.isSuccess()) {
+                promise.tryFailure(new TunnelConnectException("cannot reach gateway " + url.getHost() + ":" + port
+                        + ": " + f.cause().getMessage()));
+            } else {
+                Channel ch = connect.channel();
+                ch.eventLoop().schedule(() -> {
+                    if (promise.tryFailure(new TunnelConnectException(
+                            "gateway did not complete the WebSocket handshake within " + timeout.toMillis() + " ms"))) {
+                        ch.close();
+                    }
+                }, timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+                ch.closeFuture().addListener(c -> promise.tryFailure(
+                        new TunnelConnectException("gateway closed the connection during the handshake")));
+            }
+        });
+        return promise;
+    }
+
+    private final class HandshakeHandler extends SimpleChannelInboundHandler<FullHttpResponse> {
+        private final WebSocketClientHandshaker handshaker;
+        private final Promise<TunnelConnection> promise;
+
+        HandshakeHandler(WebSocketClientHandshaker handshaker, Promise<TunnelConnection> promise) {
+            this.handshaker = handshaker;
+            this.promise = promise;
+        }
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            handshaker.handshake(ctx.channel());
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+            // With TLS, channelActive fires before the TLS handshake; the WebSocket handshake is written then
+            // and queued by SslHandler, so nothing to do here.
+            super.userEventTriggered(ctx, evt);
+        }
+
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, FullHttpResponse response) {
+            if (!HttpResponseStatus.SWITCHING_PROTOCOLS.equals(response.status())) {
+                promise.tryFailure(new TunnelConnectException(describeRefusal(response)));
+                ctx.close();
+                return;
+            }
+            try {
+                handshaker.finishHandshake(ctx.channel(), response);
+            } catch (RuntimeException e) {
+                promise.tryFailure(new TunnelConnectException("WebSocket handshake failed: " + e.getMessage()));
+                ctx.close();
+                return;
+            }
+            if (!MuxProtocol.SUBPROTOCOL.equals(handshaker.actualSubprotocol())) {
+                promise.tryFailure(new TunnelConnectException("gateway did not confirm protocol "
+                        + MuxProtocol.SUBPROTOCOL + " (it is not a preview-tunnel gateway of this version)"));
+                ctx.close();
+                return;
+            }
+            Channel ch = ctx.channel();
+            // finishHandshake replaced the HTTP codec and removed the aggregator; only this handler remains.
+            if (ch.pipeline().get("http-aggregator") != null) {
+                ch.pipeline().remove("http-aggregator");
+            }
+            ch.pipeline().remove(this);
+            TunnelConnection connection = new TunnelConnection(ch, settings);
+            MuxPipeline.install(ch, false, settings, null, connection.connectionHandler());
+            promise.trySuccess(connection);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            promise.tryFailure(new TunnelConnectException("gateway connection failed: " + cause.getMessage()));
+            ctx.close();
+        }
+    }
+
+    static String describeRefusal(FullHttpResponse response) {
+        int status = response.status().code();
+        String body = response.content().toString(StandardCharsets.UTF_8);
+        if (body.length() > 300) {
+            body = body.substring(0, 300);
+        }
+        body = body.replaceAll("[^\\x20-\\x7e]", " ").trim();
+        String why = switch (status) {
+            case 401 -> "gateway refused the connection token";
+            case 403 -> "gateway refused the connection";
+            case 404 -> "no tunnel endpoint at that path";
+            case 426 -> "tunnel protocol version mismatch (this build speaks " + MuxProtocol.SUBPROTOCOL + ")";
+            default -> "gateway answered the upgrade with HTTP " + status;
+        };
+        return why + (body.isEmpty() ? "" : " [" + body + "]");
+    }
+}

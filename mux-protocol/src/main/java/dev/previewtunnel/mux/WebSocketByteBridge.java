@@ -1,0 +1,94 @@
+package dev.previewtunnel.mux;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.CoalescingBufferQueue;
+import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.ContinuationWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.PingWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.PongWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
+import io.netty.handler.codec.http.websocketx.WebSocketFrame;
+
+import java.nio.channels.ClosedChannelException;
+
+/**
+ * Turns the WebSocket connection into a byte stream for the HTTP/2 codec above it.
+ *
+ * <p>Inbound, the payload of every binary (or continuation) frame is passed on as it arrives: HTTP/2 is a
+ * byte stream, so WebSocket message boundaries carry no meaning and nothing is aggregated or copied.
+ * Outbound, the buffers the HTTP/2 codec writes between two flushes are coalesced into as few binary messages
+ * as the size limit allows, so a flush of many small frames costs one WebSocket header, not one per frame.
+ *
+ * <p>Text frames are a protocol violation (close 1003). Pings are answered; a close frame is answered and the
+ * connection closed.
+ */
+public final class WebSocketByteBridge extends ChannelDuplexHandler {
+    private final int maxMessageSize;
+    private CoalescingBufferQueue pending;
+
+    public WebSocketByteBridge(int maxMessageSize) {
+        this.maxMessageSize = maxMessageSize;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        pending = new CoalescingBufferQueue(ctx.channel(), 4, false);
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        pending.releaseAndFailAll(new ClosedChannelException());
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        pending.releaseAndFailAll(new ClosedChannelException());
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof BinaryWebSocketFrame || msg instanceof ContinuationWebSocketFrame) {
+            // Ownership of the content moves on with the read; the frame itself holds no other resource.
+            ctx.fireChannelRead(((WebSocketFrame) msg).content());
+        } else if (msg instanceof PingWebSocketFrame ping) {
+            ctx.writeAndFlush(new PongWebSocketFrame(ping.content()));
+        } else if (msg instanceof PongWebSocketFrame pong) {
+            pong.release();
+        } else if (msg instanceof CloseWebSocketFrame close) {
+            close.release();
+            ctx.writeAndFlush(new CloseWebSocketFrame(WebSocketCloseStatus.NORMAL_CLOSURE))
+                    .addListener(ChannelFutureListener.CLOSE);
+        } else if (msg instanceof WebSocketFrame other) {
+            other.release();
+            ctx.writeAndFlush(new CloseWebSocketFrame(WebSocketCloseStatus.INVALID_MESSAGE_TYPE,
+                    "tunnel carries binary messages only")).addListener(ChannelFutureListener.CLOSE);
+        } else {
+            ctx.fireChannelRead(msg);
+        }
+    }
+
+    @Override
+    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+        if (msg instanceof ByteBuf buf) {
+            pending.add(buf, promise);
+        } else {
+            ctx.write(msg, promise);
+        }
+    }
+
+    @Override
+    public void flush(ChannelHandlerContext ctx) {
+        while (!pending.isEmpty()) {
+            ChannelPromise messagePromise = ctx.newPromise();
+            ByteBuf payload = pending.remove(ctx.alloc(), maxMessageSize, messagePromise);
+            ctx.write(new BinaryWebSocketFrame(payload), messagePromise);
+        }
+        ctx.flush();
+    }
+}
