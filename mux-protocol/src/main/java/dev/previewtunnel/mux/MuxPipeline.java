@@ -6,7 +6,6 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
 import io.netty.handler.codec.http2.DefaultHttp2WindowUpdateFrame;
 import io.netty.handler.codec.http2.Http2FrameCodec;
-import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
 import io.netty.handler.codec.http2.Http2MultiplexHandler;
 import io.netty.handler.codec.http2.Http2Settings;
 import io.netty.handler.timeout.IdleStateHandler;
@@ -58,8 +57,7 @@ public final class MuxPipeline {
         if (!server) {
             h2.pushEnabled(false);
         }
-        Http2FrameCodecBuilder builder = server ? Http2FrameCodecBuilder.forServer() : Http2FrameCodecBuilder.forClient();
-        Http2FrameCodec codec = builder
+        Http2FrameCodec codec = new TunnelCodecBuilder(server)
                 .initialSettings(h2)
                 .validateHeaders(true)
                 // CONNECT has no :scheme/:path; ConnectRequest validates the pseudo-headers itself.

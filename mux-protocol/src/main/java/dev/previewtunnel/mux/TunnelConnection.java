@@ -25,6 +25,7 @@ public final class TunnelConnection {
     private final MuxSettings settings;
     private final AtomicInteger liveStreams = new AtomicInteger();
     private volatile boolean draining;
+    private volatile Runnable drainListener = () -> { };
 
     TunnelConnection(Channel parent, MuxSettings settings) {
         this.parent = parent;
@@ -36,8 +37,9 @@ public final class TunnelConnection {
         return new ChannelInboundHandlerAdapter() {
             @Override
             public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                if (msg instanceof Http2GoAwayFrame) {
+                if (msg instanceof Http2GoAwayFrame && !draining) {
                     draining = true;
+                    drainListener.run();
                 }
                 ReferenceCountUtil.release(msg);
             }
@@ -55,6 +57,14 @@ public final class TunnelConnection {
 
     public boolean isDraining() {
         return draining;
+    }
+
+    /** Runs {@code listener} (on the connection's event loop) when the gateway sends GOAWAY. */
+    public void onDrain(Runnable listener) {
+        this.drainListener = listener;
+        if (draining) {
+            parent.eventLoop().execute(listener);
+        }
     }
 
     public int liveStreams() {

@@ -1,0 +1,47 @@
+package dev.previewtunnel.ingress;
+
+import dev.previewtunnel.mux.MuxSettings;
+
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.time.Duration;
+
+/**
+ * Everything an ingress needs to run.
+ *
+ * @param listen         where the browser-facing proxy listens (loopback only; see docs/desktop-ingress.md)
+ * @param gateway        {@code ws://} or {@code wss://} URL of the environment gateway's tunnel endpoint
+ * @param poolSize       tunnel connections kept to the gateway; streams go to the least-loaded one
+ * @param connectTimeout TCP + WebSocket handshake bound for one tunnel connection
+ * @param openTimeout    how long the gateway may take to answer a stream open (dial included)
+ * @param maxRequestHead limit on a browser request line plus headers
+ */
+public record IngressConfig(
+        InetSocketAddress listen,
+        URI gateway,
+        MuxSettings mux,
+        int poolSize,
+        Duration connectTimeout,
+        Duration openTimeout,
+        int maxRequestHead,
+        int ioThreads) {
+
+    public static IngressConfig defaults(InetSocketAddress listen, URI gateway) {
+        return new IngressConfig(listen, gateway, MuxSettings.defaults(), 2, Duration.ofSeconds(5),
+                Duration.ofSeconds(10), 16 * 1024, 2);
+    }
+
+    public IngressConfig withPoolSize(int size) {
+        return new IngressConfig(listen, gateway, mux, size, connectTimeout, openTimeout, maxRequestHead, ioThreads);
+    }
+
+    public IngressConfig withListen(InetSocketAddress address) {
+        return new IngressConfig(address, gateway, mux, poolSize, connectTimeout, openTimeout, maxRequestHead,
+                ioThreads);
+    }
+
+    public IngressConfig withMux(MuxSettings settings) {
+        return new IngressConfig(listen, gateway, settings, poolSize, connectTimeout, openTimeout, maxRequestHead,
+                ioThreads);
+    }
+}

@@ -1,0 +1,88 @@
+package dev.previewtunnel.ingress.proxy;
+
+import dev.previewtunnel.mux.MuxProtocol;
+import dev.previewtunnel.mux.TunnelError;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The small pages the browser sees when the ingress cannot carry a request: plain HTML for navigations, a short
+ * text for everything else, always with the machine-readable {@code ptun-error} header and
+ * {@code Connection: close}. They say what was asked for and why it failed, never a secret.
+ */
+public final class ErrorPages {
+    private ErrorPages() {
+    }
+
+    public static FullHttpResponse page(ByteBufAllocator alloc, int status, String code, String title, String detail,
+                                        boolean html) {
+        String body;
+        String type;
+        if (html) {
+            type = "text/html; charset=utf-8";
+            body = "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>" + escape(title)
+                    + "</title></head>\n<body style=\"font-family:sans-serif;max-width:40em;margin:3em auto\">\n"
+                    + "<h1>" + escape(title) + "</h1>\n<p>" + escape(detail) + "</p>\n"
+                    + "<p><small>preview-tunnel error code <code>" + escape(code) + "</code></small></p>\n"
+                    + "</body></html>\n";
+        } else {
+            type = "text/plain; charset=utf-8";
+            body = title + ": " + detail + " [" + code + "]\n";
+        }
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
+                HttpResponseStatus.valueOf(status), alloc.buffer(bytes.length).writeBytes(bytes));
+        response.headers()
+                .set(HttpHeaderNames.CONTENT_TYPE, type)
+                .set(HttpHeaderNames.CONTENT_LENGTH, bytes.length)
+                .set(HttpHeaderNames.CACHE_CONTROL, "no-store")
+                .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE)
+                .set(MuxProtocol.ERROR_HEADER, code);
+        return response;
+    }
+
+    /** The page for a tunnel error, with a title a person can act on. */
+    public static FullHttpResponse forError(ByteBufAllocator alloc, TunnelError error, String authority, String detail,
+                                            boolean html) {
+        String title = switch (error) {
+            case NOT_GRANTED -> authority + " is not granted to this browser session";
+            case GRANT_EXPIRED -> "The grant for " + authority + " has expired";
+            case GRANT_REVOKED -> "The grant for " + authority + " was revoked";
+            case GRANT_REFUSED -> "The environment refused the grant for " + authority;
+            case POLICY_REFUSED -> "The environment's policy does not allow " + authority;
+            case TARGET_REFUSED -> "Nothing is listening on " + authority + " in the environment";
+            case DIAL_TIMEOUT -> "Connecting to " + authority + " in the environment timed out";
+            case TARGET_UNREACHABLE -> authority + " cannot be reached in the environment";
+            case GATEWAY_UNREACHABLE -> "The environment gateway is unreachable";
+            case GATEWAY_TIMEOUT -> "The environment gateway did not answer in time";
+            case TOO_MANY_STREAMS -> "Too many connections to the environment; retry shortly";
+            case SHUTTING_DOWN -> "The environment gateway is restarting";
+            case BAD_REQUEST -> "Bad request";
+            default -> "The tunnel to " + authority + " failed";
+        };
+        return page(alloc, error.httpStatus(), error.code(), title, detail == null ? "" : detail, html);
+    }
+
+    static String escape(String s) {
+        StringBuilder b = new StringBuilder(s.length() + 16);
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '<' -> b.append("&lt;");
+                case '>' -> b.append("&gt;");
+                case '&' -> b.append("&amp;");
+                case '"' -> b.append("&quot;");
+                case '\'' -> b.append("&#39;");
+                default -> b.append(c < 0x20 && c != '\n' ? ' ' : c);
+            }
+        }
+        return b.toString();
+    }
+}

@@ -1,0 +1,564 @@
+package dev.previewtunnel.ingress.proxy;
+
+import dev.previewtunnel.ingress.session.BrowserSession;
+import dev.previewtunnel.ingress.session.Route;
+import dev.previewtunnel.mux.Authority;
+import dev.previewtunnel.mux.RelayHandler;
+import dev.previewtunnel.mux.TunnelError;
+import dev.previewtunnel.mux.TunnelStreamException;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.codec.http2.Http2StreamChannel;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.Future;
+
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.ArrayDeque;
+
+/**
+ * One browser connection to the ingress: the HTTP/1.1 forward-proxy side (Netty's HTTP codec decodes, this
+ * decides).
+ *
+ * <p>For every request head, in order, before anything is opened: a request-target in origin form ("a page
+ * fetched the ingress port directly") is refused with 400; a missing or wrong {@code Proxy-Authorization}
+ * gets 407; an authority the session has no grant for gets 403. Then:
+ * <ul>
+ *   <li>{@code CONNECT host:port} opens one tunnel stream and, after {@code 200 Connection established},
+ *       the connection becomes a raw byte relay (WebSockets, HTTPS passthrough);</li>
+ *   <li>an absolute-form request ({@code GET http://localhost:5173/x}) is sent in origin form, hop-by-hop and
+ *       {@code Proxy-*} headers removed, over a stream to its target, which is kept for the next request to
+ *       the same authority; a {@code 101 Switching Protocols} answer turns that stream raw as well.</li>
+ * </ul>
+ *
+ * <p>Everything here runs on the browser channel's event loop; messages from a tunnel stream (another loop) are
+ * handed over with {@code execute}. Both sides read on demand, so a slow browser stops the stream, which stops
+ * the gateway, which stops the target.
+ */
+final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
+    static final String NAME = "proxy";
+    static final String HTTP_CODEC = "http";
+    private static final String REALM = "Basic realm=\"preview-tunnel\", charset=\"UTF-8\"";
+
+    private enum State { AWAIT_HEAD, OPENING, FORWARDING, SWITCHING, CLOSED }
+
+    private final IngressContext context;
+    private Channel browser;
+    private State state = State.AWAIT_HEAD;
+
+    // The exchange in progress (absolute-form requests).
+    private BrowserSession session;
+    private HttpRequest request;
+    private Route route;
+    private boolean html;
+    private boolean requestDone;
+    private boolean responseStarted;
+    private boolean informational;
+    private boolean closeAfterResponse;
+    private boolean upstreamKeepAlive;
+    private boolean upgradeRequested;
+    private boolean waitingForUpstreamWritable;
+    private boolean waitingForBrowserWritable;
+    private final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>();
+    private final ArrayDeque<ByteBuf> earlyRawToBrowser = new ArrayDeque<>();
+    /** During SWITCHING: where bytes left in the browser-side HTTP decoder must go. */
+    private Channel pendingRawTarget;
+
+    /** The stream of the last absolute-form request, kept for the next request to the same authority. */
+    private Upstream upstream;
+
+    ProxyConnectionHandler(IngressContext context) {
+        this.context = context;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+        browser = ctx.channel();
+        ctx.read();
+        ctx.fireChannelActive();
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        switch (state) {
+            case AWAIT_HEAD -> {
+                if (msg instanceof HttpRequest req) {
+                    onRequestHead(req);
+                }
+                ReferenceCountUtil.release(msg);
+            }
+            case OPENING -> {
+                if (msg instanceof HttpContent content) {
+                    requestDone |= content instanceof LastHttpContent;
+                    pendingBody.add(content);
+                } else {
+                    ReferenceCountUtil.release(msg);
+                }
+            }
+            case FORWARDING -> {
+                if (msg instanceof HttpContent content && !requestDone) {
+                    requestDone = content instanceof LastHttpContent;
+                    upstream.channel.write(content);
+                } else {
+                    ReferenceCountUtil.release(msg);
+                }
+            }
+            case SWITCHING -> {
+                // Bytes the HTTP decoder still held when it was removed belong to the raw stream.
+                if (msg instanceof ByteBuf buf && pendingRawTarget != null) {
+                    pendingRawTarget.write(buf);
+                } else {
+                    ReferenceCountUtil.release(msg);
+                }
+            }
+            default -> ReferenceCountUtil.release(msg);
+        }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        switch (state) {
+            case AWAIT_HEAD -> ctx.read(); // the head is not complete yet
+            case FORWARDING -> {
+                upstream.channel.flush();
+                readBrowserBodyIfUpstreamWritable();
+            }
+            default -> {
+                // OPENING: wait for the stream; SWITCHING/CLOSED: the relay or nobody reads.
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- request heads
+
+    private void onRequestHead(HttpRequest req) {
+        html = wantsHtml(req);
+        if (!req.decoderResult().isSuccess()) {
+            refuse(TunnelError.BAD_REQUEST, "request", "malformed or oversized request head", "bad_request");
+            return;
+        }
+        String uri = req.uri();
+        boolean connect = HttpMethod.CONNECT.equals(req.method());
+        if (!connect && (uri.startsWith("/") || "*".equals(uri))) {
+            // A page (or any local client) talking to the ingress port as if it were a web server. Nothing
+            // is dialed and no credential is asked for.
+            sendAndClose(ErrorPages.page(browser.alloc(), 400, "not_a_proxy_request",
+                    "This port is a preview-tunnel proxy",
+                    "Configure it as the browser's HTTP proxy; direct requests are refused.", html),
+                    "not_a_proxy_request", null, null);
+            return;
+        }
+        session = context.sessions().authenticate(req.headers().get(HttpHeaderNames.PROXY_AUTHORIZATION)).orElse(null);
+        if (session == null) {
+            FullHttpResponse challenge = ErrorPages.page(browser.alloc(), 407, "proxy_auth_required",
+                    "Proxy authentication required",
+                    "This browser session has no valid preview-tunnel credential.", html);
+            challenge.headers().set(HttpHeaderNames.PROXY_AUTHENTICATE, REALM);
+            sendAndClose(challenge, "proxy_auth_required", null, null);
+            return;
+        }
+        Authority requested;
+        String originForm = null;
+        try {
+            if (connect) {
+                requested = Authority.parse(uri);
+            } else {
+                URI target = new URI(uri);
+                if (!"http".equalsIgnoreCase(target.getScheme()) || target.getHost() == null
+                        || target.getRawUserInfo() != null) {
+                    refuse(TunnelError.BAD_REQUEST, uri, "only http:// absolute-form requests and CONNECT are proxied",
+                            "unsupported_scheme");
+                    return;
+                }
+                String host = target.getHost();
+                if (host.startsWith("[") && host.endsWith("]")) {
+                    host = host.substring(1, host.length() - 1);
+                }
+                requested = new Authority(host, target.getPort() == -1 ? 80 : target.getPort());
+                String path = target.getRawPath() == null || target.getRawPath().isEmpty() ? "/" : target.getRawPath();
+                originForm = target.getRawQuery() == null ? path : path + "?" + target.getRawQuery();
+            }
+        } catch (URISyntaxException | IllegalArgumentException e) {
+            refuse(TunnelError.BAD_REQUEST, "request", "the request target is not a valid authority or URL",
+                    "bad_target");
+            return;
+        }
+        route = session.authorities().route(requested).orElse(null);
+        if (route == null) {
+            refuse(TunnelError.NOT_GRANTED, requested.toString(),
+                    "Ask for a grant for this authority, or open one of the granted previews.", "not_granted");
+            return;
+        }
+        if (connect) {
+            state = State.OPENING;
+            openStream().addListener(f -> browser.eventLoop().execute(() -> onConnectStream(f)));
+            return;
+        }
+        startExchange(req, originForm);
+    }
+
+    private void startExchange(HttpRequest req, String originForm) {
+        closeAfterResponse = !HttpUtil.isKeepAlive(req);
+        upgradeRequested = req.headers().contains(HttpHeaderNames.UPGRADE)
+                && req.headers().containsValue(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE, true);
+        req.setUri(originForm);
+        HopByHopHeaders.strip(req.headers(), true);
+        if (!req.headers().contains(HttpHeaderNames.HOST)) {
+            req.headers().set(HttpHeaderNames.HOST, route.requested().toString());
+        }
+        request = req;
+        requestDone = false;
+        responseStarted = false;
+        informational = false;
+        if (upstream != null && upstream.reusableFor(route)) {
+            state = State.FORWARDING;
+            upstream.channel.write(req);
+            upstream.channel.read();
+            return;
+        }
+        closeUpstream();
+        state = State.OPENING;
+        openStream().addListener(f -> browser.eventLoop().execute(() -> onHttpStream(f)));
+    }
+
+    private Future<Http2StreamChannel> openStream() {
+        return context.pool().openStream(route.target(), route.grant(), context.config().openTimeout());
+    }
+
+    // ---------------------------------------------------------------- CONNECT
+
+    private void onConnectStream(Future<?> f) {
+        if (!f.isSuccess()) {
+            failOpen(f.cause());
+            return;
+        }
+        Http2StreamChannel stream = (Http2StreamChannel) f.getNow();
+        if (state != State.OPENING || !browser.isActive()) {
+            stream.close();
+            return;
+        }
+        audit("stream_opened", "connect").write();
+        FullHttpResponse established = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
+                new HttpResponseStatus(200, "Connection established"), Unpooled.EMPTY_BUFFER);
+        state = State.SWITCHING;
+        browser.writeAndFlush(established).addListener(w -> {
+            if (!w.isSuccess()) {
+                stream.close();
+                return;
+            }
+            becomeRelay(stream, "connect");
+        });
+    }
+
+    /** Removes the HTTP codec and this handler and links the browser socket to the stream byte for byte. */
+    private void becomeRelay(Http2StreamChannel stream, String kind) {
+        pendingRawTarget = stream;
+        if (browser.pipeline().get(HTTP_CODEC) != null) {
+            browser.pipeline().remove(HTTP_CODEC); // leftover bytes arrive in channelRead (SWITCHING)
+        }
+        stream.flush();
+        ByteBuf early;
+        while ((early = earlyRawToBrowser.poll()) != null) {
+            browser.write(early);
+        }
+        browser.flush();
+        browser.pipeline().remove(this);
+        Route r = route;
+        BrowserSession s = session;
+        RelayHandler.link(browser, stream, (fromBrowser, fromStream, cause) -> context.audit()
+                .event("stream_closed")
+                .put("kind", kind)
+                .put("session", s.id())
+                .put("authority", r.requested().toString())
+                .put("grant", r.grantId())
+                .put("bytesFromBrowser", fromBrowser)
+                .put("bytesToBrowser", fromStream)
+                .write());
+    }
+
+    // ---------------------------------------------------------------- absolute-form exchanges
+
+    private void onHttpStream(Future<?> f) {
+        if (!f.isSuccess()) {
+            failOpen(f.cause());
+            return;
+        }
+        Http2StreamChannel stream = (Http2StreamChannel) f.getNow();
+        if (state != State.OPENING || !browser.isActive()) {
+            stream.close();
+            return;
+        }
+        audit("stream_opened", "http").write();
+        upstream = new Upstream(stream, route, this, browser);
+        state = State.FORWARDING;
+        stream.write(request);
+        HttpContent part;
+        while ((part = pendingBody.poll()) != null) {
+            stream.write(part);
+        }
+        stream.flush();
+        stream.read(); // the response head
+        readBrowserBodyIfUpstreamWritable();
+    }
+
+    private void readBrowserBodyIfUpstreamWritable() {
+        if (requestDone || state != State.FORWARDING) {
+            return;
+        }
+        if (upstream.channel.isWritable()) {
+            waitingForUpstreamWritable = false;
+            browser.read();
+        } else {
+            waitingForUpstreamWritable = true;
+        }
+    }
+
+    /** Upstream (tunnel loop) turned writable; runs on the browser loop. */
+    void onUpstreamWritable(Upstream up) {
+        if (up == upstream && waitingForUpstreamWritable) {
+            readBrowserBodyIfUpstreamWritable();
+        }
+    }
+
+    /** A decoded response part from the upstream stream; runs on the browser loop. */
+    void onUpstreamMessage(Upstream up, Object msg) {
+        if (up != upstream || state == State.CLOSED || !browser.isActive()) {
+            if (state == State.SWITCHING && msg instanceof ByteBuf raw && browser.isActive()) {
+                // Raw bytes that followed a 101 in the same frame: they go out once the HTTP codec is gone.
+                if (browser.pipeline().get(HTTP_CODEC) != null) {
+                    earlyRawToBrowser.add(raw);
+                } else {
+                    browser.writeAndFlush(raw);
+                }
+                return;
+            }
+            ReferenceCountUtil.release(msg);
+            return;
+        }
+        if (msg instanceof HttpResponse response) {
+            int code = response.status().code();
+            if (code == 101 && upgradeRequested) {
+                responseStarted = true;
+                HopByHopHeaders.strip(response.headers(), true);
+                state = State.SWITCHING;
+                Upstream switching = upstream;
+                upstream = null;
+                browser.writeAndFlush(response).addListener(w -> {
+                    if (!w.isSuccess()) {
+                        switching.channel.close();
+                        return;
+                    }
+                    switching.channel.eventLoop().execute(() -> {
+                        switching.detachHttp();
+                        browser.eventLoop().execute(() -> becomeRelay(switching.channel, "upgrade"));
+                    });
+                });
+                return;
+            }
+            if (code >= 100 && code < 200) {
+                informational = true;
+            } else {
+                responseStarted = true;
+                upstreamKeepAlive = HttpUtil.isKeepAlive(response);
+                HopByHopHeaders.strip(response.headers(), false);
+                boolean delimited = HttpUtil.isContentLengthSet(response) || HttpUtil.isTransferEncodingChunked(response)
+                        || code == 204 || code == 304 || HttpMethod.HEAD.equals(request.method());
+                if (!delimited) {
+                    // The body ends when the target closes: the browser can only learn that from a close too.
+                    closeAfterResponse = true;
+                }
+                if (closeAfterResponse) {
+                    response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+                }
+            }
+        }
+        boolean last = msg instanceof LastHttpContent;
+        browser.write(msg);
+        if (last && informational) {
+            informational = false;
+            browser.flush();
+            readUpstreamIfBrowserWritable();
+            return;
+        }
+        if (last) {
+            browser.flush();
+            finishExchange();
+            return;
+        }
+        if (!(msg instanceof HttpContent) || ((HttpContent) msg).content().readableBytes() > 0) {
+            browser.flush();
+        }
+        readUpstreamIfBrowserWritable();
+    }
+
+    private void readUpstreamIfBrowserWritable() {
+        if (upstream == null) {
+            return;
+        }
+        if (browser.isWritable()) {
+            waitingForBrowserWritable = false;
+            upstream.channel.read();
+        } else {
+            waitingForBrowserWritable = true;
+        }
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (browser.isWritable() && waitingForBrowserWritable) {
+            readUpstreamIfBrowserWritable();
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    private void finishExchange() {
+        if (!upstreamKeepAlive) {
+            closeUpstream();
+        }
+        if (closeAfterResponse || !requestDone) {
+            // A response that ended before its request body did cannot be followed on this connection.
+            state = State.CLOSED;
+            closeUpstream();
+            browser.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+            return;
+        }
+        state = State.AWAIT_HEAD;
+        request = null;
+        browser.read();
+    }
+
+    /** The upstream stream ended (reset, gateway lost, target closed); runs on the browser loop. */
+    void onUpstreamClosed(Upstream up, Throwable cause) {
+        if (up != upstream) {
+            return;
+        }
+        upstream = null;
+        if (state == State.FORWARDING) {
+            if (!responseStarted) {
+                String detail = cause instanceof TunnelStreamException t ? t.getMessage()
+                        : "the connection to the target closed before it answered";
+                refuse(TunnelError.STREAM_RESET, route.requested().toString(), detail, "upstream_closed");
+            } else {
+                state = State.CLOSED;
+                browser.close();
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- failures and shutdown
+
+    private void failOpen(Throwable cause) {
+        if (state != State.OPENING) {
+            return;
+        }
+        if (cause instanceof TunnelStreamException t) {
+            refuse(t.error(), route.requested().toString(), t.detail(), t.detail());
+        } else {
+            refuse(TunnelError.GATEWAY_UNREACHABLE, route.requested().toString(), cause.getMessage(), "open_failed");
+        }
+    }
+
+    private void refuse(TunnelError error, String authority, String detail, String reason) {
+        sendAndClose(ErrorPages.forError(browser.alloc(), error, authority, detail, html), error.code(), authority,
+                reason);
+    }
+
+    private void sendAndClose(FullHttpResponse response, String code, String authority, String reason) {
+        state = State.CLOSED;
+        releasePending();
+        closeUpstream();
+        context.audit().event("request_refused")
+                .put("session", session == null ? null : session.id())
+                .put("authority", authority)
+                .put("code", code)
+                .put("detail", reason)
+                .write();
+        if (responseStarted) {
+            browser.close();
+        } else {
+            browser.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+
+    private dev.previewtunnel.mux.audit.AuditLog.Event audit(String event, String kind) {
+        return context.audit().event(event)
+                .put("kind", kind)
+                .put("session", session.id())
+                .put("authority", route.requested().toString())
+                .put("target", route.target().toString())
+                .put("grant", route.grantId());
+    }
+
+    private void closeUpstream() {
+        if (upstream != null) {
+            Upstream up = upstream;
+            upstream = null;
+            up.channel.close();
+        }
+    }
+
+    private void releasePending() {
+        HttpContent c;
+        while ((c = pendingBody.poll()) != null) {
+            c.release();
+        }
+        ByteBuf b;
+        while ((b = earlyRawToBrowser.poll()) != null) {
+            b.release();
+        }
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof ChannelInputShutdownEvent) {
+            // The browser half-closed in HTTP mode: finish the exchange in progress, then close.
+            closeAfterResponse = true;
+            if (state == State.AWAIT_HEAD) {
+                state = State.CLOSED;
+                ctx.close();
+            }
+            return;
+        }
+        super.userEventTriggered(ctx, evt);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        state = State.CLOSED;
+        releasePending();
+        closeUpstream();
+        if (pendingRawTarget != null) {
+            pendingRawTarget.close(); // the browser left while we were switching to a relay
+        }
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        state = State.CLOSED;
+        closeUpstream();
+        ctx.close();
+    }
+
+    private static boolean wantsHtml(HttpRequest req) {
+        String accept = req.headers().get(HttpHeaderNames.ACCEPT);
+        return accept != null && accept.contains("text/html");
+    }
+}

@@ -1,0 +1,49 @@
+package dev.previewtunnel.gateway;
+
+import dev.previewtunnel.gateway.policy.TargetPolicy;
+import dev.previewtunnel.grants.VerifierPolicy;
+import dev.previewtunnel.mux.MuxProtocol;
+import dev.previewtunnel.mux.MuxSettings;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+
+/**
+ * Everything a gateway needs to run. Built by the CLI from flags; tests build it directly.
+ *
+ * @param environment      the environment this gateway serves; tokens and grants must name it
+ * @param listen           where the tunnel endpoint listens (loopback by default: reach it through ssh -L or a
+ *                         relay)
+ * @param path             HTTP path of the WebSocket endpoint
+ * @param dialTimeout      how long a TCP connect to a target may take before the stream fails with dial_timeout
+ * @param handshakeTimeout how long a client may take to complete the upgrade (slowloris bound)
+ * @param drainTimeout     on shutdown, how long streams in flight may continue after GOAWAY
+ */
+public record GatewayConfig(
+        String environment,
+        InetSocketAddress listen,
+        String path,
+        MuxSettings mux,
+        VerifierPolicy verifierPolicy,
+        TargetPolicy targetPolicy,
+        Duration dialTimeout,
+        Duration handshakeTimeout,
+        Duration drainTimeout,
+        int ioThreads) {
+
+    public static GatewayConfig defaults(String environment, InetSocketAddress listen) {
+        return new GatewayConfig(environment, listen, MuxProtocol.DEFAULT_PATH, MuxSettings.defaults(),
+                VerifierPolicy.defaults(), TargetPolicy.loopbackOnly(), Duration.ofSeconds(5),
+                Duration.ofSeconds(10), Duration.ofSeconds(10), 2);
+    }
+
+    public GatewayConfig withMux(MuxSettings settings) {
+        return new GatewayConfig(environment, listen, path, settings, verifierPolicy, targetPolicy, dialTimeout,
+                handshakeTimeout, drainTimeout, ioThreads);
+    }
+
+    public GatewayConfig withDrainTimeout(Duration drain) {
+        return new GatewayConfig(environment, listen, path, mux, verifierPolicy, targetPolicy, dialTimeout,
+                handshakeTimeout, drain, ioThreads);
+    }
+}

@@ -1,0 +1,212 @@
+package dev.previewtunnel.gateway;
+
+import dev.previewtunnel.grants.GrantException;
+import dev.previewtunnel.grants.GrantVerifier;
+import dev.previewtunnel.grants.VerifiedToken;
+import dev.previewtunnel.mux.MuxSettings;
+import dev.previewtunnel.mux.Transports;
+import dev.previewtunnel.mux.TunnelServerUpgradeHandler;
+import dev.previewtunnel.mux.audit.AuditLog;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http2.Http2StreamChannel;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.timeout.ReadTimeoutHandler;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.time.Clock;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The environment side: a WebSocket endpoint dedicated to tunnel traffic. Each connection is authenticated by
+ * its token at upgrade; each stream on it is authorised by its own grant ({@link StreamAuthorizer}).
+ */
+public final class GatewayServer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(GatewayServer.class);
+
+    private final GatewayConfig config;
+    private final Transports transports = Transports.best();
+    private final EventLoopGroup group;
+    private final ExecutorService blocking;
+    private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+    private final GatewayContext context;
+    private final AtomicLong connectionIds = new AtomicLong();
+    private Channel serverChannel;
+
+    private GatewayServer(GatewayConfig config, GrantVerifier verifier, MeterRegistry registry) {
+        this.config = config;
+        this.group = transports.newGroup(config.ioThreads(), "ptun-gateway");
+        this.blocking = Executors.newFixedThreadPool(2, r -> {
+            Thread t = new Thread(r, "ptun-gateway-dns");
+            t.setDaemon(true);
+            return t;
+        });
+        MuxSettings mux = config.mux();
+        TargetDialer dialer = new TargetDialer(transports.socketChannel(), config.dialTimeout(),
+                new WriteBufferWaterMark(mux.streamWriteLowWaterMark(), mux.streamWriteHighWaterMark()));
+        LiveStreams live = new LiveStreams();
+        this.context = new GatewayContext(config, verifier, dialer, live, new GatewayMetrics(registry, live),
+                new AuditLog("gateway"), blocking);
+    }
+
+    /** Binds and returns a running gateway; {@link #address()} tells where (useful with port 0). */
+    public static GatewayServer start(GatewayConfig config, GrantVerifier verifier, SslContext tls,
+                                      MeterRegistry registry) throws InterruptedException {
+        GatewayServer server = new GatewayServer(config, verifier, registry);
+        server.bind(tls);
+        return server;
+    }
+
+    private void bind(SslContext tls) throws InterruptedException {
+        MuxSettings mux = config.mux();
+        TunnelServerUpgradeHandler.ConnectionAuthenticator authenticator = token -> {
+            try {
+                return context.verifier().verifyConnectionToken(token, config.environment());
+            } catch (GrantException e) {
+                context.audit().event("connection_refused").put("code", e.failure().code()).write();
+                throw new TunnelServerUpgradeHandler.RefusedException("token_refused",
+                        "connection token refused (" + e.failure().code() + ")");
+            }
+        };
+        serverChannel = new ServerBootstrap()
+                .group(group)
+                .channel(transports.serverSocketChannel())
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        if (tls != null) {
+                            ch.pipeline().addLast("tls", tls.newHandler(ch.alloc()));
+                        }
+                        ch.pipeline().addLast("handshake-timeout",
+                                new ReadTimeoutHandler(config.handshakeTimeout().toMillis(), TimeUnit.MILLISECONDS));
+                        ch.pipeline().addLast("http", new HttpServerCodec(4096, 8192, 8192));
+                        ch.pipeline().addLast("http-aggregator", new HttpObjectAggregator(8192));
+                        ch.pipeline().addLast("upgrade", new TunnelServerUpgradeHandler(config.path(), mux,
+                                authenticator, new Acceptor()));
+                    }
+                })
+                .bind(config.listen())
+                .sync()
+                .channel();
+        log.info("gateway listening on {} (transport {})", serverChannel.localAddress(), transports.name());
+    }
+
+    private final class Acceptor implements TunnelServerUpgradeHandler.Acceptor {
+        @Override
+        public ChannelHandler inboundStreamHandler(Channel parent, Object principal) {
+            String connectionId = "c" + connectionIds.incrementAndGet();
+            parent.attr(CONNECTION_ID).set(connectionId);
+            return new ChannelInitializer<Http2StreamChannel>() {
+                @Override
+                protected void initChannel(Http2StreamChannel ch) {
+                    ch.config().setOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(
+                            config.mux().streamWriteLowWaterMark(), config.mux().streamWriteHighWaterMark()));
+                    ch.pipeline().addLast(new StreamAuthorizer(context, connectionId));
+                }
+            };
+        }
+
+        @Override
+        public ChannelHandler connectionHandler(Channel parent, Object principal) {
+            return new ChannelInboundHandlerAdapter() {
+                @Override
+                public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                    io.netty.util.ReferenceCountUtil.release(msg);
+                }
+            };
+        }
+
+        @Override
+        public void upgraded(Channel parent, Object principal) {
+            parent.pipeline().remove("handshake-timeout");
+            connections.add(parent);
+            VerifiedToken token = (VerifiedToken) principal;
+            context.audit().event("connection_opened")
+                    .put("conn", parent.attr(CONNECTION_ID).get())
+                    .put("env", token.environment())
+                    .put("tokenId", token.jti())
+                    .put("remote", String.valueOf(parent.remoteAddress()))
+                    .write();
+            parent.closeFuture().addListener(f -> context.audit().event("connection_closed")
+                    .put("conn", parent.attr(CONNECTION_ID).get()).write());
+        }
+    }
+
+    private static final io.netty.util.AttributeKey<String> CONNECTION_ID =
+            io.netty.util.AttributeKey.valueOf("ptun.connectionId");
+
+    public InetSocketAddress address() {
+        return (InetSocketAddress) serverChannel.localAddress();
+    }
+
+    /** {@code ws://host:port/path} as the ingress should dial it. */
+    public String url(boolean tls) {
+        InetSocketAddress a = address();
+        String host = a.getAddress() instanceof java.net.Inet6Address
+                ? "[" + a.getAddress().getHostAddress() + "]" : a.getAddress().getHostAddress();
+        return (tls ? "wss://" : "ws://") + host + ":" + a.getPort() + config.path();
+    }
+
+    public LiveStreams liveStreams() {
+        return context.liveStreams();
+    }
+
+    public int connectionCount() {
+        return connections.size();
+    }
+
+    public String transportName() {
+        return transports.name();
+    }
+
+    /**
+     * Graceful stop: no new connections; every tunnel connection gets GOAWAY, streams in flight may finish
+     * within the drain timeout; then everything is closed.
+     */
+    @Override
+    public void close() {
+        if (serverChannel != null) {
+            serverChannel.close().syncUninterruptibly();
+        }
+        // Closing an HTTP/2 connection sends GOAWAY and waits for open streams (bounded by the codec's timeout).
+        connections.close().awaitUninterruptibly(config.drainTimeout().toMillis() + 1000);
+        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        blocking.shutdownNow();
+    }
+
+    /** Abrupt stop for tests of failure handling: drops every connection without GOAWAY. */
+    public void kill() {
+        if (serverChannel != null) {
+            serverChannel.close().syncUninterruptibly();
+        }
+        for (Channel c : connections) {
+            c.unsafe().closeForcibly();
+        }
+        group.shutdownGracefully(0, 0, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        blocking.shutdownNow();
+    }
+
+    static Clock clock() {
+        return Clock.systemUTC();
+    }
+}

@@ -1,0 +1,61 @@
+package dev.previewtunnel.gateway;
+
+import dev.previewtunnel.grants.VerifiedGrant;
+import io.netty.channel.Channel;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The streams open right now, indexed by grant id and by browser session, so that revoking either ends the
+ * streams opened under it (an HMR WebSocket included), not only future ones.
+ */
+public final class LiveStreams {
+    private final ConcurrentHashMap<String, Set<Channel>> byGrant = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Set<Channel>> bySession = new ConcurrentHashMap<>();
+
+    void register(VerifiedGrant grant, Channel stream) {
+        add(byGrant, grant.jti(), stream);
+        add(bySession, grant.session(), stream);
+        stream.closeFuture().addListener(f -> {
+            remove(byGrant, grant.jti(), stream);
+            remove(bySession, grant.session(), stream);
+        });
+    }
+
+    /** Closes (resets) every live stream opened with this grant id; returns how many. */
+    public int closeGrant(String jti) {
+        return closeAll(byGrant.get(jti));
+    }
+
+    /** Closes (resets) every live stream of this browser session; returns how many. */
+    public int closeSession(String session) {
+        return closeAll(bySession.get(session));
+    }
+
+    public int size() {
+        return byGrant.values().stream().mapToInt(Set::size).sum();
+    }
+
+    private static int closeAll(Set<Channel> streams) {
+        if (streams == null) {
+            return 0;
+        }
+        List<Channel> copy = new ArrayList<>(streams);
+        copy.forEach(Channel::close);
+        return copy.size();
+    }
+
+    private static void add(ConcurrentHashMap<String, Set<Channel>> map, String key, Channel ch) {
+        map.computeIfAbsent(key, k -> ConcurrentHashMap.newKeySet()).add(ch);
+    }
+
+    private static void remove(ConcurrentHashMap<String, Set<Channel>> map, String key, Channel ch) {
+        map.computeIfPresent(key, (k, set) -> {
+            set.remove(ch);
+            return set.isEmpty() ? null : set;
+        });
+    }
+}

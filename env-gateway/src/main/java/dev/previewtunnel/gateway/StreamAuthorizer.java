@@ -1,0 +1,173 @@
+package dev.previewtunnel.gateway;
+
+import dev.previewtunnel.gateway.policy.PolicyException;
+import dev.previewtunnel.gateway.policy.TargetPolicy;
+import dev.previewtunnel.grants.GrantException;
+import dev.previewtunnel.grants.GrantFailure;
+import dev.previewtunnel.grants.GrantVerifier;
+import dev.previewtunnel.grants.VerifiedGrant;
+import dev.previewtunnel.mux.ConnectRequest;
+import dev.previewtunnel.mux.RelayHandler;
+import dev.previewtunnel.mux.StreamByteAdapter;
+import dev.previewtunnel.mux.StreamResponses;
+import dev.previewtunnel.mux.TunnelError;
+import dev.previewtunnel.mux.TunnelStreamException;
+import dev.previewtunnel.mux.audit.AuditLog;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOption;
+import io.netty.handler.codec.http2.Http2HeadersFrame;
+import io.netty.handler.codec.http2.Http2StreamChannel;
+import io.netty.util.ReferenceCountUtil;
+
+import java.net.InetAddress;
+import java.util.List;
+import java.util.concurrent.Executor;
+
+/**
+ * The first handler of every inbound stream: authorises the stream on its own, then dials.
+ *
+ * <p>Order, each step refusing with its own code before anything is dialed: CONNECT shape
+ * ({@link ConnectRequest}), grant (signature, audience, expiry, environment = this gateway's, target = the
+ * stream's {@code :authority} exactly, not revoked), target policy on the resolved addresses. Only then the
+ * TCP connect; the stream is answered 200 once the target accepted, and the relay starts. The stream's bytes
+ * wait unread (auto-read off) until then, bounded by the stream window.
+ */
+final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
+    private final GatewayContext gateway;
+    private final String connectionId;
+    private boolean started;
+
+    StreamAuthorizer(GatewayContext gateway, String connectionId) {
+        this.gateway = gateway;
+        this.connectionId = connectionId;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (started || !(msg instanceof Http2HeadersFrame headers)) {
+            ReferenceCountUtil.release(msg);
+            if (!started) {
+                ctx.close(); // DATA before HEADERS: Netty resets the stream
+            }
+            return;
+        }
+        started = true;
+        ctx.channel().config().setOption(ChannelOption.AUTO_READ, false);
+        Http2StreamChannel stream = (Http2StreamChannel) ctx.channel();
+        ConnectRequest request;
+        VerifiedGrant grant;
+        try {
+            request = ConnectRequest.parse(headers.headers());
+        } catch (TunnelStreamException e) {
+            refuse(stream, null, null, e.error(), e.detail());
+            return;
+        }
+        try {
+            grant = gateway.verifier().verifyGrant(request.grant(), gateway.config().environment(),
+                    request.authority().toString());
+        } catch (GrantException e) {
+            refuse(stream, request, null, grantError(e.failure()), e.failure().code());
+            return;
+        }
+        String host = grant.targetHost();
+        if (TargetPolicy.needsDns(host)) {
+            // DNS may block: resolve on the blocking executor, continue on the stream's loop.
+            Executor blocking = gateway.blockingExecutor();
+            blocking.execute(() -> {
+                try {
+                    List<InetAddress> addresses = gateway.config().targetPolicy().resolve(host);
+                    stream.eventLoop().execute(() -> dial(stream, request, grant, addresses));
+                } catch (PolicyException e) {
+                    stream.eventLoop().execute(() ->
+                            refuse(stream, request, grant, TunnelError.POLICY_REFUSED, e.code()));
+                }
+            });
+            return;
+        }
+        try {
+            dial(stream, request, grant, gateway.config().targetPolicy().resolve(host));
+        } catch (PolicyException e) {
+            refuse(stream, request, grant, TunnelError.POLICY_REFUSED, e.code());
+        }
+    }
+
+    private void dial(Http2StreamChannel stream, ConnectRequest request, VerifiedGrant grant,
+                      List<InetAddress> addresses) {
+        if (!stream.isActive()) {
+            return; // the browser gave up while we resolved
+        }
+        long dialStart = System.nanoTime();
+        gateway.dialer().dial(stream.eventLoop(), addresses, grant.targetPort()).addListener(f -> {
+            if (!f.isSuccess()) {
+                TunnelStreamException e = (TunnelStreamException) f.cause();
+                refuse(stream, request, grant, e.error(), e.detail());
+                return;
+            }
+            Channel target = (Channel) f.getNow();
+            if (!stream.isActive()) {
+                target.close();
+                return;
+            }
+            gateway.liveStreams().register(grant, stream);
+            gateway.metrics().opened();
+            stream.writeAndFlush(StreamResponses.accepted());
+            stream.pipeline().remove(this);
+            stream.pipeline().addLast(new StreamByteAdapter());
+            String remote = target.remoteAddress().toString();
+            gateway.audit().event("stream_opened")
+                    .put("conn", connectionId)
+                    .put("stream", Integer.toString(stream.stream().id()))
+                    .put("env", grant.environment())
+                    .put("session", grant.session())
+                    .put("jti", grant.jti())
+                    .put("target", request.authority().toString())
+                    .put("dialed", remote)
+                    .put("dialMicros", (System.nanoTime() - dialStart) / 1000)
+                    .write();
+            long openedAt = System.nanoTime();
+            RelayHandler.link(stream, target, (fromStream, fromTarget, cause) ->
+                    gateway.audit().event("stream_closed")
+                            .put("conn", connectionId)
+                            .put("stream", Integer.toString(stream.stream().id()))
+                            .put("session", grant.session())
+                            .put("jti", grant.jti())
+                            .put("target", request.authority().toString())
+                            .put("bytesToTarget", fromStream)
+                            .put("bytesFromTarget", fromTarget)
+                            .put("durationMillis", (System.nanoTime() - openedAt) / 1_000_000)
+                            .write());
+        });
+    }
+
+    private void refuse(Http2StreamChannel stream, ConnectRequest request, VerifiedGrant grant, TunnelError error,
+                        String detail) {
+        gateway.metrics().refused(error, detail);
+        gateway.audit().event("stream_refused")
+                .put("conn", connectionId)
+                .put("stream", Integer.toString(stream.stream().id()))
+                .put("target", request == null ? null : request.authority().toString())
+                .put("session", grant == null ? null : grant.session())
+                .put("jti", grant == null ? null : grant.jti())
+                .put("code", error.code())
+                .put("detail", detail)
+                .write();
+        if (stream.isActive()) {
+            stream.writeAndFlush(StreamResponses.refused(error, detail));
+        }
+    }
+
+    static TunnelError grantError(GrantFailure failure) {
+        return switch (failure) {
+            case EXPIRED -> TunnelError.GRANT_EXPIRED;
+            case REVOKED -> TunnelError.GRANT_REVOKED;
+            default -> TunnelError.GRANT_REFUSED;
+        };
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        ctx.close();
+    }
+}

@@ -1,0 +1,187 @@
+package dev.previewtunnel.gateway.policy;
+
+import io.netty.util.NetUtil;
+
+import java.net.Inet4Address;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Which addresses the gateway may dial. Loopback only by default; extra networks only when configured.
+ *
+ * <p>Names are resolved once here and the resolved addresses are what is checked and then dialed, so a DNS
+ * answer cannot change between check and use. {@code localhost} is never sent to DNS: it means
+ * {@code 127.0.0.1} then {@code ::1} (dev servers bind one or the other). Address literals must be in
+ * canonical form: decimal, octal and hex IPv4 spellings ({@code 2130706433}, {@code 0x7f.1},
+ * {@code 0177.0.0.1}) are refused rather than interpreted, and IPv4-mapped or IPv4-compatible IPv6 forms are
+ * judged as the IPv4 address they carry.
+ */
+public final class TargetPolicy {
+    private final List<Cidr> allowed;
+
+    private TargetPolicy(List<Cidr> allowed) {
+        this.allowed = List.copyOf(allowed);
+    }
+
+    public static TargetPolicy loopbackOnly() {
+        return new TargetPolicy(List.of());
+    }
+
+    /** Loopback plus the given networks (an explicit, audited opt-in for non-loopback targets). */
+    public static TargetPolicy loopbackPlus(List<Cidr> extra) {
+        return new TargetPolicy(extra);
+    }
+
+    public boolean allowsNonLoopback() {
+        return !allowed.isEmpty();
+    }
+
+    /** True when {@code host} needs a DNS lookup (and so must be resolved off the event loop). */
+    public static boolean needsDns(String host) {
+        return !isLocalhost(host) && !NetUtil.isValidIpV4Address(host) && !NetUtil.isValidIpV6Address(host);
+    }
+
+    /**
+     * Returns the addresses to dial, in order, or throws with the reason. May block on DNS when
+     * {@link #needsDns} is true.
+     */
+    public List<InetAddress> resolve(String host) throws PolicyException {
+        String h = host.toLowerCase(Locale.ROOT);
+        if (isLocalhost(h)) {
+            return List.of(loopbackV4(), InetAddress.getLoopbackAddress() instanceof Inet6Address
+                    ? InetAddress.getLoopbackAddress() : loopbackV6());
+        }
+        byte[] literal = NetUtil.createByteArrayFromIpAddressString(h);
+        if (literal != null) {
+            InetAddress address = toAddress(literal);
+            check(address);
+            return List.of(address);
+        }
+        if (looksLikeNumericSpelling(h)) {
+            throw new PolicyException("policy_ambiguous_address", "non-canonical IP address spelling");
+        }
+        InetAddress[] resolved;
+        try {
+            resolved = InetAddress.getAllByName(h);
+        } catch (UnknownHostException e) {
+            throw new PolicyException("policy_unresolvable", "target name does not resolve");
+        }
+        List<InetAddress> result = new ArrayList<>();
+        for (InetAddress a : resolved) {
+            InetAddress normalised = toAddress(a.getAddress());
+            // Every answer must be allowed: a name that also points elsewhere is refused (DNS rebinding).
+            check(normalised);
+            result.add(normalised);
+        }
+        if (result.isEmpty()) {
+            throw new PolicyException("policy_unresolvable", "target name does not resolve");
+        }
+        return result;
+    }
+
+    /** Checks one concrete address; the detail code says which rule refused it. */
+    public void check(InetAddress address) throws PolicyException {
+        InetAddress a = toAddress(address.getAddress());
+        if (a.isLoopbackAddress()) {
+            return;
+        }
+        for (Cidr cidr : allowed) {
+            if (cidr.contains(a)) {
+                return;
+            }
+        }
+        if (a.isAnyLocalAddress()) {
+            throw new PolicyException("policy_unspecified_address", "0.0.0.0 and :: are never dialed");
+        }
+        if (a.isLinkLocalAddress() || isFd00Ec2(a)) {
+            throw new PolicyException("policy_link_local", "link-local and metadata addresses are refused");
+        }
+        if (a.isMulticastAddress()) {
+            throw new PolicyException("policy_multicast", "multicast addresses are refused");
+        }
+        if (a.isSiteLocalAddress() || isUniqueLocalV6(a) || isCarrierNat(a)) {
+            throw new PolicyException("policy_private", "private-range addresses are refused");
+        }
+        throw new PolicyException("policy_not_loopback", "only loopback targets are allowed");
+    }
+
+    static boolean isLocalhost(String host) {
+        return "localhost".equalsIgnoreCase(host) || "localhost.".equalsIgnoreCase(host);
+    }
+
+    /**
+     * Converts raw address bytes to an address, unwrapping IPv4-mapped ({@code ::ffff:a.b.c.d}) and
+     * IPv4-compatible ({@code ::a.b.c.d}) IPv6 forms to the IPv4 address they carry.
+     */
+    static InetAddress toAddress(byte[] bytes) {
+        try {
+            if (bytes.length == 16) {
+                boolean firstTenZero = true;
+                for (int i = 0; i < 10; i++) {
+                    firstTenZero &= bytes[i] == 0;
+                }
+                boolean mapped = firstTenZero && bytes[10] == (byte) 0xff && bytes[11] == (byte) 0xff;
+                boolean compatible = firstTenZero && bytes[10] == 0 && bytes[11] == 0
+                        && !(bytes[12] == 0 && bytes[13] == 0 && bytes[14] == 0 && (bytes[15] == 0 || bytes[15] == 1));
+                if (mapped || compatible) {
+                    return InetAddress.getByAddress(new byte[] {bytes[12], bytes[13], bytes[14], bytes[15]});
+                }
+            }
+            return InetAddress.getByAddress(bytes);
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("bad address length", e);
+        }
+    }
+
+    /** Host strings made only of digits, dots and hex markers are address spellings, not names. */
+    static boolean looksLikeNumericSpelling(String h) {
+        String s = h.endsWith(".") ? h.substring(0, h.length() - 1) : h;
+        if (s.isEmpty()) {
+            return true;
+        }
+        for (String label : s.split("\\.", -1)) {
+            if (label.isEmpty()) {
+                return true;
+            }
+            boolean numeric = label.chars().allMatch(Character::isDigit)
+                    || (label.startsWith("0x") && label.substring(2).chars().allMatch(c -> Character.digit(c, 16) >= 0));
+            if (!numeric) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean isFd00Ec2(InetAddress a) {
+        // AWS's IPv6 instance metadata address fd00:ec2::254 (also covered by the unique-local rule).
+        byte[] b = a.getAddress();
+        return b.length == 16 && (b[0] & 0xff) == 0xfd && b[1] == 0 && (b[2] & 0xff) == 0x0e && (b[3] & 0xff) == 0xc2;
+    }
+
+    private static boolean isUniqueLocalV6(InetAddress a) {
+        return a instanceof Inet6Address && (a.getAddress()[0] & 0xfe) == 0xfc;
+    }
+
+    private static boolean isCarrierNat(InetAddress a) {
+        byte[] b = a.getAddress();
+        return a instanceof Inet4Address && (b[0] & 0xff) == 100 && (b[1] & 0xc0) == 64;
+    }
+
+    private static InetAddress loopbackV4() {
+        return toAddress(new byte[] {127, 0, 0, 1});
+    }
+
+    private static InetAddress loopbackV6() {
+        byte[] b = new byte[16];
+        b[15] = 1;
+        try {
+            return Inet6Address.getByAddress(null, b, -1);
+        } catch (UnknownHostException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,105 @@
+package dev.previewtunnel.spikes.chain;
+
+import dev.previewtunnel.ingress.session.BrowserSession;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.proxy.HttpProxyHandler;
+import io.netty.handler.proxy.ProxyConnectionEvent;
+
+import java.net.Authenticator;
+import java.net.InetSocketAddress;
+import java.net.PasswordAuthentication;
+import java.net.ProxySelector;
+import java.net.http.HttpClient;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/** Real clients configured the way a browser session is: the ingress as HTTP proxy, with the session's credential. */
+final class ProxyClients {
+    private ProxyClients() {
+    }
+
+    /** The JDK's HTTP client: absolute-form requests for http://, CONNECT for WebSockets, Basic proxy auth. */
+    static HttpClient httpClient(InetSocketAddress proxy, String user, String password) {
+        return HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .proxy(ProxySelector.of(proxy))
+                .connectTimeout(Duration.ofSeconds(10))
+                .authenticator(new Authenticator() {
+                    @Override
+                    protected PasswordAuthentication getPasswordAuthentication() {
+                        return getRequestorType() == RequestorType.PROXY
+                                ? new PasswordAuthentication(user, password.toCharArray()) : null;
+                    }
+                })
+                .build();
+    }
+
+    static HttpClient httpClient(InetSocketAddress proxy, BrowserSession session) {
+        return httpClient(proxy, session.username(), session.password());
+    }
+
+    /**
+     * Opens a raw tunnel through the proxy with Netty's own CONNECT client ({@code HttpProxyHandler}), then puts
+     * {@code handler} in the pipeline. The returned channel has auto-read as configured by {@code autoRead}.
+     */
+    static Channel connectTunnel(EventLoopGroup group, InetSocketAddress proxy, BrowserSession session,
+                                 String host, int port, ChannelHandler handler, boolean autoRead) throws Exception {
+        CompletableFuture<Channel> ready = new CompletableFuture<>();
+        Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
+                .option(ChannelOption.ALLOW_HALF_CLOSURE, true)
+                .option(ChannelOption.AUTO_READ, autoRead)
+                .resolver(io.netty.resolver.NoopAddressResolverGroup.INSTANCE)
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        HttpProxyHandler proxyHandler = session == null ? new HttpProxyHandler(proxy)
+                                : new HttpProxyHandler(proxy, session.username(), session.password());
+                        proxyHandler.setConnectTimeoutMillis(10_000);
+                        ch.pipeline().addLast(proxyHandler);
+                        ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                            @Override
+                            public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+                                if (evt instanceof ProxyConnectionEvent) {
+                                    ctx.pipeline().replace(this, "app", handler);
+                                    ready.complete(ctx.channel());
+                                } else {
+                                    ctx.fireUserEventTriggered(evt);
+                                }
+                            }
+
+                            @Override
+                            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                                io.netty.util.ReferenceCountUtil.release(msg);
+                            }
+
+                            @Override
+                            public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+                                ready.completeExceptionally(cause);
+                                ctx.close();
+                            }
+
+                            @Override
+                            public void channelInactive(ChannelHandlerContext ctx) {
+                                ready.completeExceptionally(new IllegalStateException("closed before CONNECT completed"));
+                            }
+                        });
+                    }
+                });
+        b.connect(InetSocketAddress.createUnresolved(host, port)).addListener(f -> {
+            if (!f.isSuccess()) {
+                ready.completeExceptionally(f.cause());
+            }
+        });
+        return ready.get(20, TimeUnit.SECONDS);
+    }
+}
