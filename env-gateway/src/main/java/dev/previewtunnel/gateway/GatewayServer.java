@@ -72,7 +72,14 @@ public final class GatewayServer implements AutoCloseable {
     public static GatewayServer start(GatewayConfig config, GrantVerifier verifier, SslContext tls,
                                       MeterRegistry registry) throws InterruptedException {
         GatewayServer server = new GatewayServer(config, verifier, registry);
-        server.bind(tls);
+        try {
+            server.bind(tls);
+        } catch (InterruptedException | RuntimeException e) {
+            // Do not leak the event loops and the DNS pool of a gateway that never started.
+            server.group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+            server.blocking.shutdownNow();
+            throw e;
+        }
         return server;
     }
 
@@ -108,7 +115,7 @@ public final class GatewayServer implements AutoCloseable {
                 .bind(config.listen())
                 .sync()
                 .channel();
-        log.info("gateway listening on {} (transport {})", serverChannel.localAddress(), transports.name());
+        log.info("gateway listening on {} (transport {})", url(tls != null), transports.name());
     }
 
     private final class Acceptor implements TunnelServerUpgradeHandler.Acceptor {
@@ -162,8 +169,7 @@ public final class GatewayServer implements AutoCloseable {
     /** {@code ws://host:port/path} as the ingress should dial it. */
     public String url(boolean tls) {
         InetSocketAddress a = address();
-        String host = a.getAddress() instanceof java.net.Inet6Address
-                ? "[" + a.getAddress().getHostAddress() + "]" : a.getAddress().getHostAddress();
+        String host = io.netty.util.NetUtil.toAddressString(a.getAddress(), true);
         return (tls ? "wss://" : "ws://") + host + ":" + a.getPort() + config.path();
     }
 

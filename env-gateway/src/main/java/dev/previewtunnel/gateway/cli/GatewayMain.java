@@ -1,0 +1,71 @@
+package dev.previewtunnel.gateway.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.IModelTransformer;
+import picocli.CommandLine.Model.CommandSpec;
+
+/**
+ * Command-line front end of the environment gateway ({@code java -jar env-gateway.jar ...}).
+ *
+ * <pre>
+ * env-gateway [--help] [--version]
+ *   keys init   --dir DIR
+ *   keys rotate --dir DIR
+ *   grant issue --keys DIR --env ENV --session SESSION --target HOST:PORT [--ttl 10m] [--protocol tcp|http]
+ *               [--provider P] [--thread T]
+ *   token issue --keys DIR --env ENV [--ttl 12h]
+ *   serve       --keys DIR --env ENV --listen HOST:PORT [--path /tunnel] [--tls-cert PEM --tls-key PEM]
+ *               [--dial-timeout 5s] [--drain-timeout 10s] [--max-grant-lifetime 15m] [--allow-target CIDR]...
+ * </pre>
+ *
+ * Error handling and exit codes ({@link ExitCodes}) are installed by a picocli model transformer, so
+ * {@code new CommandLine(new GatewayMain())} behaves exactly like the jar's entry point.
+ */
+@Command(name = "env-gateway",
+        mixinStandardHelpOptions = true,
+        versionProvider = VersionProvider.class,
+        modelTransformer = GatewayMain.InstallErrorHandling.class,
+        exitCodeOnInvalidInput = ExitCodes.USAGE,
+        exitCodeOnExecutionException = ExitCodes.INTERNAL,
+        footer = ExitCodes.FOOTER,
+        synopsisSubcommandLabel = "COMMAND",
+        description = {
+                "Environment side of the preview tunnel: manages the keys that sign grants and connection tokens, "
+                        + "issues them, and serves the tunnel endpoint that dials loopback targets for authorised "
+                        + "desktops.",
+                "Connection tokens authenticate a tunnel connection and travel in the Authorization header of the "
+                        + "WebSocket upgrade, never in a URL. Grants authorise streams to one target, travel in "
+                        + "the ptun-grant header of each stream, and should live minutes.",
+                "Only one line is ever printed on stdout (a JSON event, or the grant/token of 'issue'); logs are "
+                        + "JSON lines on stderr."},
+        subcommands = {KeysCommand.class, GrantCommand.class, TokenCommand.class, ServeCommand.class})
+public final class GatewayMain {
+    /** True when running as the process entry point (not in-process, as in tests). */
+    static volatile boolean standalone;
+
+    public static void main(String[] args) {
+        standalone = true;
+        int code = new CommandLine(new GatewayMain()).execute(args);
+        System.exit(code);
+    }
+
+    /**
+     * Installs the one-line error reporting and the exit-code mapping on the command line being built (picocli
+     * runs model transformers once the top-level {@link CommandLine} and its subcommands exist; the handlers
+     * propagate to the subcommands).
+     */
+    public static final class InstallErrorHandling implements IModelTransformer {
+        @Override
+        public CommandSpec transform(CommandSpec spec) {
+            CommandLine commandLine = spec.commandLine();
+            if (commandLine != null && spec.parent() == null) {
+                ErrorHandling handling = new ErrorHandling();
+                commandLine.setParameterExceptionHandler(handling);
+                commandLine.setExecutionExceptionHandler(handling);
+                commandLine.setExitCodeExceptionMapper(handling);
+            }
+            return spec;
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package dev.previewtunnel.gateway.cli;
+
+import dev.previewtunnel.grants.GrantIssuer;
+import dev.previewtunnel.grants.KeyDirectory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+
+/** {@code token issue}: the connection token a desktop authenticates its tunnel connection with. */
+@Command(name = "token",
+        mixinStandardHelpOptions = true,
+        versionProvider = VersionProvider.class,
+        exitCodeOnInvalidInput = ExitCodes.USAGE,
+        exitCodeOnExecutionException = ExitCodes.INTERNAL,
+        footer = ExitCodes.FOOTER,
+        synopsisSubcommandLabel = "issue",
+        description = {
+                "Issue connection tokens: they let a desktop open a tunnel connection to the gateway of one "
+                        + "environment.",
+                "Tokens travel in the Authorization: Bearer header of the WebSocket upgrade, never in a URL. A "
+                        + "token alone opens no stream: every stream also needs its own grant."},
+        subcommands = TokenCommand.Issue.class)
+final class TokenCommand {
+
+    @Command(name = "issue",
+            mixinStandardHelpOptions = true,
+            versionProvider = VersionProvider.class,
+            exitCodeOnInvalidInput = ExitCodes.USAGE,
+            exitCodeOnExecutionException = ExitCodes.INTERNAL,
+            footer = ExitCodes.FOOTER,
+            description = {
+                    "Sign a connection token for ENV and print it on stdout: exactly one line.",
+                    "The desktop sends it as 'Authorization: Bearer <token>' on the WebSocket upgrade; never "
+                            + "put it in a URL or query string (URLs end up in logs and browser history). Treat "
+                            + "it as a secret until it expires."})
+    static final class Issue implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Option(names = "--keys", required = true, paramLabel = "DIR",
+                description = "Key directory holding the signing key (see 'keys init') (required).")
+        Path keys;
+
+        @Option(names = "--env", required = true, paramLabel = "ENV",
+                description = "Environment the token is for; must match the gateway's --env (required).")
+        String environment;
+
+        @Option(names = "--ttl", paramLabel = "DURATION", defaultValue = "12h",
+                converter = Converters.DurationConverter.class,
+                description = "Lifetime: 90s, 5m, 2h, 1d or ISO-8601 like PT12H; 1s to 24h (default: ${DEFAULT-VALUE}).")
+        Duration ttl;
+
+        @Override
+        public Integer call() {
+            Cli.requireNonBlank(spec, environment, "--env");
+            Cli.requireRange(spec, ttl, "--ttl", Duration.ofSeconds(1), GrantIssuer.MAX_TTL);
+            KeyDirectory dir = Cli.openKeys(keys);
+            String token = new GrantIssuer(dir.signingKey(), Clock.systemUTC()).issueConnectionToken(environment, ttl);
+            Cli.printLine(token);
+            return ExitCodes.OK;
+        }
+    }
+}
