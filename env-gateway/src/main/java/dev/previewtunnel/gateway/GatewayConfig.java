@@ -18,6 +18,7 @@ import java.time.Duration;
  * @param dialTimeout      how long a TCP connect to a target may take before the stream fails with dial_timeout
  * @param handshakeTimeout how long a client may take to complete the upgrade (slowloris bound)
  * @param drainTimeout     on shutdown, how long streams in flight may continue after GOAWAY
+ * @param limits           per-session and per-connection abuse limits
  */
 public record GatewayConfig(
         String environment,
@@ -29,21 +30,45 @@ public record GatewayConfig(
         Duration dialTimeout,
         Duration handshakeTimeout,
         Duration drainTimeout,
-        int ioThreads) {
+        int ioThreads,
+        GatewayLimits limits) {
+
+    /** The configuration without explicit limits: {@link GatewayLimits#defaults()}. */
+    public GatewayConfig(String environment, InetSocketAddress listen, String path, MuxSettings mux,
+                         VerifierPolicy verifierPolicy, TargetPolicy targetPolicy, Duration dialTimeout,
+                         Duration handshakeTimeout, Duration drainTimeout, int ioThreads) {
+        this(environment, listen, path, mux, verifierPolicy, targetPolicy, dialTimeout, handshakeTimeout,
+                drainTimeout, ioThreads, GatewayLimits.defaults());
+    }
 
     public static GatewayConfig defaults(String environment, InetSocketAddress listen) {
         return new GatewayConfig(environment, listen, MuxProtocol.DEFAULT_PATH, MuxSettings.defaults(),
                 VerifierPolicy.defaults(), TargetPolicy.loopbackOnly(), Duration.ofSeconds(5),
-                Duration.ofSeconds(10), Duration.ofSeconds(10), 2);
+                Duration.ofSeconds(10), Duration.ofSeconds(10), 2, GatewayLimits.defaults());
     }
 
     public GatewayConfig withMux(MuxSettings settings) {
         return new GatewayConfig(environment, listen, path, settings, verifierPolicy, targetPolicy, dialTimeout,
-                handshakeTimeout, drainTimeout, ioThreads);
+                handshakeTimeout, drainTimeout, ioThreads, limits);
     }
 
     public GatewayConfig withDrainTimeout(Duration drain) {
         return new GatewayConfig(environment, listen, path, mux, verifierPolicy, targetPolicy, dialTimeout,
-                handshakeTimeout, drain, ioThreads);
+                handshakeTimeout, drain, ioThreads, limits);
+    }
+
+    public GatewayConfig withLimits(GatewayLimits newLimits) {
+        return new GatewayConfig(environment, listen, path, mux, verifierPolicy, targetPolicy, dialTimeout,
+                handshakeTimeout, drainTimeout, ioThreads, newLimits);
+    }
+
+    public GatewayConfig withTargetPolicy(TargetPolicy policy) {
+        return new GatewayConfig(environment, listen, path, mux, verifierPolicy, policy, dialTimeout,
+                handshakeTimeout, drainTimeout, ioThreads, limits);
+    }
+
+    public GatewayConfig withHandshakeTimeout(Duration timeout) {
+        return new GatewayConfig(environment, listen, path, mux, verifierPolicy, targetPolicy, dialTimeout,
+                timeout, drainTimeout, ioThreads, limits);
     }
 }

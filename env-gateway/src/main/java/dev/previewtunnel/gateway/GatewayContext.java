@@ -1,11 +1,13 @@
 package dev.previewtunnel.gateway;
 
 import dev.previewtunnel.grants.GrantVerifier;
+import dev.previewtunnel.grants.RevocationList;
 import dev.previewtunnel.mux.audit.AuditLog;
 
 import java.util.concurrent.Executor;
 
 /** What every connection and stream handler of one gateway shares. */
-record GatewayContext(GatewayConfig config, GrantVerifier verifier, TargetDialer dialer, LiveStreams liveStreams,
-                      GatewayMetrics metrics, AuditLog audit, Executor blockingExecutor) {
+record GatewayContext(GatewayConfig config, GrantVerifier verifier, RevocationList revocations, TargetDialer dialer,
+                      LiveStreams liveStreams, SessionLimiter limiter, GatewayMetrics metrics, AuditLog audit,
+                      Executor blockingExecutor) {
 }

@@ -1,7 +1,10 @@
 package dev.previewtunnel.gateway;
 
+import dev.previewtunnel.gateway.admin.AdminServer;
 import dev.previewtunnel.grants.GrantException;
 import dev.previewtunnel.grants.GrantVerifier;
+import dev.previewtunnel.grants.RevocationList;
+import dev.previewtunnel.grants.VerificationKeysSource;
 import dev.previewtunnel.grants.VerifiedToken;
 import dev.previewtunnel.mux.MuxSettings;
 import dev.previewtunnel.mux.Transports;
@@ -24,7 +27,6 @@ import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.ssl.SslContext;
-import io.netty.handler.timeout.ReadTimeoutHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,8 +53,10 @@ public final class GatewayServer implements AutoCloseable {
     private final GatewayContext context;
     private final AtomicLong connectionIds = new AtomicLong();
     private Channel serverChannel;
+    private volatile AdminServer admin;
 
-    private GatewayServer(GatewayConfig config, GrantVerifier verifier, MeterRegistry registry) {
+    private GatewayServer(GatewayConfig config, GrantVerifier verifier, RevocationList revocations,
+                          MeterRegistry registry) {
         this.config = config;
         this.group = transports.newGroup(config.ioThreads(), "ptun-gateway");
         this.blocking = Executors.newFixedThreadPool(2, r -> {
@@ -64,14 +68,31 @@ public final class GatewayServer implements AutoCloseable {
         TargetDialer dialer = new TargetDialer(transports.socketChannel(), config.dialTimeout(),
                 new WriteBufferWaterMark(mux.streamWriteLowWaterMark(), mux.streamWriteHighWaterMark()));
         LiveStreams live = new LiveStreams();
-        this.context = new GatewayContext(config, verifier, dialer, live, new GatewayMetrics(registry, live),
-                new AuditLog("gateway"), blocking);
+        this.context = new GatewayContext(config, verifier, revocations, dialer, live,
+                new SessionLimiter(config.limits()), new GatewayMetrics(registry, live), new AuditLog("gateway"),
+                blocking);
     }
 
-    /** Binds and returns a running gateway; {@link #address()} tells where (useful with port 0). */
+    /**
+     * Binds and returns a running gateway; {@link #address()} tells where (useful with port 0). Grants are
+     * verified against {@code keys} with the config's verifier policy and this gateway's revocation list.
+     */
+    public static GatewayServer start(GatewayConfig config, VerificationKeysSource keys, SslContext tls,
+                                      MeterRegistry registry) throws InterruptedException {
+        RevocationList revocations = new RevocationList(Clock.systemUTC(), config.verifierPolicy());
+        GrantVerifier verifier = new GrantVerifier(keys, Clock.systemUTC(), config.verifierPolicy(), revocations);
+        return start(config, verifier, revocations, tls, registry);
+    }
+
+    /** As above with a verifier built by the caller (revocations then only close live streams). */
     public static GatewayServer start(GatewayConfig config, GrantVerifier verifier, SslContext tls,
                                       MeterRegistry registry) throws InterruptedException {
-        GatewayServer server = new GatewayServer(config, verifier, registry);
+        return start(config, verifier, new RevocationList(Clock.systemUTC(), config.verifierPolicy()), tls, registry);
+    }
+
+    private static GatewayServer start(GatewayConfig config, GrantVerifier verifier, RevocationList revocations,
+                                       SslContext tls, MeterRegistry registry) throws InterruptedException {
+        GatewayServer server = new GatewayServer(config, verifier, revocations, registry);
         try {
             server.bind(tls);
         } catch (InterruptedException | RuntimeException e) {
@@ -104,8 +125,7 @@ public final class GatewayServer implements AutoCloseable {
                         if (tls != null) {
                             ch.pipeline().addLast("tls", tls.newHandler(ch.alloc()));
                         }
-                        ch.pipeline().addLast("handshake-timeout",
-                                new ReadTimeoutHandler(config.handshakeTimeout().toMillis(), TimeUnit.MILLISECONDS));
+                        ch.pipeline().addLast(HandshakeDeadline.NAME, new HandshakeDeadline(config.handshakeTimeout()));
                         ch.pipeline().addLast("http", new HttpServerCodec(4096, 8192, 8192));
                         ch.pipeline().addLast("http-aggregator", new HttpObjectAggregator(8192));
                         ch.pipeline().addLast("upgrade", new TunnelServerUpgradeHandler(config.path(), mux,
@@ -123,12 +143,13 @@ public final class GatewayServer implements AutoCloseable {
         public ChannelHandler inboundStreamHandler(Channel parent, Object principal) {
             String connectionId = "c" + connectionIds.incrementAndGet();
             parent.attr(CONNECTION_ID).set(connectionId);
+            ConnectionState state = new ConnectionState(connectionId);
             return new ChannelInitializer<Http2StreamChannel>() {
                 @Override
                 protected void initChannel(Http2StreamChannel ch) {
                     ch.config().setOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(
                             config.mux().streamWriteLowWaterMark(), config.mux().streamWriteHighWaterMark()));
-                    ch.pipeline().addLast(new StreamAuthorizer(context, connectionId));
+                    ch.pipeline().addLast(new StreamAuthorizer(context, state));
                 }
             };
         }
@@ -145,8 +166,9 @@ public final class GatewayServer implements AutoCloseable {
 
         @Override
         public void upgraded(Channel parent, Object principal) {
-            parent.pipeline().remove("handshake-timeout");
+            parent.pipeline().remove(HandshakeDeadline.NAME);
             connections.add(parent);
+            IdleConnectionReaper.watch(parent, config.limits().connectionIdleTimeout());
             VerifiedToken token = (VerifiedToken) principal;
             context.audit().event("connection_opened")
                     .put("conn", parent.attr(CONNECTION_ID).get())
@@ -177,6 +199,29 @@ public final class GatewayServer implements AutoCloseable {
         return context.liveStreams();
     }
 
+    public GatewayMetrics metrics() {
+        return context.metrics();
+    }
+
+    /**
+     * Revokes one grant: refused from now on, and every live stream opened with it is reset now.
+     * Returns how many live streams were closed.
+     */
+    public int revokeGrant(String jti) {
+        context.revocations().revokeGrant(jti);
+        int closed = context.liveStreams().closeGrant(jti);
+        context.audit().event("revoked").put("grant", jti).put("closedStreams", closed).write();
+        return closed;
+    }
+
+    /** Revokes every grant of a browser session issued until now, closing its live streams. */
+    public int revokeSession(String session) {
+        context.revocations().revokeSession(session);
+        int closed = context.liveStreams().closeSession(session);
+        context.audit().event("revoked").put("session", session).put("closedStreams", closed).write();
+        return closed;
+    }
+
     public int connectionCount() {
         return connections.size();
     }
@@ -186,11 +231,26 @@ public final class GatewayServer implements AutoCloseable {
     }
 
     /**
+     * Starts the admin endpoint (revocation, status) on a loopback address, on this gateway's event loops; it
+     * stops with the gateway. The token goes to {@code tokenFile} (owner-only), never to any output.
+     */
+    public AdminServer startAdmin(InetSocketAddress listen, java.nio.file.Path tokenFile)
+            throws java.io.IOException, InterruptedException {
+        AdminServer server = AdminServer.start(this, config.environment(), listen, tokenFile, group,
+                transports.serverSocketChannel());
+        admin = server;
+        return server;
+    }
+
+    /**
      * Graceful stop: no new connections; every tunnel connection gets GOAWAY, streams in flight may finish
      * within the drain timeout; then everything is closed.
      */
     @Override
     public void close() {
+        if (admin != null) {
+            admin.close();
+        }
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }

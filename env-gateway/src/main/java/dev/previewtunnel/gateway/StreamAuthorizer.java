@@ -19,11 +19,13 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.netty.handler.codec.http2.Http2StreamChannel;
+import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
 
 import java.net.InetAddress;
 import java.util.List;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The first handler of every inbound stream: authorises the stream on its own, then dials.
@@ -36,12 +38,14 @@ import java.util.concurrent.Executor;
  */
 final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
     private final GatewayContext gateway;
+    private final ConnectionState connection;
     private final String connectionId;
     private boolean started;
 
-    StreamAuthorizer(GatewayContext gateway, String connectionId) {
+    StreamAuthorizer(GatewayContext gateway, ConnectionState connection) {
         this.gateway = gateway;
-        this.connectionId = connectionId;
+        this.connection = connection;
+        this.connectionId = connection.id;
     }
 
     @Override
@@ -69,6 +73,17 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
                     request.authority().toString());
         } catch (GrantException e) {
             refuse(stream, request, null, grantError(e.failure()), e.failure().code());
+            return;
+        }
+        String limited = gateway.limiter().tryOpen(grant.session());
+        if (limited != null) {
+            refuse(stream, request, grant, TunnelError.TOO_MANY_STREAMS, limited);
+            return;
+        }
+        // From here on the stream counts against its session until it closes, whatever happens next.
+        stream.closeFuture().addListener(f -> gateway.limiter().closed(grant.session()));
+        if (connection.pendingDials >= gateway.config().limits().pendingDialsPerConnection()) {
+            refuse(stream, request, grant, TunnelError.TOO_MANY_STREAMS, "pending_dial_limit");
             return;
         }
         String host = grant.targetHost();
@@ -99,7 +114,10 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
             return; // the browser gave up while we resolved
         }
         long dialStart = System.nanoTime();
+        connection.pendingDials++;
+        gateway.metrics().dialAttempted();
         gateway.dialer().dial(stream.eventLoop(), addresses, grant.targetPort()).addListener(f -> {
+            connection.pendingDials--;
             if (!f.isSuccess()) {
                 TunnelStreamException e = (TunnelStreamException) f.cause();
                 refuse(stream, request, grant, e.error(), e.detail());
@@ -114,6 +132,9 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
             gateway.metrics().opened();
             stream.writeAndFlush(StreamResponses.accepted());
             stream.pipeline().remove(this);
+            long idleMillis = gateway.config().limits().streamIdleTimeout().toMillis();
+            stream.pipeline().addLast(new IdleStateHandler(0, 0, idleMillis, TimeUnit.MILLISECONDS));
+            stream.pipeline().addLast(IdleStreamCloser.INSTANCE);
             stream.pipeline().addLast(new StreamByteAdapter());
             String remote = target.remoteAddress().toString();
             gateway.audit().event("stream_opened")

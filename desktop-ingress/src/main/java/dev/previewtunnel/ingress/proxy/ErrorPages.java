@@ -67,7 +67,14 @@ public final class ErrorPages {
             case BAD_REQUEST -> "Bad request";
             default -> "The tunnel to " + authority + " failed";
         };
-        return page(alloc, error.httpStatus(), error.code(), title, detail == null ? "" : detail, html);
+        FullHttpResponse response = page(alloc, error.httpStatus(), error.code(), title,
+                detail == null ? "" : detail, html);
+        if (error.httpStatus() == 401) {
+            // 401 must name a challenge (RFC 9110); this scheme is not one a browser prompts for, so the page shows.
+            response.headers().set(HttpHeaderNames.WWW_AUTHENTICATE,
+                    "Preview-Tunnel-Grant error=\"" + error.code() + "\"");
+        }
+        return response;
     }
 
     static String escape(String s) {

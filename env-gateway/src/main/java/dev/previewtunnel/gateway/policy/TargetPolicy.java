@@ -21,19 +21,32 @@ import java.util.Locale;
  * judged as the IPv4 address they carry.
  */
 public final class TargetPolicy {
-    private final List<Cidr> allowed;
+    /** Name resolution; the system resolver in production, replaceable so tests can make a name lie. */
+    @FunctionalInterface
+    public interface Resolver {
+        InetAddress[] resolve(String host) throws UnknownHostException;
+    }
 
-    private TargetPolicy(List<Cidr> allowed) {
+    private final List<Cidr> allowed;
+    private final Resolver resolver;
+
+    private TargetPolicy(List<Cidr> allowed, Resolver resolver) {
         this.allowed = List.copyOf(allowed);
+        this.resolver = resolver;
     }
 
     public static TargetPolicy loopbackOnly() {
-        return new TargetPolicy(List.of());
+        return new TargetPolicy(List.of(), InetAddress::getAllByName);
     }
 
     /** Loopback plus the given networks (an explicit, audited opt-in for non-loopback targets). */
     public static TargetPolicy loopbackPlus(List<Cidr> extra) {
-        return new TargetPolicy(extra);
+        return new TargetPolicy(extra, InetAddress::getAllByName);
+    }
+
+    /** The same policy resolving names with {@code resolver}. */
+    public TargetPolicy withResolver(Resolver replacement) {
+        return new TargetPolicy(allowed, replacement);
     }
 
     public boolean allowsNonLoopback() {
@@ -66,7 +79,7 @@ public final class TargetPolicy {
         }
         InetAddress[] resolved;
         try {
-            resolved = InetAddress.getAllByName(h);
+            resolved = resolver.resolve(h);
         } catch (UnknownHostException e) {
             throw new PolicyException("policy_unresolvable", "target name does not resolve");
         }

@@ -4,9 +4,7 @@ import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayServer;
 import dev.previewtunnel.grants.GrantIssuer;
 import dev.previewtunnel.grants.GrantSpec;
-import dev.previewtunnel.grants.GrantVerifier;
 import dev.previewtunnel.grants.KeyDirectory;
-import dev.previewtunnel.grants.VerifierPolicy;
 import dev.previewtunnel.ingress.Ingress;
 import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.ingress.session.BrowserSession;
@@ -58,9 +56,8 @@ public final class TunnelStack implements AutoCloseable {
 
     public void startGateway(InetSocketAddress listen) throws IOException, InterruptedException {
         gatewayConfig = GatewayConfig.defaults(ENVIRONMENT, listen);
-        GrantVerifier verifier = new GrantVerifier(keys.reloadingVerificationKeys(Clock.systemUTC()),
-                Clock.systemUTC(), VerifierPolicy.defaults());
-        gateway = GatewayServer.start(gatewayConfig, verifier, null, new SimpleMeterRegistry());
+        gateway = GatewayServer.start(gatewayConfig, keys.reloadingVerificationKeys(Clock.systemUTC()), null,
+                new SimpleMeterRegistry());
     }
 
     public void startIngress(IngressConfig config) throws InterruptedException {

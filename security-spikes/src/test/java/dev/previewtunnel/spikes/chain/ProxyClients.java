@@ -54,6 +54,12 @@ final class ProxyClients {
      */
     static Channel connectTunnel(EventLoopGroup group, InetSocketAddress proxy, BrowserSession session,
                                  String host, int port, ChannelHandler handler, boolean autoRead) throws Exception {
+        return connectTunnel(group, proxy, session == null ? null : session.username(),
+                session == null ? null : session.password(), host, port, handler, autoRead);
+    }
+
+    static Channel connectTunnel(EventLoopGroup group, InetSocketAddress proxy, String user, String password,
+                                 String host, int port, ChannelHandler handler, boolean autoRead) throws Exception {
         CompletableFuture<Channel> ready = new CompletableFuture<>();
         Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
                 .option(ChannelOption.ALLOW_HALF_CLOSURE, true)
@@ -62,9 +68,15 @@ final class ProxyClients {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        HttpProxyHandler proxyHandler = session == null ? new HttpProxyHandler(proxy)
-                                : new HttpProxyHandler(proxy, session.username(), session.password());
+                        HttpProxyHandler proxyHandler = user == null ? new HttpProxyHandler(proxy)
+                                : new HttpProxyHandler(proxy, user, password);
                         proxyHandler.setConnectTimeoutMillis(10_000);
+                        // The handler's own verdict (e.g. a 407) is the source of truth for failures.
+                        proxyHandler.connectFuture().addListener(f -> {
+                            if (!f.isSuccess()) {
+                                ready.completeExceptionally(f.cause());
+                            }
+                        });
                         ch.pipeline().addLast(proxyHandler);
                         ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
                             @Override
@@ -90,7 +102,9 @@ final class ProxyClients {
 
                             @Override
                             public void channelInactive(ChannelHandlerContext ctx) {
-                                ready.completeExceptionally(new IllegalStateException("closed before CONNECT completed"));
+                                // Let the proxy handler report its verdict first (it runs in this same loop).
+                                ctx.executor().execute(() -> ready.completeExceptionally(
+                                        new IllegalStateException("closed before CONNECT completed")));
                             }
                         });
                     }

@@ -1,0 +1,39 @@
+package dev.previewtunnel.gateway;
+
+import java.time.Duration;
+
+/**
+ * Abuse limits of one gateway, each with the default documented in docs/security.md. Protocol-level limits
+ * (streams per connection, frame, header-list and WebSocket message sizes, RST_STREAM rate) live in
+ * {@link dev.previewtunnel.mux.MuxSettings}.
+ *
+ * @param streamsPerSession     concurrent streams one browser session may hold across all connections
+ * @param opensPerSecond        sustained stream opens per second per session (token bucket rate)
+ * @param openBurst             stream opens a session may make at once (token bucket size); a page load that
+ *                              opens and aborts hundreds of connections stays well inside it
+ * @param pendingDialsPerConnection dials in progress on one tunnel connection
+ * @param streamIdleTimeout     a stream with no bytes either way for this long is closed
+ * @param connectionIdleTimeout a tunnel connection with no streams for this long is closed (GOAWAY)
+ */
+public record GatewayLimits(
+        int streamsPerSession,
+        double opensPerSecond,
+        int openBurst,
+        int pendingDialsPerConnection,
+        Duration streamIdleTimeout,
+        Duration connectionIdleTimeout) {
+
+    public GatewayLimits {
+        if (streamsPerSession < 1 || opensPerSecond <= 0 || openBurst < 1 || pendingDialsPerConnection < 1) {
+            throw new IllegalArgumentException("gateway limits must be positive");
+        }
+        if (streamIdleTimeout.isNegative() || streamIdleTimeout.isZero()
+                || connectionIdleTimeout.isNegative() || connectionIdleTimeout.isZero()) {
+            throw new IllegalArgumentException("idle timeouts must be positive");
+        }
+    }
+
+    public static GatewayLimits defaults() {
+        return new GatewayLimits(512, 200, 1000, 128, Duration.ofMinutes(30), Duration.ofMinutes(10));
+    }
+}

@@ -1,0 +1,219 @@
+package dev.previewtunnel.spikes.browser;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * One tab, through a flattened DevTools session. Requests are intercepted with {@code Fetch} only to answer the
+ * proxy's 407 ({@code Fetch.authRequired} → {@code ProvideCredentials} with the session's credential, the way
+ * Playwright and Electron's {@code login} event do); everything else is continued unchanged. Page JavaScript
+ * never sees the credential.
+ */
+public final class Page {
+    private static final Duration NAVIGATION_TIMEOUT = Duration.ofSeconds(30);
+
+    private final Cdp cdp;
+    private final String targetId;
+    private final String sessionId;
+    private final String username;
+    private final String password;
+    private final AtomicInteger proxyChallenges = new AtomicInteger();
+    private final AtomicInteger pausedRequests = new AtomicInteger();
+    private final List<JsonNode> loadingFailures = new CopyOnWriteArrayList<>();
+    private final List<JsonNode> scripts = new CopyOnWriteArrayList<>();
+    private final List<String> console = new CopyOnWriteArrayList<>();
+    private final AtomicReference<CompletableFuture<Void>> load = new AtomicReference<>(new CompletableFuture<>());
+
+    Page(Cdp cdp, String targetId, String sessionId, String username, String password) {
+        this.cdp = cdp;
+        this.targetId = targetId;
+        this.sessionId = sessionId;
+        this.username = username;
+        this.password = password;
+        cdp.on("Page.loadEventFired", (p, s) -> {
+            if (sessionId.equals(s)) {
+                load.get().complete(null);
+            }
+        });
+        cdp.on("Network.loadingFailed", (p, s) -> {
+            if (sessionId.equals(s)) {
+                loadingFailures.add(p);
+            }
+        });
+        cdp.on("Debugger.scriptParsed", (p, s) -> {
+            if (sessionId.equals(s)) {
+                scripts.add(p);
+            }
+        });
+        cdp.on("Runtime.consoleAPICalled", (p, s) -> {
+            if (sessionId.equals(s)) {
+                StringBuilder b = new StringBuilder(p.path("type").asText()).append(':');
+                for (JsonNode a : p.path("args")) {
+                    b.append(' ').append(a.has("value") ? a.get("value").asText() : a.path("description").asText());
+                }
+                console.add(b.toString());
+            }
+        });
+        if (username != null) {
+            cdp.on("Fetch.requestPaused", (p, s) -> {
+                if (sessionId.equals(s)) {
+                    pausedRequests.incrementAndGet();
+                    cdp.sendAsync("Fetch.continueRequest", Cdp.params().put("requestId", p.get("requestId").asText()),
+                            sessionId);
+                }
+            });
+            cdp.on("Fetch.authRequired", (p, s) -> {
+                if (!sessionId.equals(s)) {
+                    return;
+                }
+                ObjectNode answer = Cdp.params().put("requestId", p.get("requestId").asText());
+                ObjectNode response = answer.putObject("authChallengeResponse");
+                if ("Proxy".equals(p.path("authChallenge").path("source").asText())) {
+                    proxyChallenges.incrementAndGet();
+                    response.put("response", "ProvideCredentials").put("username", username).put("password", password);
+                } else {
+                    response.put("response", "CancelAuth");
+                }
+                cdp.sendAsync("Fetch.continueWithAuth", answer, sessionId);
+            });
+        }
+        cdp.send("Page.enable", null, sessionId);
+        cdp.send("Runtime.enable", null, sessionId);
+        cdp.send("Network.enable", null, sessionId);
+        if (username != null) {
+            ObjectNode fetch = Cdp.params().put("handleAuthRequests", true);
+            fetch.putArray("patterns").addObject().put("urlPattern", "*");
+            cdp.send("Fetch.enable", fetch, sessionId);
+        }
+    }
+
+    /**
+     * Navigates and waits for the load event. Returns the {@code Page.navigate} result: {@code errorText} is set
+     * when the navigation failed (e.g. {@code net::ERR_TUNNEL_CONNECTION_FAILED}).
+     */
+    public JsonNode navigate(String url) {
+        CompletableFuture<Void> loaded = new CompletableFuture<>();
+        load.set(loaded);
+        JsonNode result = cdp.send("Page.navigate", Cdp.params().put("url", url), sessionId);
+        try {
+            loaded.get(NAVIGATION_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            throw new AssertionError("no load event within " + NAVIGATION_TIMEOUT + " after navigating to " + url
+                    + " (navigate answered " + result + "); console: " + console, e);
+        }
+        return result;
+    }
+
+    /** Reloads (a full page load, as F5) and waits for the load event. */
+    public void reload() {
+        CompletableFuture<Void> loaded = new CompletableFuture<>();
+        load.set(loaded);
+        cdp.send("Page.reload", Cdp.params().put("ignoreCache", false), sessionId);
+        try {
+            loaded.get(NAVIGATION_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            throw new AssertionError("no load event within " + NAVIGATION_TIMEOUT + " after reload", e);
+        }
+    }
+
+    /** Evaluates an expression in the page (promises awaited, result by value); page exceptions fail. */
+    public JsonNode evaluate(String expression) {
+        ObjectNode params = Cdp.params().put("expression", expression).put("awaitPromise", true)
+                .put("returnByValue", true);
+        JsonNode r = cdp.send("Runtime.evaluate", params, sessionId);
+        if (r.has("exceptionDetails")) {
+            JsonNode d = r.get("exceptionDetails");
+            throw new Cdp.CdpException("page exception: " + d.path("exception").path("description").asText(d.toString()));
+        }
+        return r.path("result").path("value");
+    }
+
+    public String evaluateString(String expression) {
+        return evaluate(expression).asText();
+    }
+
+    /**
+     * Polls {@code expression} until it is truthy, small parks between polls, bounded by {@code timeout}. Errors
+     * during a poll (the document is being replaced) count as "not yet". Returns the truthy value.
+     */
+    public JsonNode waitFor(String expression, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        JsonNode last = null;
+        RuntimeException lastError = null;
+        while (true) {
+            try {
+                last = evaluate(expression);
+                lastError = null;
+                if (truthy(last)) {
+                    return last;
+                }
+            } catch (Cdp.CdpException e) {
+                lastError = e;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("timed out after " + timeout + " waiting for `" + expression + "` (last: "
+                        + (lastError != null ? lastError.getMessage() : last) + "); console: " + console);
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+        }
+    }
+
+    static boolean truthy(JsonNode v) {
+        if (v == null || v.isMissingNode() || v.isNull()) {
+            return false;
+        }
+        if (v.isBoolean()) {
+            return v.asBoolean();
+        }
+        if (v.isNumber()) {
+            return v.asDouble() != 0;
+        }
+        if (v.isTextual()) {
+            return !v.asText().isEmpty();
+        }
+        return true;
+    }
+
+    /** Starts collecting {@code Debugger.scriptParsed} (scripts with their {@code sourceMapURL}). */
+    public void enableDebugger() {
+        cdp.send("Debugger.enable", null, sessionId);
+    }
+
+    public List<JsonNode> scripts() {
+        return scripts;
+    }
+
+    public List<JsonNode> loadingFailures() {
+        return loadingFailures;
+    }
+
+    public List<String> console() {
+        return console;
+    }
+
+    /** How many proxy 407 challenges this tab answered with the session's credential. */
+    public int proxyChallenges() {
+        return proxyChallenges.get();
+    }
+
+    public int pausedRequests() {
+        return pausedRequests.get();
+    }
+
+    public void close() {
+        try {
+            cdp.send("Target.closeTarget", Cdp.params().put("targetId", targetId));
+        } catch (RuntimeException e) {
+            // the browser may be closing
+        }
+    }
+}

@@ -1,0 +1,232 @@
+package dev.previewtunnel.spikes.chain;
+
+import dev.previewtunnel.grants.GrantIssuer;
+import dev.previewtunnel.grants.GrantSpec;
+import dev.previewtunnel.grants.KeyDirectory;
+import dev.previewtunnel.mux.Authority;
+import dev.previewtunnel.mux.MuxSettings;
+import dev.previewtunnel.mux.TunnelClient;
+import dev.previewtunnel.mux.TunnelConnectException;
+import dev.previewtunnel.mux.TunnelConnection;
+import dev.previewtunnel.mux.TunnelError;
+import dev.previewtunnel.mux.TunnelStreamException;
+import dev.previewtunnel.sampleapp.SampleApp;
+import dev.previewtunnel.spikes.stack.TunnelStack;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoopGroup;
+import io.netty.handler.proxy.HttpProxyHandler.HttpProxyConnectException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.net.ProxySelector;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.Base64;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Every refusal of the core path, each asserting the code a person or a script sees AND that the target was
+ * never dialed (its accepted-connection count stays at zero).
+ */
+class ChainRefusalTest {
+    static SampleApp app;
+    static SampleApp otherApp;
+    static TunnelStack stack;
+    static EventLoopGroup group;
+
+    @BeforeAll
+    static void start() throws Exception {
+        app = SampleApp.start("127.0.0.1", 0);
+        otherApp = SampleApp.start("127.0.0.1", 0);
+        stack = TunnelStack.start(1);
+        stack.grant("localhost", app.port());
+        group = new io.netty.channel.MultiThreadIoEventLoopGroup(1, io.netty.channel.nio.NioIoHandler.newFactory());
+    }
+
+    @AfterAll
+    static void stop() {
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        stack.close();
+        app.close();
+        otherApp.close();
+    }
+
+    private static HttpResponse<String> get(HttpClient client, String url) throws Exception {
+        return client.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(15)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void noCredentialGets407AndNothingIsDialed() throws Exception {
+        int before = app.acceptedConnections();
+        HttpClient anonymous = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .proxy(ProxySelector.of(stack.proxy())).build();
+        HttpResponse<String> r = get(anonymous, "http://localhost:" + app.port() + "/hello");
+        assertEquals(407, r.statusCode());
+        assertTrue(r.headers().firstValue("proxy-authenticate").orElse("").startsWith("Basic"));
+        assertEquals("proxy_auth_required", r.headers().firstValue("ptun-error").orElse(""));
+        // CONNECT without a credential, with Netty's own proxy client.
+        ExecutionException e = assertThrows(ExecutionException.class, () -> ProxyClients.connectTunnel(group,
+                stack.proxy(), null, "localhost", app.port(), new ChannelInboundHandlerAdapter(), true));
+        assertInstanceOf(HttpProxyConnectException.class, e.getCause());
+        assertTrue(e.getCause().getMessage().contains("407"), e.getCause().getMessage());
+        assertEquals(before, app.acceptedConnections());
+    }
+
+    @Test
+    void wrongCredentialGets407AndNothingIsDialed() throws Exception {
+        int before = app.acceptedConnections();
+        ExecutionException e = assertThrows(ExecutionException.class, () -> ProxyClients.connectTunnel(group,
+                stack.proxy(), stack.session().username(), "not-the-password", "localhost", app.port(),
+                new ChannelInboundHandlerAdapter(), true));
+        assertTrue(e.getCause().getMessage().contains("407"), e.getCause().getMessage());
+        // The JDK client answers each 407 with the same wrong credential until it gives up.
+        HttpClient wrong = ProxyClients.httpClient(stack.proxy(), stack.session().username(), "not-the-password");
+        java.io.IOException io = assertThrows(java.io.IOException.class,
+                () -> get(wrong, "http://localhost:" + app.port() + "/hello"));
+        assertTrue(io.getMessage().contains("authentication"), io.getMessage());
+        assertEquals(before, app.acceptedConnections());
+    }
+
+    @Test
+    void originFormRequestToTheProxyPortIsRefusedBeforeAuthentication() throws Exception {
+        int before = app.acceptedConnections();
+        HttpClient direct = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        HttpResponse<String> r = get(direct, "http://127.0.0.1:" + stack.proxy().getPort() + "/hello");
+        assertEquals(400, r.statusCode());
+        assertEquals("not_a_proxy_request", r.headers().firstValue("ptun-error").orElse(""));
+        assertEquals(before, app.acceptedConnections());
+    }
+
+    @Test
+    void authorityWithoutGrantIsRefusedAtTheIngressWith403() throws Exception {
+        HttpClient client = ProxyClients.httpClient(stack.proxy(), stack.session());
+        HttpResponse<String> r = client.send(HttpRequest.newBuilder(
+                URI.create("http://localhost:" + otherApp.port() + "/hello")).header("Accept", "text/html").build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(403, r.statusCode());
+        assertEquals("not_granted", r.headers().firstValue("ptun-error").orElse(""));
+        assertTrue(r.body().contains("localhost:" + otherApp.port() + " is not granted to this browser session"),
+                r.body());
+        assertEquals(0, otherApp.acceptedConnections());
+    }
+
+    @Test
+    void grantForPortAUsedForPortBIsRefusedByTheGatewayAndNothingIsDialed() throws Exception {
+        String grantForA = stack.issueGrant("localhost", app.port(), Duration.ofMinutes(5));
+        TunnelStreamException e = openDirect(new Authority("localhost", otherApp.port()), grantForA);
+        assertEquals(TunnelError.GRANT_REFUSED, e.error());
+        assertEquals("grant_wrong_target", e.detail());
+        assertEquals(0, otherApp.acceptedConnections());
+    }
+
+    @Test
+    void expiredGrantIsRefusedWithTheExpiredCode() throws Exception {
+        int before = app.acceptedConnections();
+        GrantIssuer past = new GrantIssuer(KeyDirectory.open(stack.keysDir()).signingKey(),
+                Clock.fixed(Instant.now().minus(Duration.ofMinutes(30)), ZoneOffset.UTC));
+        String expired = past.issueGrant(GrantSpec.tcp(TunnelStack.ENVIRONMENT, stack.session().id(), "localhost",
+                app.port()), Duration.ofMinutes(5));
+        TunnelStreamException e = openDirect(new Authority("localhost", app.port()), expired);
+        assertEquals(TunnelError.GRANT_EXPIRED, e.error());
+        assertEquals("grant_expired", e.detail());
+
+        // Through the browser path the page and the header say so too.
+        try (TunnelStack other = TunnelStack.start(1)) {
+            GrantIssuer otherPast = new GrantIssuer(KeyDirectory.open(other.keysDir()).signingKey(),
+                    Clock.fixed(Instant.now().minus(Duration.ofMinutes(30)), ZoneOffset.UTC));
+            other.session().authorities().add(otherPast.issueGrant(GrantSpec.tcp(TunnelStack.ENVIRONMENT,
+                    other.session().id(), "localhost", app.port()), Duration.ofMinutes(5)));
+            HttpResponse<String> r = get(ProxyClients.httpClient(other.proxy(), other.session()),
+                    "http://localhost:" + app.port() + "/hello");
+            assertEquals(401, r.statusCode());
+            assertEquals("grant_expired", r.headers().firstValue("ptun-error").orElse(""));
+        }
+        assertEquals(before, app.acceptedConnections());
+    }
+
+    @Test
+    void unsignedAlgNoneGrantIsRefused() throws Exception {
+        int before = app.acceptedConnections();
+        String real = stack.issueGrant("localhost", app.port(), Duration.ofMinutes(5));
+        String payload = real.split("\\.")[1];
+        String header = Base64.getUrlEncoder().withoutPadding()
+                .encodeToString("{\"alg\":\"none\",\"typ\":\"ptun-grant+jwt\"}".getBytes(StandardCharsets.UTF_8));
+        TunnelStreamException e = openDirect(new Authority("localhost", app.port()), header + "." + payload + ".");
+        assertEquals(TunnelError.GRANT_REFUSED, e.error());
+        assertEquals("grant_bad_algorithm", e.detail());
+        assertEquals(before, app.acceptedConnections());
+    }
+
+    @Test
+    void tamperedGrantIsRefused() throws Exception {
+        int before = app.acceptedConnections();
+        String real = stack.issueGrant("localhost", app.port(), Duration.ofMinutes(5));
+        String[] parts = real.split("\\.");
+        String claims = new String(Base64.getUrlDecoder().decode(parts[1]), StandardCharsets.UTF_8)
+                .replace("\"sid\":\"" + stack.session().id() + "\"", "\"sid\":\"someone-else\"");
+        String forged = parts[0] + "." + Base64.getUrlEncoder().withoutPadding()
+                .encodeToString(claims.getBytes(StandardCharsets.UTF_8)) + "." + parts[2];
+        TunnelStreamException e = openDirect(new Authority("localhost", app.port()), forged);
+        assertEquals(TunnelError.GRANT_REFUSED, e.error());
+        assertEquals("grant_bad_signature", e.detail());
+        assertEquals(before, app.acceptedConnections());
+    }
+
+    @Test
+    void tamperedConnectionTokenIsRefusedAtUpgrade() {
+        String token = stack.token();
+        String tampered = token.substring(0, token.length() - 4) + (token.endsWith("AAAA") ? "BBBB" : "AAAA");
+        TunnelClient client = new TunnelClient(group, io.netty.channel.socket.nio.NioSocketChannel.class, MuxSettings.defaults());
+        ExecutionException e = assertThrows(ExecutionException.class, () -> client.connect(
+                URI.create(stack.gateway().url(false)), tampered, null, Duration.ofSeconds(5)).get(10, TimeUnit.SECONDS));
+        TunnelConnectException cause = assertInstanceOf(TunnelConnectException.class, e.getCause());
+        assertTrue(cause.getMessage().contains("refused the connection token"), cause.getMessage());
+        assertTrue(!cause.getMessage().contains(token.substring(0, 20)), "no token material in the message");
+    }
+
+    @Test
+    void targetNotListeningGetsAPrompt502NamingTheCause() throws Exception {
+        int freePort;
+        try (ServerSocket s = new ServerSocket(0)) {
+            freePort = s.getLocalPort();
+        }
+        stack.grant("localhost", freePort);
+        HttpClient client = ProxyClients.httpClient(stack.proxy(), stack.session());
+        HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create("http://localhost:" + freePort + "/"))
+                .header("Accept", "text/html").timeout(Duration.ofSeconds(15)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(502, r.statusCode());
+        assertEquals("target_refused", r.headers().firstValue("ptun-error").orElse(""));
+        assertTrue(r.body().contains("Nothing is listening on localhost:" + freePort), r.body());
+    }
+
+    /** Opens a stream straight on a tunnel connection, as a misbehaving ingress could. */
+    private TunnelStreamException openDirect(Authority authority, String grant) throws Exception {
+        TunnelClient client = new TunnelClient(group, io.netty.channel.socket.nio.NioSocketChannel.class, MuxSettings.defaults());
+        TunnelConnection connection = client.connect(URI.create(stack.gateway().url(false)), stack.token(), null,
+                Duration.ofSeconds(5)).get(10, TimeUnit.SECONDS);
+        try {
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> connection.openStream(authority, grant, Duration.ofSeconds(5)).get(10, TimeUnit.SECONDS));
+            return assertInstanceOf(TunnelStreamException.class, e.getCause());
+        } finally {
+            connection.close();
+        }
+    }
+}
