@@ -1,14 +1,18 @@
 package dev.previewtunnel.ingress;
 
+import dev.previewtunnel.ingress.proxy.DirectDialer;
 import dev.previewtunnel.ingress.proxy.IngressContext;
+import dev.previewtunnel.ingress.refresh.GrantRefresher;
 import dev.previewtunnel.ingress.proxy.ProxyServer;
 import dev.previewtunnel.ingress.session.SessionRegistry;
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
 import dev.previewtunnel.mux.Transports;
 import dev.previewtunnel.mux.TunnelClient;
 import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.mux.local.LocalApi;
 import io.netty.channel.EventLoopGroup;
 import io.netty.handler.ssl.SslContext;
+import io.netty.util.concurrent.Future;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,6 +33,9 @@ public final class Ingress implements AutoCloseable {
     private final SessionRegistry sessions = new SessionRegistry();
     private final TunnelPool pool;
     private final ProxyServer proxy;
+    private final IngressContext context;
+    private volatile String virtualHostSuffix = dev.previewtunnel.ingress.session.AuthorityMap.DEFAULT_SUFFIX;
+    private volatile Future<Void> firstConnection;
 
     private Ingress(IngressConfig config, Supplier<String> token, SslContext gatewayTls) throws InterruptedException {
         this.config = config;
@@ -36,7 +43,8 @@ public final class Ingress implements AutoCloseable {
         TunnelClient client = new TunnelClient(group, transports.socketChannel(), config.mux());
         this.pool = new TunnelPool(client, group.next(), config.gateway(), token, gatewayTls, config.poolSize(),
                 config.connectTimeout());
-        IngressContext context = new IngressContext(config, sessions, pool, new AuditLog("ingress"));
+        this.context = new IngressContext(config, sessions, pool, new AuditLog("ingress"),
+                DirectDialer.standard(config.connectTimeout()));
         try {
             this.proxy = new ProxyServer(group, transports, context);
         } catch (InterruptedException | RuntimeException e) {
@@ -52,7 +60,7 @@ public final class Ingress implements AutoCloseable {
     public static Ingress start(IngressConfig config, Supplier<String> token, SslContext gatewayTls)
             throws InterruptedException {
         Ingress ingress = new Ingress(config, token, gatewayTls);
-        ingress.pool.start();
+        ingress.firstConnection = ingress.pool.start();
         log.info("ingress proxy on {} (transport {}), gateway {}", ingress.proxy.address(),
                 ingress.transports.name(), config.gateway().getHost() + ":" + config.gateway().getPort());
         return ingress;
@@ -70,12 +78,41 @@ public final class Ingress implements AutoCloseable {
         return pool;
     }
 
+    /**
+     * Completes when the pool's first connection attempt settles: success once a tunnel connection is up, failure
+     * (with that attempt's error) if one fails first. The pool keeps retrying either way; this is for reporting.
+     */
+    public Future<Void> firstConnection() {
+        return firstConnection;
+    }
+
     public IngressConfig config() {
         return config;
     }
 
     public String transportName() {
         return transports.name();
+    }
+
+    /** Sets (or clears, with null) the hook asked for a new grant when one expired or was revoked. */
+    public void grantRefresher(GrantRefresher refresher) {
+        context.refresher().set(refresher);
+    }
+
+    /** The virtual-host suffix for sessions created from now on ({@code preview.localhost} by default). */
+    public String virtualHostSuffix() {
+        return virtualHostSuffix;
+    }
+
+    public void virtualHostSuffix(String suffix) {
+        this.virtualHostSuffix = suffix;
+    }
+
+    /** Binds a loopback HTTP+JSON API on this ingress's event loops (the control API). */
+    public io.netty.channel.Channel bindLocalApi(InetSocketAddress listen, String token, LocalApi.Handler handler)
+            throws InterruptedException {
+        return LocalApi.bind(group, transports.serverSocketChannel(), listen, token, "preview-tunnel-control",
+                handler);
     }
 
     @Override

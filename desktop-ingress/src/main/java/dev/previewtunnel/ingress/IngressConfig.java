@@ -15,6 +15,8 @@ import java.time.Duration;
  * @param connectTimeout TCP + WebSocket handshake bound for one tunnel connection
  * @param openTimeout    how long the gateway may take to answer a stream open (dial included)
  * @param maxRequestHead limit on a browser request line plus headers
+ * @param requestHeadTimeout a browser connection must deliver each request head within this time after the
+ *                       previous exchange ended (slowloris bound; also closes idle keep-alive connections)
  */
 public record IngressConfig(
         InetSocketAddress listen,
@@ -24,24 +26,42 @@ public record IngressConfig(
         Duration connectTimeout,
         Duration openTimeout,
         int maxRequestHead,
-        int ioThreads) {
+        int ioThreads,
+        Duration requestHeadTimeout) {
+
+    public IngressConfig(InetSocketAddress listen, URI gateway, MuxSettings mux, int poolSize,
+                         Duration connectTimeout, Duration openTimeout, int maxRequestHead, int ioThreads) {
+        this(listen, gateway, mux, poolSize, connectTimeout, openTimeout, maxRequestHead, ioThreads,
+                Duration.ofSeconds(30));
+    }
 
     public static IngressConfig defaults(InetSocketAddress listen, URI gateway) {
         return new IngressConfig(listen, gateway, MuxSettings.defaults(), 2, Duration.ofSeconds(5),
-                Duration.ofSeconds(10), 16 * 1024, 2);
+                Duration.ofSeconds(10), 16 * 1024, 2, Duration.ofSeconds(30));
+    }
+
+    public IngressConfig withRequestHeadTimeout(Duration timeout) {
+        return new IngressConfig(listen, gateway, mux, poolSize, connectTimeout, openTimeout, maxRequestHead,
+                ioThreads, timeout);
+    }
+
+    public IngressConfig withGateway(URI uri) {
+        return new IngressConfig(listen, uri, mux, poolSize, connectTimeout, openTimeout, maxRequestHead,
+                ioThreads, requestHeadTimeout);
     }
 
     public IngressConfig withPoolSize(int size) {
-        return new IngressConfig(listen, gateway, mux, size, connectTimeout, openTimeout, maxRequestHead, ioThreads);
+        return new IngressConfig(listen, gateway, mux, size, connectTimeout, openTimeout, maxRequestHead, ioThreads,
+                requestHeadTimeout);
     }
 
     public IngressConfig withListen(InetSocketAddress address) {
         return new IngressConfig(address, gateway, mux, poolSize, connectTimeout, openTimeout, maxRequestHead,
-                ioThreads);
+                ioThreads, requestHeadTimeout);
     }
 
     public IngressConfig withMux(MuxSettings settings) {
         return new IngressConfig(listen, gateway, settings, poolSize, connectTimeout, openTimeout, maxRequestHead,
-                ioThreads);
+                ioThreads, requestHeadTimeout);
     }
 }

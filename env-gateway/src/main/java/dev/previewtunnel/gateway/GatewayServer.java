@@ -118,6 +118,8 @@ public final class GatewayServer implements AutoCloseable {
         serverChannel = new ServerBootstrap()
                 .group(group)
                 .channel(transports.serverSocketChannel())
+                // A restarted gateway must get its port back while old connections sit in TIME_WAIT.
+                .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
@@ -260,13 +262,14 @@ public final class GatewayServer implements AutoCloseable {
         blocking.shutdownNow();
     }
 
-    /** Abrupt stop for tests of failure handling: drops every connection without GOAWAY. */
+    /** Abrupt stop for tests of failure handling: drops every connection without GOAWAY, as a crash would. */
     public void kill() {
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }
         for (Channel c : connections) {
-            c.unsafe().closeForcibly();
+            c.eventLoop().execute(() -> c.unsafe().closeForcibly());
+            c.closeFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
         group.shutdownGracefully(0, 0, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         blocking.shutdownNow();

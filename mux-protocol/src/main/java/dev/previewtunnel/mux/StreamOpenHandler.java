@@ -71,7 +71,8 @@ final class StreamOpenHandler extends ChannelInboundHandlerAdapter {
     static TunnelStreamException resetError(long code) {
         Http2Error error = Http2Error.valueOf(code);
         if (error == Http2Error.REFUSED_STREAM) {
-            return new TunnelStreamException(TunnelError.TOO_MANY_STREAMS, "stream refused by the gateway");
+            // Sent for streams past a GOAWAY or over the concurrency limit: never processed, safe to retry.
+            return new TunnelStreamException(TunnelError.TOO_MANY_STREAMS, "stream refused by the gateway", true);
         }
         if (error == Http2Error.ENHANCE_YOUR_CALM) {
             return new TunnelStreamException(TunnelError.TOO_MANY_STREAMS, "gateway asked to slow down");
@@ -84,7 +85,7 @@ final class StreamOpenHandler extends ChannelInboundHandlerAdapter {
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         timer.cancel(false);
         promise.tryFailure(new TunnelStreamException(TunnelError.STREAM_RESET,
-                "tunnel connection closed before the gateway answered"));
+                "tunnel connection closed before the gateway answered", true));
         super.channelInactive(ctx);
     }
 

@@ -80,7 +80,7 @@ public final class TunnelConnection {
         Promise<Http2StreamChannel> promise = parent.eventLoop().newPromise();
         if (!isUsable()) {
             promise.setFailure(new TunnelStreamException(TunnelError.GATEWAY_UNREACHABLE,
-                    draining ? "tunnel connection is draining" : "tunnel connection is closed"));
+                    draining ? "tunnel connection is draining" : "tunnel connection is closed", true));
             return promise;
         }
         new Http2StreamChannelBootstrap(parent)
@@ -97,7 +97,7 @@ public final class TunnelConnection {
                 .addListener(f -> {
                     if (!f.isSuccess()) {
                         promise.tryFailure(new TunnelStreamException(TunnelError.TOO_MANY_STREAMS,
-                                "could not open a stream: " + f.cause().getClass().getSimpleName()));
+                                "could not open a stream: " + f.cause().getClass().getSimpleName(), true));
                         return;
                     }
                     Http2StreamChannel stream = (Http2StreamChannel) f.getNow();

@@ -1,6 +1,9 @@
 package dev.previewtunnel.ingress.proxy;
 
+import dev.previewtunnel.ingress.refresh.GrantRefresher;
+import dev.previewtunnel.ingress.session.AuthorityMap;
 import dev.previewtunnel.ingress.session.BrowserSession;
+import dev.previewtunnel.ingress.session.EgressPolicy;
 import dev.previewtunnel.ingress.session.Route;
 import dev.previewtunnel.mux.Authority;
 import dev.previewtunnel.mux.RelayHandler;
@@ -25,13 +28,14 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
-import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
 
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.ArrayDeque;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One browser connection to the ingress: the HTTP/1.1 forward-proxy side (Netty's HTTP codec decodes, this
@@ -74,6 +78,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     private boolean closeAfterResponse;
     private boolean upstreamKeepAlive;
     private boolean upgradeRequested;
+    private boolean refreshTried;
     private boolean waitingForUpstreamWritable;
     private boolean waitingForBrowserWritable;
     private final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>();
@@ -83,6 +88,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
 
     /** The stream of the last absolute-form request, kept for the next request to the same authority. */
     private Upstream upstream;
+    private ScheduledFuture<?> headDeadline;
 
     ProxyConnectionHandler(IngressContext context) {
         this.context = context;
@@ -91,8 +97,31 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
         browser = ctx.channel();
+        armHeadDeadline();
         ctx.read();
         ctx.fireChannelActive();
+    }
+
+    /**
+     * A request head must arrive within the timeout of the previous exchange's end: bounds a client that drips
+     * its headers (slowloris) and closes idle keep-alive connections. Not re-armed by partial reads.
+     */
+    private void armHeadDeadline() {
+        cancelHeadDeadline();
+        long millis = context.config().requestHeadTimeout().toMillis();
+        headDeadline = browser.eventLoop().schedule(() -> {
+            if (state == State.AWAIT_HEAD) {
+                state = State.CLOSED;
+                browser.close();
+            }
+        }, millis, TimeUnit.MILLISECONDS);
+    }
+
+    private void cancelHeadDeadline() {
+        if (headDeadline != null) {
+            headDeadline.cancel(false);
+            headDeadline = null;
+        }
     }
 
     @Override
@@ -149,6 +178,9 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     // ---------------------------------------------------------------- request heads
 
     private void onRequestHead(HttpRequest req) {
+        cancelHeadDeadline();
+        refreshTried = false;
+        request = null;
         html = wantsHtml(req);
         if (!req.decoderResult().isSuccess()) {
             refuse(TunnelError.BAD_REQUEST, "request", "malformed or oversized request head", "bad_request");
@@ -192,6 +224,13 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
                     host = host.substring(1, host.length() - 1);
                 }
                 requested = new Authority(host, target.getPort() == -1 ? 80 : target.getPort());
+                String hostHeader = req.headers().get(HttpHeaderNames.HOST);
+                if (hostHeader != null && !sameAuthority(hostHeader, requested)) {
+                    // The request line and Host disagree: one of them is lying (request smuggling, rebinding).
+                    refuse(TunnelError.BAD_REQUEST, requested.toString(),
+                            "the Host header does not match the request target", "host_mismatch");
+                    return;
+                }
                 String path = target.getRawPath() == null || target.getRawPath().isEmpty() ? "/" : target.getRawPath();
                 originForm = target.getRawQuery() == null ? path : path + "?" + target.getRawQuery();
             }
@@ -201,6 +240,11 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         route = session.authorities().route(requested).orElse(null);
+        if (route == null && session.egress() == EgressPolicy.DIRECT
+                && !session.authorities().isVirtualHost(requested.host())) {
+            // No grant, but the session may reach public hosts directly (checked again after resolving).
+            route = new Route(requested, requested, null, null);
+        }
         if (route == null) {
             refuse(TunnelError.NOT_GRANTED, requested.toString(),
                     "Ask for a grant for this authority, or open one of the granted previews.", "not_granted");
@@ -238,7 +282,11 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         openStream().addListener(f -> browser.eventLoop().execute(() -> onHttpStream(f)));
     }
 
-    private Future<Http2StreamChannel> openStream() {
+    /** A tunnel stream for the route, or for direct egress a socket straight to the public host. */
+    private Future<? extends Channel> openStream() {
+        if (route.grant() == null) {
+            return context.directDialer().dial(browser.eventLoop(), route.target());
+        }
         return context.pool().openStream(route.target(), route.grant(), context.config().openTimeout());
     }
 
@@ -249,12 +297,13 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             failOpen(f.cause());
             return;
         }
-        Http2StreamChannel stream = (Http2StreamChannel) f.getNow();
+        Channel stream = (Channel) f.getNow();
         if (state != State.OPENING || !browser.isActive()) {
             stream.close();
             return;
         }
-        audit("stream_opened", "connect").write();
+        session.track(browser, route.grantId());
+        audit("stream_opened", route.grant() == null ? "direct-connect" : "connect").write();
         FullHttpResponse established = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
                 new HttpResponseStatus(200, "Connection established"), Unpooled.EMPTY_BUFFER);
         state = State.SWITCHING;
@@ -268,7 +317,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     /** Removes the HTTP codec and this handler and links the browser socket to the stream byte for byte. */
-    private void becomeRelay(Http2StreamChannel stream, String kind) {
+    private void becomeRelay(Channel stream, String kind) {
         pendingRawTarget = stream;
         if (browser.pipeline().get(HTTP_CODEC) != null) {
             browser.pipeline().remove(HTTP_CODEC); // leftover bytes arrive in channelRead (SWITCHING)
@@ -300,12 +349,13 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             failOpen(f.cause());
             return;
         }
-        Http2StreamChannel stream = (Http2StreamChannel) f.getNow();
+        Channel stream = (Channel) f.getNow();
         if (state != State.OPENING || !browser.isActive()) {
             stream.close();
             return;
         }
-        audit("stream_opened", "http").write();
+        session.track(browser, route.grantId());
+        audit("stream_opened", route.grant() == null ? "direct-http" : "http").write();
         upstream = new Upstream(stream, route, this, browser);
         state = State.FORWARDING;
         stream.write(request);
@@ -376,6 +426,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
                 informational = true;
             } else {
                 responseStarted = true;
+                auditRedirect(response);
                 upstreamKeepAlive = HttpUtil.isKeepAlive(response);
                 HopByHopHeaders.strip(response.headers(), false);
                 boolean delimited = HttpUtil.isContentLengthSet(response) || HttpUtil.isTransferEncodingChunked(response)
@@ -406,6 +457,40 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             browser.flush();
         }
         readUpstreamIfBrowserWritable();
+    }
+
+    /**
+     * An absolute redirect to an authority this session has no grant for is passed to the browser unchanged
+     * (it will be refused, or go direct by policy) and recorded. Only scheme and authority are logged: the
+     * path and query of an OAuth callback can carry codes.
+     */
+    private void auditRedirect(HttpResponse response) {
+        int code = response.status().code();
+        String location = response.headers().get(HttpHeaderNames.LOCATION);
+        if (code < 300 || code >= 400 || location == null) {
+            return;
+        }
+        try {
+            URI to = new URI(location);
+            if (!to.isAbsolute() || to.getHost() == null) {
+                return; // relative: stays on the granted authority
+            }
+            String host = to.getHost().startsWith("[") ? to.getHost().substring(1, to.getHost().length() - 1)
+                    : to.getHost();
+            int port = to.getPort() != -1 ? to.getPort() : "https".equalsIgnoreCase(to.getScheme()) ? 443 : 80;
+            Authority target = new Authority(host, port);
+            if (session.authorities().route(target).isEmpty()) {
+                context.audit().event("redirect_not_granted")
+                        .put("session", session.id())
+                        .put("from", route.requested().toString())
+                        .put("to", to.getScheme() + "://" + target)
+                        .put("status", code)
+                        .put("policy", session.egress().name().toLowerCase(java.util.Locale.ROOT))
+                        .write();
+            }
+        } catch (URISyntaxException | IllegalArgumentException e) {
+            // Not a URL we can judge; the browser will handle it.
+        }
     }
 
     private void readUpstreamIfBrowserWritable() {
@@ -441,6 +526,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         state = State.AWAIT_HEAD;
         request = null;
+        armHeadDeadline();
         browser.read();
     }
 
@@ -468,11 +554,65 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         if (state != State.OPENING) {
             return;
         }
+        if (cause instanceof TunnelStreamException t && tryRefresh(t.error())) {
+            return;
+        }
         if (cause instanceof TunnelStreamException t) {
             refuse(t.error(), route.requested().toString(), t.detail(), t.detail());
         } else {
             refuse(TunnelError.GATEWAY_UNREACHABLE, route.requested().toString(), cause.getMessage(), "open_failed");
         }
+    }
+
+    /**
+     * For an expired or revoked grant, asks the configured refresher (once per request) for a new grant for the
+     * same target, attaches it and opens again. Returns false when there is nothing to try.
+     */
+    private boolean tryRefresh(TunnelError error) {
+        GrantRefresher refresher = context.refresher().get();
+        if (refreshTried || refresher == null || route.grant() == null
+                || (error != TunnelError.GRANT_EXPIRED && error != TunnelError.GRANT_REVOKED)) {
+            return false;
+        }
+        refreshTried = true;
+        Route old = route;
+        BrowserSession s = session;
+        String name = s.authorities().entries().stream().filter(e -> e.grantId().equals(old.grantId()))
+                .map(AuthorityMap.Entry::name).findFirst().orElse(null);
+        refresher.refresh(s.id(), old.target().toString(), old.grantId(), error).whenComplete((grant, failure) ->
+                browser.eventLoop().execute(() -> {
+                    if (state != State.OPENING || !browser.isActive()) {
+                        return;
+                    }
+                    Route fresh = null;
+                    if (failure == null) {
+                        try {
+                            AuthorityMap.Entry entry = s.authorities().add(grant, name);
+                            if (entry.target().equals(old.target())) {
+                                s.authorities().removeGrant(old.grantId());
+                                fresh = s.authorities().route(old.requested()).orElse(null);
+                            } else {
+                                s.authorities().removeGrant(entry.grantId()); // not what we asked for
+                            }
+                        } catch (IllegalArgumentException notAGrant) {
+                            fresh = null;
+                        }
+                    }
+                    context.audit().event("grant_refresh").put("session", s.id())
+                            .put("authority", old.requested().toString()).put("oldGrant", old.grantId())
+                            .put("newGrant", fresh == null ? null : fresh.grantId())
+                            .put("ok", fresh == null ? "false" : "true").write();
+                    if (fresh == null) {
+                        refuse(error, old.requested().toString(), "the grant could not be refreshed",
+                                error.code());
+                        return;
+                    }
+                    route = fresh;
+                    boolean connect = request == null;
+                    openStream().addListener(f -> browser.eventLoop().execute(
+                            () -> { if (connect) { onConnectStream(f); } else { onHttpStream(f); } }));
+                }));
+        return true;
     }
 
     private void refuse(TunnelError error, String authority, String detail, String reason) {
@@ -541,6 +681,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
+        cancelHeadDeadline();
         state = State.CLOSED;
         releasePending();
         closeUpstream();
@@ -555,6 +696,17 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         state = State.CLOSED;
         closeUpstream();
         ctx.close();
+    }
+
+    /** Host header equals the request-target's authority (default port 80 may be implied). */
+    static boolean sameAuthority(String hostHeader, Authority requested) {
+        try {
+            Authority host = hostHeader.indexOf(':', hostHeader.startsWith("[") ? hostHeader.indexOf(']') : 0) < 0
+                    ? Authority.parse(hostHeader + ":80") : Authority.parse(hostHeader);
+            return host.equals(requested);
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
     }
 
     private static boolean wantsHtml(HttpRequest req) {

@@ -7,24 +7,23 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpDecoderConfig;
-import io.netty.handler.codec.http2.Http2StreamChannel;
 
 /**
- * The target side of absolute-form requests: a tunnel stream speaking HTTP/1.1 to the target (Netty's client
- * codec over the stream's bytes). Decoded response parts are handed to the browser connection's loop; reads
+ * The target side of absolute-form requests: a tunnel stream (or, for direct egress, a socket) speaking
+ * HTTP/1.1 to the target (Netty's client codec over its bytes). Decoded response parts are handed to the browser connection's loop; reads
  * are requested by the browser side only while the browser is writable.
  */
 final class Upstream {
     private static final String CODEC = "http";
     private static final String HANDLER = "upstream";
 
-    final Http2StreamChannel channel;
+    final Channel channel;
     final Route route;
     private final ProxyConnectionHandler front;
     private final Channel browser;
     private volatile boolean inputEnded;
 
-    Upstream(Http2StreamChannel channel, Route route, ProxyConnectionHandler front, Channel browser) {
+    Upstream(Channel channel, Route route, ProxyConnectionHandler front, Channel browser) {
         this.channel = channel;
         this.route = route;
         this.front = front;

@@ -3,72 +3,138 @@ package dev.previewtunnel.ingress.session;
 import dev.previewtunnel.grants.UnverifiedGrantView;
 import dev.previewtunnel.mux.Authority;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * One browser session's map from the authority the browser asks for to a granted target.
+ * One browser session's map from the authority the browser asks for to a granted target. Two mappings:
  *
- * <p>Loopback passthrough: {@code localhost:P}, {@code 127.0.0.1:P} and {@code [::1]:P} all mean the
- * environment's loopback port P, when a grant names a loopback target on port P. The browser keeps the very
- * origin the dev server expects, so HMR, OAuth callbacks and cookies need no configuration, and the origin does
- * not depend on the ingress's own port.
+ * <ul>
+ *   <li><b>Loopback passthrough</b> (default): {@code localhost:P}, {@code 127.0.0.1:P} and {@code [::1]:P}
+ *       mean the environment's loopback port P when a grant names a loopback target on port P. The browser
+ *       keeps the very origin the dev server expects, so HMR, OAuth callbacks and cookies need no
+ *       configuration. It applies only while the grants for port P come from a single environment.</li>
+ *   <li><b>Virtual hosts</b>: {@code NAME.ENV.preview.localhost:P} (suffix configurable), for sessions that see
+ *       several environments. NAME is the label given when the grant was attached (default {@code pP}); the
+ *       authority is a pure function of (name, environment, port), so it is the same after every restart of the
+ *       ingress on whatever port, and cookies, localStorage and service workers survive. {@code *.localhost}
+ *       is a secure context in Chromium and accepted by Vite's default host check.</li>
+ * </ul>
  *
  * <p>The desktop holds no verification key: grants are read without verification only to learn their target
  * ({@link UnverifiedGrantView}); the gateway verifies every one on every stream.
  */
 public final class AuthorityMap {
+    public static final String DEFAULT_SUFFIX = "preview.localhost";
     private static final Set<String> LOOPBACK_NAMES = Set.of("localhost", "127.0.0.1", "::1");
 
+    private final String suffix;
     private final List<Entry> entries = new CopyOnWriteArrayList<>();
 
-    private record Entry(String grant, UnverifiedGrantView view, Authority target) {
+    /** One attached grant and the authorities it answers to. */
+    public record Entry(String grant, UnverifiedGrantView view, Authority target, String name, Authority virtualHost) {
+        public String grantId() {
+            return view.jti();
+        }
+
+        @Override
+        public String toString() {
+            return "Entry[" + target + " as " + virtualHost + ", grant " + view.jti() + "]";
+        }
     }
 
-    /** Adds a grant; throws IllegalArgumentException (without echoing it) when it is not a readable grant. */
-    public Authority add(String grant) {
+    public AuthorityMap() {
+        this(DEFAULT_SUFFIX);
+    }
+
+    public AuthorityMap(String suffix) {
+        this.suffix = suffix.toLowerCase(Locale.ROOT);
+    }
+
+    /** Adds a grant under the default name; see {@link #add(String, String)}. */
+    public Entry add(String grant) {
+        return add(grant, null);
+    }
+
+    /**
+     * Adds a grant; a newer grant for the same target and name replaces the older one (refresh). Throws
+     * IllegalArgumentException (without echoing the grant) when it is not a readable grant.
+     */
+    public Entry add(String grant, String name) {
         UnverifiedGrantView view = UnverifiedGrantView.decode(grant);
         Authority target = new Authority(view.targetHost(), view.targetPort());
-        entries.add(new Entry(grant, view, target));
-        return target;
+        String label = label(name == null || name.isBlank() ? "p" + view.targetPort() : name);
+        Authority vhost = new Authority(label + "." + label(view.environment()) + "." + suffix, view.targetPort());
+        Entry entry = new Entry(grant, view, target, label, vhost);
+        entries.removeIf(e -> e.target.equals(target) && e.name.equals(label)
+                && e.view.environment().equals(view.environment()));
+        entries.add(entry);
+        return entry;
     }
 
-    /** Removes grants by id; returns how many were removed. */
-    public int removeGrant(String jti) {
-        int before = entries.size();
-        entries.removeIf(e -> jti.equals(e.view.jti()));
-        return before - entries.size();
+    /** Removes a grant by id; returns whether it was attached. */
+    public boolean removeGrant(String grantId) {
+        return entries.removeIf(e -> grantId.equals(e.grantId()));
+    }
+
+    public List<Entry> entries() {
+        return List.copyOf(entries);
     }
 
     public Optional<Route> route(Authority requested) {
         Entry best = null;
         for (Entry e : entries) {
-            if (e.target.equals(requested)) {
-                best = e; // exact match wins; the newest exact grant is kept (refreshed grants append)
+            if (e.virtualHost.equals(requested) || e.target.equals(requested)) {
+                best = e;
             }
         }
         if (best == null && isLoopback(requested.host())) {
+            List<Entry> candidates = new ArrayList<>();
             for (Entry e : entries) {
                 if (e.target.port() == requested.port() && isLoopback(e.target.host())) {
-                    best = e;
+                    candidates.add(e);
                 }
+            }
+            boolean oneEnvironment = candidates.stream().map(e -> e.view.environment()).distinct().count() == 1;
+            if (oneEnvironment) {
+                best = candidates.get(candidates.size() - 1);
             }
         }
         if (best == null) {
             return Optional.empty();
         }
-        return Optional.of(new Route(requested, best.target, best.grant, best.view.jti()));
+        return Optional.of(new Route(requested, best.target, best.grant, best.grantId()));
     }
 
-    /** The granted targets, for status output (no grants). */
-    public List<String> targets() {
-        return entries.stream().map(e -> e.target + " (grant " + e.view.jti() + ", expires " + e.view.expiresAt() + ")")
-                .toList();
+    /** True when {@code host} is this map's virtual-host suffix or below it. */
+    public boolean isVirtualHost(String host) {
+        return host.equals(suffix) || host.endsWith("." + suffix);
     }
 
     static boolean isLoopback(String host) {
         return LOOPBACK_NAMES.contains(host) || host.startsWith("127.");
+    }
+
+    /** A DNS label from free text: lower case, [a-z0-9-], at most 63 characters, never empty. */
+    static String label(String text) {
+        StringBuilder b = new StringBuilder();
+        for (char c : text.toLowerCase(Locale.ROOT).toCharArray()) {
+            if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+                b.append(c);
+            } else if (b.length() > 0 && b.charAt(b.length() - 1) != '-') {
+                b.append('-');
+            }
+        }
+        while (b.length() > 0 && b.charAt(b.length() - 1) == '-') {
+            b.setLength(b.length() - 1);
+        }
+        if (b.length() > 63) {
+            b.setLength(63);
+        }
+        return b.length() == 0 ? "x" : b.toString();
     }
 }

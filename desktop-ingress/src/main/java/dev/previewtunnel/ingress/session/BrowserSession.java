@@ -1,13 +1,21 @@
 package dev.previewtunnel.ingress.session;
 
+import io.netty.channel.Channel;
+
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One browser session (a Chromium profile, a Playwright context, an Electron partition): its own random proxy
- * credential and its own authority map. Only a browser configured with this credential can use the map.
+ * credential, its own authority map and egress policy, and the browser connections it currently has open
+ * through the tunnel, so that closing the session or detaching a grant ends them at once.
  */
 public final class BrowserSession {
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -15,19 +23,31 @@ public final class BrowserSession {
     private final String id;
     private final String username;
     private final byte[] password;
-    private final AuthorityMap authorities = new AuthorityMap();
+    private final AuthorityMap authorities;
+    private volatile EgressPolicy egress = EgressPolicy.DENY;
+    /** Live browser connections and the grant ids whose streams they carry. */
+    private final Map<Channel, Set<String>> live = new ConcurrentHashMap<>();
 
-    private BrowserSession(String id, String username, byte[] password) {
+    private BrowserSession(String id, String username, byte[] password, AuthorityMap authorities) {
         this.id = id;
         this.username = username;
         this.password = password;
+        this.authorities = authorities;
     }
 
     public static BrowserSession create(String id) {
+        return create(id, AuthorityMap.DEFAULT_SUFFIX);
+    }
+
+    public static BrowserSession create(String id, String virtualHostSuffix) {
+        if (id == null || !id.matches("[A-Za-z0-9._-]{1,64}")) {
+            throw new IllegalArgumentException("session id must be 1-64 of [A-Za-z0-9._-]");
+        }
         byte[] secret = new byte[24];
         RANDOM.nextBytes(secret);
         String password = Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
-        return new BrowserSession(id, "ptun-" + id, password.getBytes(StandardCharsets.UTF_8));
+        return new BrowserSession(id, "ptun-" + id, password.getBytes(StandardCharsets.UTF_8),
+                new AuthorityMap(virtualHostSuffix));
     }
 
     public String id() {
@@ -45,6 +65,47 @@ public final class BrowserSession {
 
     public AuthorityMap authorities() {
         return authorities;
+    }
+
+    public EgressPolicy egress() {
+        return egress;
+    }
+
+    public BrowserSession egress(EgressPolicy policy) {
+        this.egress = policy;
+        return this;
+    }
+
+    /** Records that {@code browser} now carries a stream opened under {@code grantId} (null: direct egress). */
+    public void track(Channel browser, String grantId) {
+        Set<String> grants = live.computeIfAbsent(browser, ch -> {
+            ch.closeFuture().addListener(f -> live.remove(ch));
+            return ConcurrentHashMap.newKeySet();
+        });
+        grants.add(grantId == null ? "" : grantId);
+    }
+
+    /** Closes every browser connection of this session; returns how many. */
+    public int closeAll() {
+        List<Channel> all = new ArrayList<>(live.keySet());
+        all.forEach(Channel::close);
+        return all.size();
+    }
+
+    /** Closes the browser connections that carry streams of {@code grantId}; returns how many. */
+    public int closeGrant(String grantId) {
+        List<Channel> matching = new ArrayList<>();
+        live.forEach((ch, grants) -> {
+            if (grants.contains(grantId)) {
+                matching.add(ch);
+            }
+        });
+        matching.forEach(Channel::close);
+        return matching.size();
+    }
+
+    public int liveConnections() {
+        return live.size();
     }
 
     /** Constant-time comparison, so the time taken says nothing about how much of a guess was right. */

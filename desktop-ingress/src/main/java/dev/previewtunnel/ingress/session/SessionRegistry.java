@@ -25,6 +25,15 @@ public final class SessionRegistry {
         return Optional.empty();
     }
 
+    public Optional<BrowserSession> find(String id) {
+        for (BrowserSession s : byUsername.values()) {
+            if (s.id().equals(id)) {
+                return Optional.of(s);
+            }
+        }
+        return Optional.empty();
+    }
+
     public Collection<BrowserSession> all() {
         return byUsername.values();
     }

@@ -67,8 +67,33 @@ public final class TunnelPool implements AutoCloseable {
         return first;
     }
 
-    /** Opens a stream on the least-loaded usable connection. */
+    /**
+     * Opens a stream on the least-loaded usable connection. An open that failed before the gateway acted on it
+     * (refused past a GOAWAY, connection draining or lost before the answer) is tried once more, on whatever
+     * connection is usable then: during a rolling gateway restart a browser request lands on the fresh
+     * connection instead of failing.
+     */
     public Future<Http2StreamChannel> openStream(Authority target, String grant, Duration timeout) {
+        Promise<Http2StreamChannel> result = scheduler.newPromise();
+        openOnce(target, grant, timeout).addListener(first -> {
+            if (first.isSuccess()) {
+                result.trySuccess((Http2StreamChannel) first.getNow());
+            } else if (first.cause() instanceof TunnelStreamException t && t.retryable() && !closed) {
+                openOnce(target, grant, timeout).addListener(second -> {
+                    if (second.isSuccess()) {
+                        result.trySuccess((Http2StreamChannel) second.getNow());
+                    } else {
+                        result.tryFailure(second.cause());
+                    }
+                });
+            } else {
+                result.tryFailure(first.cause());
+            }
+        });
+        return result;
+    }
+
+    private Future<Http2StreamChannel> openOnce(Authority target, String grant, Duration timeout) {
         TunnelConnection best = null;
         Future<TunnelConnection> pending = null;
         synchronized (this) {

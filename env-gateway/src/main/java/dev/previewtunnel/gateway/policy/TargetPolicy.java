@@ -1,8 +1,8 @@
 package dev.previewtunnel.gateway.policy;
 
+import dev.previewtunnel.mux.net.AddressClass;
 import io.netty.util.NetUtil;
 
-import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -99,7 +99,8 @@ public final class TargetPolicy {
     /** Checks one concrete address; the detail code says which rule refused it. */
     public void check(InetAddress address) throws PolicyException {
         InetAddress a = toAddress(address.getAddress());
-        if (a.isLoopbackAddress()) {
+        AddressClass kind = AddressClass.of(a);
+        if (kind == AddressClass.LOOPBACK) {
             return;
         }
         for (Cidr cidr : allowed) {
@@ -107,81 +108,27 @@ public final class TargetPolicy {
                 return;
             }
         }
-        if (a.isAnyLocalAddress()) {
-            throw new PolicyException("policy_unspecified_address", "0.0.0.0 and :: are never dialed");
+        switch (kind) {
+            case UNSPECIFIED -> throw new PolicyException("policy_unspecified_address", "0.0.0.0 and :: are never dialed");
+            case LINK_LOCAL -> throw new PolicyException("policy_link_local", "link-local and metadata addresses are refused");
+            case MULTICAST -> throw new PolicyException("policy_multicast", "multicast addresses are refused");
+            case PRIVATE -> throw new PolicyException("policy_private", "private-range addresses are refused");
+            default -> throw new PolicyException("policy_not_loopback", "only loopback targets are allowed");
         }
-        if (a.isLinkLocalAddress() || isFd00Ec2(a)) {
-            throw new PolicyException("policy_link_local", "link-local and metadata addresses are refused");
-        }
-        if (a.isMulticastAddress()) {
-            throw new PolicyException("policy_multicast", "multicast addresses are refused");
-        }
-        if (a.isSiteLocalAddress() || isUniqueLocalV6(a) || isCarrierNat(a)) {
-            throw new PolicyException("policy_private", "private-range addresses are refused");
-        }
-        throw new PolicyException("policy_not_loopback", "only loopback targets are allowed");
     }
 
     static boolean isLocalhost(String host) {
         return "localhost".equalsIgnoreCase(host) || "localhost.".equalsIgnoreCase(host);
     }
 
-    /**
-     * Converts raw address bytes to an address, unwrapping IPv4-mapped ({@code ::ffff:a.b.c.d}) and
-     * IPv4-compatible ({@code ::a.b.c.d}) IPv6 forms to the IPv4 address they carry.
-     */
+    /** See {@link AddressClass#unwrap}. */
     static InetAddress toAddress(byte[] bytes) {
-        try {
-            if (bytes.length == 16) {
-                boolean firstTenZero = true;
-                for (int i = 0; i < 10; i++) {
-                    firstTenZero &= bytes[i] == 0;
-                }
-                boolean mapped = firstTenZero && bytes[10] == (byte) 0xff && bytes[11] == (byte) 0xff;
-                boolean compatible = firstTenZero && bytes[10] == 0 && bytes[11] == 0
-                        && !(bytes[12] == 0 && bytes[13] == 0 && bytes[14] == 0 && (bytes[15] == 0 || bytes[15] == 1));
-                if (mapped || compatible) {
-                    return InetAddress.getByAddress(new byte[] {bytes[12], bytes[13], bytes[14], bytes[15]});
-                }
-            }
-            return InetAddress.getByAddress(bytes);
-        } catch (UnknownHostException e) {
-            throw new IllegalArgumentException("bad address length", e);
-        }
+        return AddressClass.unwrap(bytes);
     }
 
-    /** Host strings made only of digits, dots and hex markers are address spellings, not names. */
+    /** See {@link AddressClass#looksLikeNumericSpelling}. */
     static boolean looksLikeNumericSpelling(String h) {
-        String s = h.endsWith(".") ? h.substring(0, h.length() - 1) : h;
-        if (s.isEmpty()) {
-            return true;
-        }
-        for (String label : s.split("\\.", -1)) {
-            if (label.isEmpty()) {
-                return true;
-            }
-            boolean numeric = label.chars().allMatch(Character::isDigit)
-                    || (label.startsWith("0x") && label.substring(2).chars().allMatch(c -> Character.digit(c, 16) >= 0));
-            if (!numeric) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static boolean isFd00Ec2(InetAddress a) {
-        // AWS's IPv6 instance metadata address fd00:ec2::254 (also covered by the unique-local rule).
-        byte[] b = a.getAddress();
-        return b.length == 16 && (b[0] & 0xff) == 0xfd && b[1] == 0 && (b[2] & 0xff) == 0x0e && (b[3] & 0xff) == 0xc2;
-    }
-
-    private static boolean isUniqueLocalV6(InetAddress a) {
-        return a instanceof Inet6Address && (a.getAddress()[0] & 0xfe) == 0xfc;
-    }
-
-    private static boolean isCarrierNat(InetAddress a) {
-        byte[] b = a.getAddress();
-        return a instanceof Inet4Address && (b[0] & 0xff) == 100 && (b[1] & 0xc0) == 64;
+        return AddressClass.looksLikeNumericSpelling(h);
     }
 
     private static InetAddress loopbackV4() {

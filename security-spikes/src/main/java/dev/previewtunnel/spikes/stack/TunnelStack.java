@@ -9,6 +9,7 @@ import dev.previewtunnel.ingress.Ingress;
 import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.netty.handler.ssl.SslContext;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -61,9 +62,43 @@ public final class TunnelStack implements AutoCloseable {
     }
 
     public void startIngress(IngressConfig config) throws InterruptedException {
+        startIngress(config, null);
+    }
+
+    /** Starts an ingress that trusts the gateway (a {@code wss://} URL in {@code config}) through {@code gatewayTls}. */
+    public void startIngress(IngressConfig config, SslContext gatewayTls) throws InterruptedException {
         ingressConfig = config;
-        ingress = Ingress.start(config, () -> token, null);
+        ingress = Ingress.start(config, () -> token, gatewayTls);
         ingress.sessions().add(session);
+    }
+
+    /**
+     * Stops the running ingress and starts a new one from {@code config} (another listen port, another gateway URL
+     * such as a relay, a TLS context for {@code wss://}) with the same browser session: same credential, same
+     * grants. Sessions added with {@link #addSession} are not carried over.
+     */
+    public void restartIngress(IngressConfig config, SslContext gatewayTls) throws InterruptedException {
+        if (ingress != null) {
+            ingress.close();
+            ingress = null;
+        }
+        startIngress(config, gatewayTls);
+    }
+
+    public IngressConfig ingressConfig() {
+        return ingressConfig;
+    }
+
+    /** Adds another browser session (its own random credential, an empty authority map) to the running ingress. */
+    public BrowserSession addSession(String id) {
+        return ingress.sessions().add(BrowserSession.create(id));
+    }
+
+    /** Issues a grant for {@code host:port} bound to {@code other}'s session id and attaches it to that session. */
+    public String grant(BrowserSession other, String host, int port) {
+        String g = issuer.issueGrant(GrantSpec.tcp(ENVIRONMENT, other.id(), host, port), Duration.ofMinutes(10));
+        other.authorities().add(g);
+        return g;
     }
 
     /** Issues a grant for {@code host:port} to this stack's session and attaches it. Returns the grant. */
@@ -87,6 +122,21 @@ public final class TunnelStack implements AutoCloseable {
 
     public BrowserSession session() {
         return session;
+    }
+
+    /** Graceful gateway stop (GOAWAY, streams in flight may finish within the drain timeout). */
+    public void stopGateway() {
+        gateway.close();
+    }
+
+    /** Abrupt gateway stop: every tunnel connection dropped without GOAWAY, as when the process dies. */
+    public void killGateway() {
+        gateway.kill();
+    }
+
+    /** Starts a gateway again on the address the previous one had (the ingress keeps its URL). */
+    public void restartGatewayOnSameAddress() throws IOException, InterruptedException {
+        startGateway(gatewayConfig.listen().getPort() == 0 ? gateway.address() : gatewayConfig.listen());
     }
 
     public GatewayServer gateway() {

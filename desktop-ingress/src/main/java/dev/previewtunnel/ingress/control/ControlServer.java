@@ -1,0 +1,219 @@
+package dev.previewtunnel.ingress.control;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.previewtunnel.ingress.Ingress;
+import dev.previewtunnel.ingress.session.AuthorityMap;
+import dev.previewtunnel.ingress.session.BrowserSession;
+import dev.previewtunnel.ingress.session.EgressPolicy;
+import dev.previewtunnel.ingress.session.StateFiles;
+import dev.previewtunnel.ingress.tunnel.TunnelPool;
+import dev.previewtunnel.mux.local.LocalApi;
+import dev.previewtunnel.mux.local.LocalApi.ApiException;
+import dev.previewtunnel.mux.local.LocalApi.Response;
+import io.netty.channel.Channel;
+import io.netty.util.NetUtil;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+
+/**
+ * The ingress's local control API (HTTP+JSON on loopback, see {@link LocalApi} for the request checks). Its
+ * address and token are written to an owner-only state file, {@code control.json} in the state directory;
+ * the CLI ({@code session create}, {@code grant add}, {@code status --json}, ...) reads them from there.
+ *
+ * <pre>
+ *   GET    /v1/status                              tunnel state, proxy address, sessions
+ *   GET    /v1/sessions                            every session with its granted authorities
+ *   POST   /v1/sessions          {"id"?,"egress"?} a new session; its credential goes to an owner-only file
+ *   DELETE /v1/sessions/ID                         closes the session and its live connections
+ *   POST   /v1/sessions/ID/grants {"grant","name"?} attaches a grant; answers its authorities
+ *   DELETE /v1/sessions/ID/grants/GRANT_ID         detaches it and ends the connections that used it
+ * </pre>
+ */
+public final class ControlServer implements AutoCloseable {
+    public static final String STATE_FILE = "control.json";
+
+    private final Ingress ingress;
+    private final Path stateDir;
+    private final Path stateFile;
+    private final Channel channel;
+
+    private ControlServer(Ingress ingress, Path stateDir, InetSocketAddress listen) throws IOException,
+            InterruptedException {
+        this.ingress = ingress;
+        this.stateDir = stateDir;
+        this.stateFile = stateDir.resolve(STATE_FILE);
+        String token = LocalApi.newToken();
+        this.channel = ingress.bindLocalApi(listen, token, this::handle);
+        StateFiles.writeOwnerOnly(stateFile, LocalApi.object()
+                .put("url", url())
+                .put("token", token)
+                .put("proxy", NetUtil.toSocketAddressString(ingress.proxyAddress()))
+                .put("pid", ProcessHandle.current().pid())
+                .toString() + "\n");
+    }
+
+    public static ControlServer start(Ingress ingress, Path stateDir, InetSocketAddress listen)
+            throws IOException, InterruptedException {
+        return new ControlServer(ingress, stateDir, listen);
+    }
+
+    public String url() {
+        return "http://" + NetUtil.toSocketAddressString((InetSocketAddress) channel.localAddress());
+    }
+
+    /** The owner-only file with the API address and token (print its path, never its content). */
+    public Path stateFile() {
+        return stateFile;
+    }
+
+    private Response handle(String method, String path, JsonNode body) throws ApiException {
+        String[] parts = path.split("/");
+        // "", "v1", resource, id, sub, subId
+        if (parts.length < 3 || !"v1".equals(parts[1])) {
+            throw new ApiException(404, "not_found", "no such resource");
+        }
+        if ("status".equals(parts[2]) && parts.length == 3 && "GET".equals(method)) {
+            return Response.ok(status());
+        }
+        if (!"sessions".equals(parts[2])) {
+            throw new ApiException(404, "not_found", "no such resource");
+        }
+        if (parts.length == 3) {
+            if ("GET".equals(method)) {
+                ArrayNode list = LocalApi.object().arrayNode();
+                ingress.sessions().all().forEach(s -> list.add(describe(s)));
+                return Response.ok(LocalApi.object().set("sessions", list));
+            }
+            if ("POST".equals(method)) {
+                return Response.ok(createSession(body));
+            }
+        }
+        BrowserSession session = ingress.sessions().find(parts[3])
+                .orElseThrow(() -> new ApiException(404, "no_such_session", "no session with that id"));
+        if (parts.length == 4 && "DELETE".equals(method)) {
+            ingress.sessions().remove(session.id());
+            int closed = session.closeAll();
+            deleteQuietly(StateFiles.credentialsFile(stateDir, session.id()));
+            return Response.ok(LocalApi.object().put("closed", session.id()).put("closedConnections", closed));
+        }
+        if (parts.length == 5 && "grants".equals(parts[4]) && "POST".equals(method)) {
+            String grant = LocalApi.text(body, "grant", true);
+            String name = LocalApi.text(body, "name", false);
+            AuthorityMap.Entry entry;
+            try {
+                entry = session.authorities().add(grant, name);
+            } catch (IllegalArgumentException e) {
+                throw new ApiException(400, "not_a_grant", "the value is not a readable grant");
+            }
+            return Response.ok(describe(entry, session));
+        }
+        if (parts.length == 6 && "grants".equals(parts[4]) && "DELETE".equals(method)) {
+            if (!session.authorities().removeGrant(parts[5])) {
+                throw new ApiException(404, "no_such_grant", "no grant with that id in this session");
+            }
+            int closed = session.closeGrant(parts[5]);
+            return Response.ok(LocalApi.object().put("detached", parts[5]).put("closedConnections", closed));
+        }
+        throw new ApiException(404, "not_found", "no such resource");
+    }
+
+    private ObjectNode createSession(JsonNode body) throws ApiException {
+        String id = LocalApi.text(body, "id", false);
+        String egress = LocalApi.text(body, "egress", false);
+        BrowserSession session;
+        try {
+            session = BrowserSession.create(id != null ? id : "s" + Long.toHexString(System.nanoTime() & 0xffffffL),
+                    ingress.virtualHostSuffix());
+            if (egress != null) {
+                session.egress(EgressPolicy.valueOf(egress.toUpperCase(Locale.ROOT)));
+            }
+        } catch (IllegalArgumentException e) {
+            throw new ApiException(400, "bad_request", e.getMessage().startsWith("No enum")
+                    ? "egress must be deny or direct" : e.getMessage());
+        }
+        if (ingress.sessions().find(session.id()).isPresent()) {
+            throw new ApiException(409, "session_exists", "a session with that id exists");
+        }
+        Path credentials;
+        try {
+            credentials = StateFiles.writeCredentials(stateDir, session);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        ingress.sessions().add(session);
+        return describe(session).put("credentialsFile", credentials.toString());
+    }
+
+    private ObjectNode status() {
+        TunnelPool.Status pool = ingress.pool().status();
+        ObjectNode tunnel = LocalApi.object()
+                .put("state", pool.state())
+                .put("connected", pool.connected())
+                .put("size", pool.size())
+                .put("liveStreams", pool.liveStreams())
+                .put("reconnects", pool.reconnects());
+        if (pool.downSince() != null) {
+            tunnel.put("reconnectingSince", pool.downSince().toString());
+        }
+        if (pool.lastError() != null) {
+            tunnel.put("lastError", pool.lastError());
+        }
+        return LocalApi.object()
+                .put("proxy", NetUtil.toSocketAddressString(ingress.proxyAddress()))
+                .put("gateway", ingress.config().gateway().getScheme() + "://" + ingress.config().gateway().getHost()
+                        + ":" + ingress.config().gateway().getPort() + ingress.config().gateway().getPath())
+                .put("sessions", ingress.sessions().all().size())
+                .set("tunnel", tunnel);
+    }
+
+    private static ObjectNode describe(BrowserSession s) {
+        ArrayNode grants = LocalApi.object().arrayNode();
+        s.authorities().entries().forEach(e -> grants.add(describe(e, s)));
+        ObjectNode node = LocalApi.object()
+                .put("id", s.id())
+                .put("username", s.username())
+                .put("egress", s.egress().name().toLowerCase(Locale.ROOT))
+                .put("liveConnections", s.liveConnections());
+        node.set("grants", grants);
+        return node;
+    }
+
+    private static ObjectNode describe(AuthorityMap.Entry e, BrowserSession s) {
+        ObjectNode node = LocalApi.object()
+                .put("grantId", e.grantId())
+                .put("environment", e.view().environment())
+                .put("target", e.target().toString())
+                .put("virtualHost", e.virtualHost().toString())
+                .put("expiresAt", String.valueOf(e.view().expiresAt()));
+        ArrayNode authorities = node.putArray("authorities");
+        authorities.add(e.virtualHost().toString());
+        if (s.authorities().route(new dev.previewtunnel.mux.Authority("localhost", e.target().port()))
+                .map(r -> r.grantId().equals(e.grantId())).orElse(false)) {
+            authorities.add("localhost:" + e.target().port());
+            authorities.add("127.0.0.1:" + e.target().port());
+            authorities.add("[::1]:" + e.target().port());
+        }
+        return node;
+    }
+
+    private static void deleteQuietly(Path p) {
+        try {
+            Files.deleteIfExists(p);
+        } catch (IOException ignored) {
+            // best effort
+        }
+    }
+
+    @Override
+    public void close() {
+        channel.close().syncUninterruptibly();
+        deleteQuietly(stateFile);
+    }
+}

@@ -1,0 +1,112 @@
+package dev.previewtunnel.ingress.proxy;
+
+import dev.previewtunnel.mux.Authority;
+import dev.previewtunnel.mux.SocketHalfCloseHandler;
+import dev.previewtunnel.mux.TunnelError;
+import dev.previewtunnel.mux.TunnelStreamException;
+import dev.previewtunnel.mux.net.AddressClass;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.util.NetUtil;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.Promise;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.concurrent.Executor;
+
+/**
+ * Direct egress for sessions whose policy is {@code direct}: a public host reached from the desktop itself.
+ * The name is resolved once, off the event loop; every answer must be a public address (never the desktop's
+ * loopback, link-local, private or multicast ranges, including IPv4-mapped spellings and numeric host
+ * spellings), and the checked address is the one dialed, so a DNS answer cannot change between check and use.
+ */
+public final class DirectDialer {
+    private final Class<? extends SocketChannel> channelType;
+    private final Executor blocking;
+    private final Duration timeout;
+
+    public DirectDialer(Class<? extends SocketChannel> channelType, Executor blocking, Duration timeout) {
+        this.channelType = channelType;
+        this.blocking = blocking;
+        this.timeout = timeout;
+    }
+
+    /** A socket to {@code target} with auto-read off and half-closure allowed, or a typed failure. */
+    Future<Channel> dial(EventLoop loop, Authority target) {
+        Promise<Channel> promise = loop.newPromise();
+        blocking.execute(() -> {
+            InetAddress address;
+            try {
+                address = resolvePublic(target.host());
+            } catch (TunnelStreamException e) {
+                promise.tryFailure(e);
+                return;
+            }
+            loop.execute(() -> connect(loop, new InetSocketAddress(address, target.port()), promise));
+        });
+        return promise;
+    }
+
+    static InetAddress resolvePublic(String host) throws TunnelStreamException {
+        if (isLocalName(host) || (NetUtil.createByteArrayFromIpAddressString(host) == null
+                && AddressClass.looksLikeNumericSpelling(host))) {
+            throw new TunnelStreamException(TunnelError.POLICY_REFUSED, "direct_not_public");
+        }
+        InetAddress[] answers;
+        try {
+            answers = InetAddress.getAllByName(host);
+        } catch (UnknownHostException e) {
+            throw new TunnelStreamException(TunnelError.TARGET_UNREACHABLE, "direct_unresolvable");
+        }
+        for (InetAddress a : answers) {
+            if (AddressClass.of(a) != AddressClass.PUBLIC) {
+                throw new TunnelStreamException(TunnelError.POLICY_REFUSED, "direct_not_public");
+            }
+        }
+        return answers[0];
+    }
+
+    private void connect(EventLoop loop, InetSocketAddress address, Promise<Channel> promise) {
+        ChannelFuture f = new Bootstrap().group(loop).channel(channelType)
+                .option(ChannelOption.AUTO_READ, false)
+                .option(ChannelOption.ALLOW_HALF_CLOSURE, true)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) timeout.toMillis())
+                .handler(SocketHalfCloseHandler.INSTANCE)
+                .connect(address);
+        f.addListener(x -> {
+            if (f.isSuccess()) {
+                if (!promise.trySuccess(f.channel())) {
+                    f.channel().close();
+                }
+            } else {
+                promise.tryFailure(new TunnelStreamException(TunnelError.TARGET_REFUSED,
+                        "direct_connect_failed"));
+            }
+        });
+    }
+
+    /** Names that are the desktop itself, whatever DNS says. */
+    static boolean isLocalName(String host) {
+        String h = host.endsWith(".") ? host.substring(0, host.length() - 1) : host;
+        return h.equals("localhost") || h.endsWith(".localhost");
+    }
+
+    /** A dialer with the best transport's socket type and a small daemon pool for DNS. */
+    public static DirectDialer standard(Duration timeout) {
+        return new DirectDialer(dev.previewtunnel.mux.Transports.best().socketChannel(), DNS_POOL, timeout);
+    }
+
+    private static final Executor DNS_POOL = java.util.concurrent.Executors.newFixedThreadPool(2, r -> {
+        Thread t = new Thread(r, "ptun-ingress-dns");
+        t.setDaemon(true);
+        return t;
+    });
+}
