@@ -47,9 +47,12 @@ public final class Ingress implements AutoCloseable {
                 DirectDialer.standard(config.connectTimeout()));
         try {
             this.proxy = new ProxyServer(group, transports, context);
-        } catch (InterruptedException | RuntimeException e) {
+        } catch (Throwable e) {
+            // Netty rethrows a failed bind (BindException, checked) without declaring it: catch everything,
+            // free the event loops, and rethrow the very same exception.
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-            throw e;
+            io.netty.util.internal.PlatformDependent.throwException(e);
+            throw new AssertionError(e);
         }
     }
 

@@ -79,7 +79,16 @@ public final class TunnelClient {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         if (tls) {
-                            ch.pipeline().addLast("tls", ssl.newHandler(ch.alloc(), url.getHost(), port));
+                            io.netty.handler.ssl.SslHandler sslHandler = ssl.newHandler(ch.alloc(), url.getHost(), port);
+                            // Say why TLS failed (untrusted certificate, wrong name) before the close is seen.
+                            sslHandler.handshakeFuture().addListener(h -> {
+                                if (!h.isSuccess()) {
+                                    promise.tryFailure(new TunnelConnectException("TLS handshake with the gateway "
+                                            + "failed: " + rootMessage(h.cause()) + " (is the gateway CA trusted, "
+                                            + "and does its certificate name " + url.getHost() + "?)"));
+                                }
+                            });
+                            ch.pipeline().addLast("tls", sslHandler);
                         }
                         ch.pipeline().addLast("http", new HttpClientCodec());
                         ch.pipeline().addLast("http-aggregator", new HttpObjectAggregator(16 * 1024));
@@ -163,6 +172,15 @@ public final class TunnelClient {
             promise.tryFailure(new TunnelConnectException("gateway connection failed: " + cause.getMessage()));
             ctx.close();
         }
+    }
+
+    private static String rootMessage(Throwable t) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String m = root.getMessage();
+        return m == null ? root.getClass().getSimpleName() : m.replaceAll("[\\r\\n]", " ");
     }
 
     static String describeRefusal(FullHttpResponse response) {

@@ -1,5 +1,7 @@
 package dev.previewtunnel.gateway.cli;
 
+import dev.previewtunnel.cli.ErrorHandling;
+import dev.previewtunnel.cli.ExitCodes;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IModelTransformer;
@@ -19,16 +21,16 @@ import picocli.CommandLine.Model.CommandSpec;
  *               [--dial-timeout 5s] [--drain-timeout 10s] [--max-grant-lifetime 15m] [--allow-target CIDR]...
  * </pre>
  *
- * Error handling and exit codes ({@link ExitCodes}) are installed by a picocli model transformer, so
+ * Error handling and exit codes ({@link ExitCodes}, shared with desktop-ingress through cli-support) are installed by a picocli model transformer, so
  * {@code new CommandLine(new GatewayMain())} behaves exactly like the jar's entry point.
  */
 @Command(name = "env-gateway",
         mixinStandardHelpOptions = true,
-        versionProvider = VersionProvider.class,
+        versionProvider = GatewayVersionProvider.class,
         modelTransformer = GatewayMain.InstallErrorHandling.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = ExitCodes.FOOTER,
+        footer = GatewayMain.FOOTER,
         synopsisSubcommandLabel = "COMMAND",
         description = {
                 "Environment side of the preview tunnel: manages the keys that sign grants and connection tokens, "
@@ -41,6 +43,13 @@ import picocli.CommandLine.Model.CommandSpec;
                         + "JSON lines on stderr."},
         subcommands = {KeysCommand.class, GrantCommand.class, TokenCommand.class, ServeCommand.class})
 public final class GatewayMain {
+    /** Usage footer shared by every command (picocli format string: %n is a line break). */
+    static final String FOOTER = ExitCodes.FOOTER_START
+            + "  3  refused: key directory problem (keys missing or already present,%n"
+            + "     key file readable by group/others, invalid key file, permission denied)%n"
+            + ExitCodes.FOOTER_INTERNAL
+            + ExitCodes.FOOTER_ERRORS + "env-gateway: <reason>";
+
     /** True when running as the process entry point (not in-process, as in tests). */
     static volatile boolean standalone;
 
@@ -58,14 +67,7 @@ public final class GatewayMain {
     public static final class InstallErrorHandling implements IModelTransformer {
         @Override
         public CommandSpec transform(CommandSpec spec) {
-            CommandLine commandLine = spec.commandLine();
-            if (commandLine != null && spec.parent() == null) {
-                ErrorHandling handling = new ErrorHandling();
-                commandLine.setParameterExceptionHandler(handling);
-                commandLine.setExecutionExceptionHandler(handling);
-                commandLine.setExitCodeExceptionMapper(handling);
-            }
-            return spec;
+            return new ErrorHandling("env-gateway").installOn(spec);
         }
     }
 }

@@ -1,5 +1,8 @@
 package dev.previewtunnel.gateway.cli;
 
+import dev.previewtunnel.cli.Cli;
+import dev.previewtunnel.cli.Converters;
+import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.grants.GrantIssuer;
 import dev.previewtunnel.grants.GrantSpec;
 import dev.previewtunnel.grants.KeyDirectory;
@@ -23,10 +26,10 @@ import java.util.concurrent.Callable;
 /** {@code grant issue}: a short-lived grant for one session to reach one target. */
 @Command(name = "grant",
         mixinStandardHelpOptions = true,
-        versionProvider = VersionProvider.class,
+        versionProvider = GatewayVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = ExitCodes.FOOTER,
+        footer = GatewayMain.FOOTER,
         synopsisSubcommandLabel = "issue",
         description = {
                 "Issue grants: signed, short-lived permissions for one session to open tunnel streams to one "
@@ -41,10 +44,10 @@ final class GrantCommand {
 
     @Command(name = "issue",
             mixinStandardHelpOptions = true,
-            versionProvider = VersionProvider.class,
+            versionProvider = GatewayVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,
             exitCodeOnExecutionException = ExitCodes.INTERNAL,
-            footer = ExitCodes.FOOTER,
+            footer = GatewayMain.FOOTER,
             description = {
                     "Sign a grant and print it on stdout: exactly one line, the JWT.",
                     "The grant lets SESSION open streams through the gateway of ENV to TARGET only. It is "
@@ -118,7 +121,7 @@ final class GrantCommand {
             }
             warnIfNotLoopback(authority);
 
-            KeyDirectory dir = Cli.openKeys(keys);
+            KeyDirectory dir = GatewayCli.openKeys(keys);
             String jwt = new GrantIssuer(dir.signingKey(), Clock.systemUTC()).issueGrant(grant, ttl);
             Cli.printLine(jwt);
             return ExitCodes.OK;

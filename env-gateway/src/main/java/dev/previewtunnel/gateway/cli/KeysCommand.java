@@ -1,5 +1,8 @@
 package dev.previewtunnel.gateway.cli;
 
+import dev.previewtunnel.cli.Cli;
+import dev.previewtunnel.cli.CliException;
+import dev.previewtunnel.cli.ExitCodes;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.grants.KeyDirectory;
 import org.slf4j.Logger;
@@ -21,10 +24,10 @@ import java.util.concurrent.Callable;
 /** {@code keys init} and {@code keys rotate}: the Ed25519 key pair grants and tokens are signed with. */
 @Command(name = "keys",
         mixinStandardHelpOptions = true,
-        versionProvider = VersionProvider.class,
+        versionProvider = GatewayVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = ExitCodes.FOOTER,
+        footer = GatewayMain.FOOTER,
         synopsisSubcommandLabel = "(init | rotate)",
         description = {
                 "Create or rotate the Ed25519 key pair that signs grants and connection tokens.",
@@ -37,10 +40,10 @@ final class KeysCommand {
 
     @Command(name = "init",
             mixinStandardHelpOptions = true,
-            versionProvider = VersionProvider.class,
+            versionProvider = GatewayVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,
             exitCodeOnExecutionException = ExitCodes.INTERNAL,
-            footer = ExitCodes.FOOTER,
+            footer = GatewayMain.FOOTER,
             description = {
                     "Create a key directory with a new signing key.",
                     "Creates DIR (rwx------) if missing, writes signing-key.jwk.json and verify-keys.jwks.json "
@@ -80,10 +83,10 @@ final class KeysCommand {
 
     @Command(name = "rotate",
             mixinStandardHelpOptions = true,
-            versionProvider = VersionProvider.class,
+            versionProvider = GatewayVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,
             exitCodeOnExecutionException = ExitCodes.INTERNAL,
-            footer = ExitCodes.FOOTER,
+            footer = GatewayMain.FOOTER,
             description = {
                     "Replace the signing key with a new one.",
                     "Adds the new public key to verify-keys.jwks.json and keeps the old ones, so grants and "

@@ -1,5 +1,9 @@
 package dev.previewtunnel.gateway.cli;
 
+import dev.previewtunnel.cli.Cli;
+import dev.previewtunnel.cli.CliException;
+import dev.previewtunnel.cli.Converters;
+import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayServer;
 import dev.previewtunnel.gateway.policy.Cidr;
@@ -15,7 +19,6 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.channel.ChannelException;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
-import io.netty.util.NetUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -24,10 +27,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.io.IOException;
-import java.net.Inet6Address;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
@@ -49,10 +49,10 @@ import java.util.stream.Collectors;
  */
 @Command(name = "serve",
         mixinStandardHelpOptions = true,
-        versionProvider = VersionProvider.class,
+        versionProvider = GatewayVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = ExitCodes.FOOTER,
+        footer = GatewayMain.FOOTER,
         description = {
                 "Run the tunnel endpoint of one environment until SIGTERM or SIGINT.",
                 "Serves a WebSocket endpoint (subprotocol " + MuxProtocol.SUBPROTOCOL + ") at LISTEN and PATH, "
@@ -119,7 +119,7 @@ final class ServeCommand implements Callable<Integer> {
                     + "should live minutes; at most 24h (default: ${DEFAULT-VALUE}).")
     Duration maxGrantLifetime;
 
-    @Option(names = "--allow-target", paramLabel = "CIDR", converter = Converters.CidrConverter.class,
+    @Option(names = "--allow-target", paramLabel = "CIDR", converter = CidrConverter.class,
             description = "Also allow targets in this network, e.g. 10.1.2.0/24 or fd12::/16; repeatable. "
                     + "Enables non-loopback targets: audited and logged as a warning (default: loopback only).")
     List<Cidr> allowTargets = new ArrayList<>();
@@ -144,7 +144,7 @@ final class ServeCommand implements Callable<Integer> {
     private int run() {
         // 1. Arguments, before touching keys or the network.
         Cli.requireNonBlank(spec, environment, "--env");
-        InetSocketAddress listenAddress = parseListen(spec, listen);
+        InetSocketAddress listenAddress = Cli.parseListen(spec, "--listen", listen, 7443);
         if (path == null || !path.matches("/[A-Za-z0-9._~/-]{0,255}")) {
             throw Cli.usage(spec, "--path must start with / and contain only letters, digits and . _ ~ / -, got '"
                     + Cli.shown(path) + "'");
@@ -210,12 +210,12 @@ final class ServeCommand implements Callable<Integer> {
         try {
             Cli.printJson(Cli.json()
                     .put("event", "ready")
-                    .put("listen", hostPort(running.address()))
+                    .put("listen", Cli.hostPort(running.address()))
                     .put("url", running.url(tls != null))
                     .put("env", environment)
                     .put("protocol", MuxProtocol.SUBPROTOCOL)
                     .put("transport", running.transportName())
-                    .put("version", VersionProvider.projectVersion()));
+                    .put("version", GatewayVersionProvider.projectVersion()));
             started.countDown();
             awaitStopped();
         } finally {
@@ -235,8 +235,8 @@ final class ServeCommand implements Callable<Integer> {
         } catch (Exception e) {
             // Netty rethrows the bind failure itself: java.net.BindException (NIO), NativeIoException (epoll).
             if (e instanceof IOException || e instanceof ChannelException) {
-                throw new CliException(ExitCodes.UNREACHABLE, "cannot listen on " + hostPort(listenAddress) + ": "
-                        + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
+                throw new CliException(ExitCodes.UNREACHABLE, "cannot listen on " + Cli.hostPort(listenAddress)
+                        + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
             }
             throw e;
         }
@@ -338,8 +338,8 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     private SslContext loadTls() {
-        requireReadableFile(tlsCert, "--tls-cert");
-        requireReadableFile(tlsKey, "--tls-key");
+        Cli.requireReadableFile(spec, tlsCert, "--tls-cert");
+        Cli.requireReadableFile(spec, tlsKey, "--tls-key");
         warnIfShared(tlsKey);
         try {
             return SslContextBuilder.forServer(tlsCert.toFile(), tlsKey.toFile()).build();
@@ -347,15 +347,6 @@ final class ServeCommand implements Callable<Integer> {
             // Netty's messages name the file and the problem, never the key's content.
             throw new CliException(ExitCodes.USAGE, "cannot load TLS certificate " + tlsCert + " / key " + tlsKey
                     + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
-        }
-    }
-
-    private void requireReadableFile(Path file, String option) {
-        if (!Files.isRegularFile(file)) {
-            throw Cli.usage(spec, option + " file " + file + " does not exist or is not a file");
-        }
-        if (!Files.isReadable(file)) {
-            throw new CliException(ExitCodes.REFUSED, option + " file " + file + " is not readable (permission denied)");
         }
     }
 
@@ -369,71 +360,5 @@ final class ServeCommand implements Callable<Integer> {
         } catch (IOException | RuntimeException e) {
             // only a warning
         }
-    }
-
-    /**
-     * {@code HOST:PORT} or {@code [V6]:PORT}; unlike a target, port 0 (any free port) is allowed. IP literals are
-     * used as they are; a name is resolved once (failure: exit 2).
-     */
-    static InetSocketAddress parseListen(CommandSpec spec, String text) {
-        String host;
-        String portText;
-        String problem = null;
-        if (text == null || text.isEmpty() || text.length() > 300) {
-            problem = "empty or too long";
-            host = portText = "";
-        } else if (text.startsWith("[")) {
-            int close = text.indexOf(']');
-            if (close < 0 || close + 1 >= text.length() || text.charAt(close + 1) != ':') {
-                problem = "malformed IPv6 address";
-                host = portText = "";
-            } else {
-                host = text.substring(1, close);
-                portText = text.substring(close + 2);
-                if (!NetUtil.isValidIpV6Address(host)) {
-                    problem = "malformed IPv6 address";
-                }
-            }
-        } else {
-            int colon = text.lastIndexOf(':');
-            if (colon <= 0 || text.indexOf(':') != colon) {
-                problem = "missing :PORT (IPv6 needs brackets)";
-                host = portText = "";
-            } else {
-                host = text.substring(0, colon);
-                portText = text.substring(colon + 1);
-                if (!host.matches("[A-Za-z0-9._-]{1,253}")) {
-                    problem = "invalid host";
-                }
-            }
-        }
-        int port = -1;
-        if (problem == null) {
-            if (portText.matches("[0-9]{1,5}") && Integer.parseInt(portText) <= 65535) {
-                port = Integer.parseInt(portText);
-            } else {
-                problem = "port must be 0..65535";
-            }
-        }
-        if (problem != null) {
-            throw Cli.usage(spec, "--listen must be HOST:PORT (e.g. 127.0.0.1:7443 or [::1]:7443), got '"
-                    + Cli.shown(text) + "': " + problem);
-        }
-        byte[] literal = NetUtil.createByteArrayFromIpAddressString(host);
-        try {
-            InetAddress address = literal != null ? InetAddress.getByAddress(literal) : InetAddress.getByName(host);
-            return new InetSocketAddress(address, port);
-        } catch (UnknownHostException e) {
-            throw new CliException(ExitCodes.UNREACHABLE, "cannot resolve --listen host '" + Cli.shown(host) + "'");
-        }
-    }
-
-    static String hostPort(InetSocketAddress a) {
-        InetAddress address = a.getAddress();
-        if (address == null) {
-            return a.getHostString() + ":" + a.getPort();
-        }
-        String host = NetUtil.toAddressString(address); // RFC 5952 for IPv6 ("::1"), no zone id
-        return (address instanceof Inet6Address ? "[" + host + "]" : host) + ":" + a.getPort();
     }
 }

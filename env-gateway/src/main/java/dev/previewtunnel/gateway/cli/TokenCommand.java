@@ -1,5 +1,8 @@
 package dev.previewtunnel.gateway.cli;
 
+import dev.previewtunnel.cli.Cli;
+import dev.previewtunnel.cli.Converters;
+import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.grants.GrantIssuer;
 import dev.previewtunnel.grants.KeyDirectory;
 import picocli.CommandLine.Command;
@@ -15,10 +18,10 @@ import java.util.concurrent.Callable;
 /** {@code token issue}: the connection token a desktop authenticates its tunnel connection with. */
 @Command(name = "token",
         mixinStandardHelpOptions = true,
-        versionProvider = VersionProvider.class,
+        versionProvider = GatewayVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = ExitCodes.FOOTER,
+        footer = GatewayMain.FOOTER,
         synopsisSubcommandLabel = "issue",
         description = {
                 "Issue connection tokens: they let a desktop open a tunnel connection to the gateway of one "
@@ -30,10 +33,10 @@ final class TokenCommand {
 
     @Command(name = "issue",
             mixinStandardHelpOptions = true,
-            versionProvider = VersionProvider.class,
+            versionProvider = GatewayVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,
             exitCodeOnExecutionException = ExitCodes.INTERNAL,
-            footer = ExitCodes.FOOTER,
+            footer = GatewayMain.FOOTER,
             description = {
                     "Sign a connection token for ENV and print it on stdout: exactly one line.",
                     "The desktop sends it as 'Authorization: Bearer <token>' on the WebSocket upgrade; never "
@@ -60,7 +63,7 @@ final class TokenCommand {
         public Integer call() {
             Cli.requireNonBlank(spec, environment, "--env");
             Cli.requireRange(spec, ttl, "--ttl", Duration.ofSeconds(1), GrantIssuer.MAX_TTL);
-            KeyDirectory dir = Cli.openKeys(keys);
+            KeyDirectory dir = GatewayCli.openKeys(keys);
             String token = new GrantIssuer(dir.signingKey(), Clock.systemUTC()).issueConnectionToken(environment, ttl);
             Cli.printLine(token);
             return ExitCodes.OK;

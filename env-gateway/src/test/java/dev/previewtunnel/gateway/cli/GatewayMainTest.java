@@ -5,10 +5,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.io.IOException;
-import java.net.BindException;
-import java.net.UnknownHostException;
-import java.nio.file.AccessDeniedException;
 import java.util.List;
 
 import static dev.previewtunnel.gateway.cli.CliHarness.run;
@@ -26,8 +22,8 @@ class GatewayMainTest {
         String line = r.outLines().get(0);
         assertTrue(line.contains("ptun.v1"), line);
         assertTrue(line.matches("env-gateway \\S+ \\(tunnel protocol ptun\\.v1\\)"), line);
-        assertNotEquals("unknown", VersionProvider.projectVersion(), "version.properties is filtered by the build");
-        assertEquals("env-gateway " + VersionProvider.projectVersion() + " (tunnel protocol ptun.v1)", line);
+        assertNotEquals("unknown", GatewayVersionProvider.projectVersion(), "version.properties is filtered by the build");
+        assertEquals("env-gateway " + GatewayVersionProvider.projectVersion() + " (tunnel protocol ptun.v1)", line);
     }
 
     @Test
@@ -80,24 +76,5 @@ class GatewayMainTest {
             assertEquals("", r.out(), r::toString);
             assertTrue(r.singleErrorLine().endsWith("--help')"), r::toString);
         }
-    }
-
-    @Test
-    void exceptionsMapToTheDocumentedExitCodes() {
-        assertEquals(1, ErrorHandling.exitCodeFor(new IllegalArgumentException("x")));
-        assertEquals(1, ErrorHandling.exitCodeFor(new NumberFormatException("x")));
-        assertEquals(2, ErrorHandling.exitCodeFor(new BindException("in use")));
-        assertEquals(2, ErrorHandling.exitCodeFor(new UnknownHostException("nowhere")));
-        assertEquals(3, ErrorHandling.exitCodeFor(new AccessDeniedException("/k")));
-        assertEquals(3, ErrorHandling.exitCodeFor(new CliException(ExitCodes.REFUSED, "no")));
-        assertEquals(4, ErrorHandling.exitCodeFor(new IOException("disk")));
-        assertEquals(4, ErrorHandling.exitCodeFor(new IllegalStateException("bug")));
-    }
-
-    @Test
-    void errorMessagesAreFlattenedToOneLine() {
-        assertEquals("a b c", ErrorHandling.oneLine("a\nb\r\n\tc\n"));
-        String longText = "x".repeat(5000);
-        assertTrue(ErrorHandling.oneLine(longText).length() < 500);
     }
 }

@@ -2,6 +2,7 @@ package dev.previewtunnel.gateway.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.gateway.GatewayServer;
 import dev.previewtunnel.gateway.cli.CliHarness.Result;
 import dev.previewtunnel.gateway.cli.CliHarness.RunningServe;
@@ -71,7 +72,7 @@ class ServeCommandTest {
             assertEquals("env-1", ready.get("env").asText());
             assertEquals(MuxProtocol.SUBPROTOCOL, ready.get("protocol").asText());
             assertTrue(Set.of("epoll", "nio").contains(ready.get("transport").asText()), ready::toString);
-            assertEquals(VersionProvider.projectVersion(), ready.get("version").asText());
+            assertEquals(GatewayVersionProvider.projectVersion(), ready.get("version").asText());
             assertEquals(7, ready.size(), ready::toString);
 
             try (Socket s = new Socket()) { // really listening
@@ -219,10 +220,10 @@ class ServeCommandTest {
 
     @Test
     void listenAddressesAreParsedAndPrintedCanonically() throws Exception {
-        assertEquals("[::1]:7443", ServeCommand.hostPort(new InetSocketAddress(InetAddress.getByName("::1"), 7443)));
-        assertEquals("127.0.0.1:0", ServeCommand.hostPort(ServeCommand.parseListen(null, "127.0.0.1:0")));
-        assertEquals("[::1]:0", ServeCommand.hostPort(ServeCommand.parseListen(null, "[::1]:0")));
-        assertEquals("0.0.0.0:65535", ServeCommand.hostPort(ServeCommand.parseListen(null, "0.0.0.0:65535")));
-        assertTrue(ServeCommand.parseListen(null, "localhost:8080").getAddress().isLoopbackAddress());
+        assertEquals("[::1]:7443", Cli.hostPort(new InetSocketAddress(InetAddress.getByName("::1"), 7443)));
+        assertEquals("127.0.0.1:0", Cli.hostPort(Cli.parseListen(null, "--listen", "127.0.0.1:0", 7443)));
+        assertEquals("[::1]:0", Cli.hostPort(Cli.parseListen(null, "--listen", "[::1]:0", 7443)));
+        assertEquals("0.0.0.0:65535", Cli.hostPort(Cli.parseListen(null, "--listen", "0.0.0.0:65535", 7443)));
+        assertTrue(Cli.parseListen(null, "--listen", "localhost:8080", 7443).getAddress().isLoopbackAddress());
     }
 }

@@ -1,0 +1,72 @@
+package dev.previewtunnel.ingress.cli;
+
+import dev.previewtunnel.cli.ErrorHandling;
+import dev.previewtunnel.cli.ExitCodes;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.IModelTransformer;
+import picocli.CommandLine.Model.CommandSpec;
+
+import java.util.Set;
+
+/**
+ * Command-line front end of the desktop side ({@code java -jar desktop-ingress.jar ...}).
+ *
+ * <pre>
+ * desktop-ingress [--help] [--version]
+ *   run --gateway ws://HOST:PORT/PATH (--token-file FILE | --token TOKEN) (--grant-file FILE | --grant GRANT)...
+ *       [--listen 127.0.0.1:0] [--pool 2] [--gateway-ca PEM] [--state-dir DIR] [--session-id ID]
+ * </pre>
+ *
+ * Error handling and exit codes ({@link ExitCodes}, shared with env-gateway through cli-support) are installed
+ * by a picocli model transformer, so {@code new CommandLine(new IngressMain())} behaves exactly like the jar's
+ * entry point. Values of {@code --token} and {@code --grant}, and anything shaped like a JWT, never appear in an
+ * error line.
+ */
+@Command(name = "desktop-ingress",
+        mixinStandardHelpOptions = true,
+        versionProvider = IngressVersionProvider.class,
+        modelTransformer = IngressMain.InstallErrorHandling.class,
+        exitCodeOnInvalidInput = ExitCodes.USAGE,
+        exitCodeOnExecutionException = ExitCodes.INTERNAL,
+        footer = IngressMain.FOOTER,
+        synopsisSubcommandLabel = "COMMAND",
+        description = {
+                "Desktop side of the preview tunnel: an authenticating HTTP proxy on this machine's loopback "
+                        + "interface that carries a browser session's requests to loopback targets (a dev "
+                        + "server, an API) in a remote environment, through a tunnel to that environment's "
+                        + "env-gateway.",
+                "Only a browser configured with the session's own proxy credential (written to an owner-only "
+                        + "file) can use it, and only for the targets its grants name. Connection tokens and "
+                        + "grants never travel in a URL; prefer --token-file and --grant-file, since command-line "
+                        + "arguments are visible to other local users in ps.",
+                "Only one line is ever printed on stdout (the JSON ready event); logs are JSON lines on stderr."},
+        subcommands = {RunCommand.class})
+public final class IngressMain {
+    /** Usage footer shared by every command (picocli format string: %n is a line break). */
+    static final String FOOTER = ExitCodes.FOOTER_START
+            + "  3  refused: cannot read or write a file or directory it needs (token or%n"
+            + "     grant file, state directory, credentials file), permission denied%n"
+            + ExitCodes.FOOTER_INTERNAL
+            + ExitCodes.FOOTER_ERRORS + "desktop-ingress: <reason>";
+
+    /** Options whose values are secrets: redacted from error lines. */
+    static final Set<String> SECRET_OPTIONS = Set.of("--token", "--grant");
+
+    /** True when running as the process entry point (not in-process, as in tests). */
+    static volatile boolean standalone;
+
+    public static void main(String[] args) {
+        standalone = true;
+        int code = new CommandLine(new IngressMain()).execute(args);
+        System.exit(code);
+    }
+
+    /** Installs the one-line, secret-redacting error reporting and the exit-code mapping. */
+    public static final class InstallErrorHandling implements IModelTransformer {
+        @Override
+        public CommandSpec transform(CommandSpec spec) {
+            return new ErrorHandling("desktop-ingress", SECRET_OPTIONS).installOn(spec);
+        }
+    }
+}

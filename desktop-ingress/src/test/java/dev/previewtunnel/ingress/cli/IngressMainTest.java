@@ -1,0 +1,61 @@
+package dev.previewtunnel.ingress.cli;
+
+import dev.previewtunnel.ingress.cli.IngressCliHarness.Result;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static dev.previewtunnel.ingress.cli.IngressCliHarness.run;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class IngressMainTest {
+
+    @Test
+    void versionNamesTheProjectVersionAndTheTunnelProtocol() {
+        for (String[] args : new String[][] {{"--version"}, {"run", "--version"}}) {
+            Result r = run(args);
+            assertEquals(0, r.exitCode(), r::toString);
+            assertNotEquals("unknown", IngressVersionProvider.projectVersion(), "version.properties is filtered");
+            assertEquals(List.of("desktop-ingress " + IngressVersionProvider.projectVersion()
+                    + " (tunnel protocol ptun.v1)"), r.outLines());
+        }
+    }
+
+    @Test
+    void topLevelHelpNamesTheCommandTheExitCodesAndTheSecretRule() {
+        Result r = run("--help");
+        assertEquals(0, r.exitCode(), r::toString);
+        assertEquals("", r.err());
+        String out = r.out().replaceAll("\\s+", " ");
+        for (String word : List.of("Usage: desktop-ingress", "run", "Exit codes:", "3 refused", "never travel in a URL",
+                "--token-file", "--grant-file", "ps", "desktop-ingress: <reason>")) {
+            assertTrue(out.contains(word), () -> word + " missing from:\n" + r.out());
+        }
+    }
+
+    @Test
+    void runHelpDocumentsTheFileFormsAsRecommendedAndTheDefaults() {
+        Result r = run("run", "--help");
+        assertEquals(0, r.exitCode(), r::toString);
+        assertEquals("", r.err());
+        assertTrue(r.out().startsWith("Usage: desktop-ingress run"), r.out());
+        String out = r.out().replaceAll("\\s+", " ");
+        for (String text : List.of("--token-file=FILE", "--grant-file=FILE", "(recommended)", "Recommended form",
+                "visible to every local user in ps", "one per line", "never in a URL", "(default: 127.0.0.1:0)",
+                "(default: 2)", "(default: default)", "loopback", "rw-------", "session-ID.credentials.json",
+                "Exit codes:", "502")) {
+            assertTrue(out.contains(text), () -> text + " missing from:\n" + r.out());
+        }
+    }
+
+    @Test
+    void noCommandOrAnUnknownOneIsAOneLineUsageError() {
+        for (String[] args : new String[][] {{}, {"frobnicate"}, {"--bogus"}, {"run"}}) {
+            Result r = run(args);
+            assertTrue(r.usageError().endsWith("--help')"), r::toString);
+        }
+        assertTrue(run("run", "--gateway", "ws://x/", "--sesion-id", "a").err().contains("did you mean --session-id"));
+    }
+}
