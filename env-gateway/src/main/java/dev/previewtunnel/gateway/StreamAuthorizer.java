@@ -176,6 +176,11 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
                 .write();
         if (stream.isActive()) {
             stream.writeAndFlush(StreamResponses.refused(error, detail));
+            // Auto-read went off when the HEADERS arrived; DATA the peer sent after them waits in the stream's
+            // queue, and nobody will ever read a refused stream. Read again so channelRead releases it (and
+            // anything still to come), and so the stream closes once the peer ends it; otherwise those buffers
+            // (up to the stream window each) stay held, and leak when the connection closes.
+            stream.config().setAutoRead(true);
         }
     }
 

@@ -82,6 +82,20 @@ public final class WebSocketByteBridge extends ChannelDuplexHandler {
         }
     }
 
+    /**
+     * Sends what the codec already wrote before closing. A connection error (e.g. the RST_STREAM flood limit)
+     * writes GOAWAY and closes once that write completes; when a second error follows in the same read, Netty
+     * completes the second GOAWAY at once (one was already sent) and its close would otherwise overtake the first
+     * GOAWAY still queued here, so the peer would see the connection end without the reason.
+     */
+    @Override
+    public void close(ChannelHandlerContext ctx, ChannelPromise promise) {
+        if (!pending.isEmpty()) {
+            flush(ctx);
+        }
+        ctx.close(promise);
+    }
+
     @Override
     public void flush(ChannelHandlerContext ctx) {
         while (!pending.isEmpty()) {

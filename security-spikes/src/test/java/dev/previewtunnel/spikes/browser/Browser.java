@@ -45,15 +45,18 @@ public final class Browser implements AutoCloseable {
     private final Options options;
     private final Path userDataDir;
     private final Path log;
+    private final Path tmp;
     private final Process process;
     private final Cdp cdp;
     private final List<Page> pages = new CopyOnWriteArrayList<>();
     private final long startMillis;
 
-    private Browser(Options options, Path userDataDir, Path log, Process process, Cdp cdp, long startMillis) {
+    private Browser(Options options, Path userDataDir, Path log, Path tmp, Process process, Cdp cdp,
+                    long startMillis) {
         this.options = options;
         this.userDataDir = userDataDir;
         this.log = log;
+        this.tmp = tmp;
         this.process = process;
         this.cdp = cdp;
         this.startMillis = startMillis;
@@ -81,7 +84,9 @@ public final class Browser implements AutoCloseable {
         long t0 = System.nanoTime();
         Path dir;
         Path log;
+        Path tmp;
         try {
+            tmp = Files.createTempDirectory("ptun-chromium-tmp");
             dir = options.userDataDir() != null ? Files.createDirectories(options.userDataDir())
                     : Files.createTempDirectory("ptun-chromium");
             log = Files.createTempFile("ptun-chromium", ".log");
@@ -89,7 +94,9 @@ public final class Browser implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        Process p = Processes.start(Processes.builder(commandLine(chromium, options, dir), log));
+        ProcessBuilder pb = Processes.builder(commandLine(chromium, options, dir), log);
+        pb.environment().put("TMPDIR", tmp.toString()); // Chromium's own scratch files go where we clean up
+        Process p = Processes.start(pb);
         try {
             Path portFile = dir.resolve("DevToolsActivePort");
             String[] lines = new String[1];
@@ -113,12 +120,14 @@ public final class Browser implements AutoCloseable {
                 }
             });
             Cdp cdp = Cdp.connect(URI.create(lines[0]));
-            return new Browser(options, dir, log, p, cdp, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+            return new Browser(options, dir, log, tmp, p, cdp,
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
         } catch (RuntimeException | Error e) {
             Processes.destroyTree(p);
             if (options.userDataDir() == null) {
                 Processes.deleteTree(dir);
             }
+            Processes.deleteTree(tmp);
             throw e;
         }
     }
@@ -185,6 +194,7 @@ public final class Browser implements AutoCloseable {
             if (!options.keepUserDataDir()) {
                 Processes.deleteTree(userDataDir);
             }
+            Processes.deleteTree(tmp);
         }
     }
 }

@@ -38,6 +38,7 @@ public final class Cdp implements AutoCloseable {
     }
 
     private final HttpClient http;
+    private final ExecutorService httpThreads;
     private final WebSocket socket;
     private final AtomicLong ids = new AtomicLong();
     private final Map<Long, CompletableFuture<JsonNode>> pending = new ConcurrentHashMap<>();
@@ -45,8 +46,9 @@ public final class Cdp implements AutoCloseable {
     private final ExecutorService events;
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
 
-    private Cdp(HttpClient http, URI endpoint, ExecutorService events) {
+    private Cdp(HttpClient http, ExecutorService httpThreads, URI endpoint, ExecutorService events) {
         this.http = http;
+        this.httpThreads = httpThreads;
         this.events = events;
         try {
             this.socket = http.newWebSocketBuilder()
@@ -64,14 +66,25 @@ public final class Cdp implements AutoCloseable {
     /** Connects to a browser's DevTools endpoint, e.g. {@code ws://127.0.0.1:PORT/devtools/browser/ID}. */
     public static Cdp connect(URI endpoint) {
         // No proxy for the DevTools socket itself, whatever the JVM's defaults are.
-        HttpClient http = HttpClient.newBuilder().proxy(HttpClient.Builder.NO_PROXY)
+        ExecutorService httpThreads = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "cdp-http");
+            t.setDaemon(true);
+            return t;
+        });
+        HttpClient http = HttpClient.newBuilder().proxy(HttpClient.Builder.NO_PROXY).executor(httpThreads)
                 .connectTimeout(Duration.ofSeconds(10)).build();
         ExecutorService events = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "cdp-events");
             t.setDaemon(true);
             return t;
         });
-        return new Cdp(http, endpoint, events);
+        try {
+            return new Cdp(http, httpThreads, endpoint, events);
+        } catch (RuntimeException e) {
+            httpThreads.shutdownNow();
+            events.shutdownNow();
+            throw e;
+        }
     }
 
     public static ObjectNode params() {
@@ -95,9 +108,18 @@ public final class Cdp implements AutoCloseable {
             answer.completeExceptionally(new CdpException(method + ": the DevTools connection is closed"));
             return answer;
         }
-        synchronized (socket) {
-            // JDK WebSocket allows one outstanding send; chain them.
-            socket.sendText(msg.toString(), true).join();
+        try {
+            synchronized (socket) {
+                // The JDK WebSocket allows one outstanding send at a time.
+                socket.sendText(msg.toString(), true).get(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            pending.remove(id);
+            answer.completeExceptionally(new CdpException(method + ": interrupted while sending"));
+        } catch (ExecutionException | TimeoutException e) {
+            pending.remove(id);
+            answer.completeExceptionally(new CdpException(method + ": cannot send: " + e));
         }
         return answer;
     }
@@ -148,7 +170,7 @@ public final class Cdp implements AutoCloseable {
             socket.abort();
             failAll("closed by the client");
             events.shutdownNow();
-            http.shutdownNow();
+            httpThreads.shutdownNow();
         }
     }
 

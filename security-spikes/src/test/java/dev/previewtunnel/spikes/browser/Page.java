@@ -29,6 +29,7 @@ public final class Page {
     private final AtomicInteger proxyChallenges = new AtomicInteger();
     private final AtomicInteger pausedRequests = new AtomicInteger();
     private final List<JsonNode> loadingFailures = new CopyOnWriteArrayList<>();
+    private final List<JsonNode> responses = new CopyOnWriteArrayList<>();
     private final List<JsonNode> scripts = new CopyOnWriteArrayList<>();
     private final List<String> console = new CopyOnWriteArrayList<>();
     private final AtomicReference<CompletableFuture<Void>> load = new AtomicReference<>(new CompletableFuture<>());
@@ -47,6 +48,16 @@ public final class Page {
         cdp.on("Network.loadingFailed", (p, s) -> {
             if (sessionId.equals(s)) {
                 loadingFailures.add(p);
+            }
+        });
+        cdp.on("Network.responseReceived", (p, s) -> {
+            if (sessionId.equals(s)) {
+                JsonNode resp = p.path("response");
+                responses.add(Cdp.params().put("url", resp.path("url").asText())
+                        .put("status", resp.path("status").asInt())
+                        .put("remoteIPAddress", resp.path("remoteIPAddress").asText(""))
+                        .put("remotePort", resp.path("remotePort").asInt(0))
+                        .put("fromDiskCache", resp.path("fromDiskCache").asBoolean(false)));
             }
         });
         cdp.on("Debugger.scriptParsed", (p, s) -> {
@@ -104,6 +115,15 @@ public final class Page {
         CompletableFuture<Void> loaded = new CompletableFuture<>();
         load.set(loaded);
         JsonNode result = cdp.send("Page.navigate", Cdp.params().put("url", url), sessionId);
+        if (result.hasNonNull("errorText") && !result.get("errorText").asText().isEmpty()) {
+            // A failed navigation shows Chromium's error page; its load event is not what the caller waits for.
+            try {
+                loaded.get(5, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                // fine: the failure itself is the answer
+            }
+            return result;
+        }
         try {
             loaded.get(NAVIGATION_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (Exception e) {
@@ -164,6 +184,10 @@ public final class Page {
                         + (lastError != null ? lastError.getMessage() : last) + "); console: " + console);
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+            if (Thread.interrupted()) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted while waiting for `" + expression + "`");
+            }
         }
     }
 
@@ -190,6 +214,14 @@ public final class Page {
 
     public List<JsonNode> scripts() {
         return scripts;
+    }
+
+    /**
+     * Every response this tab received: url, status, and the address Chromium actually talked to
+     * ({@code remoteIPAddress}/{@code remotePort}: the proxy's, when the request went through the ingress).
+     */
+    public List<JsonNode> responses() {
+        return responses;
     }
 
     public List<JsonNode> loadingFailures() {

@@ -169,6 +169,10 @@ public final class Processes {
                 throw new AssertionError("timed out after " + timeout + " waiting for " + what);
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(25));
+            if (Thread.interrupted()) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted while waiting for " + what);
+            }
         }
     }
 

@@ -1,0 +1,171 @@
+package dev.previewtunnel.spikes.e2e;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.previewtunnel.sampleapp.SampleApp;
+import dev.previewtunnel.spikes.browser.Browser;
+import dev.previewtunnel.spikes.browser.Page;
+import dev.previewtunnel.spikes.browser.Processes;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The user journeys of runs 1 and 2, shared by the direct runs and the relay runs (run 7). */
+final class Journeys {
+    static final Duration WAIT = Duration.ofSeconds(30);
+
+    private Journeys() {
+    }
+
+    static long msSince(long t0) {
+        return (System.nanoTime() - t0) / 1_000_000;
+    }
+
+    static String js(String s) {
+        return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'";
+    }
+
+    static void assertNavigated(JsonNode nav, String url) {
+        assertTrue(nav.path("errorText").asText().isEmpty(), "navigation to " + url + " failed: " + nav);
+    }
+
+    /**
+     * Run 1: open the Vite app at its own origin through the tunnel, wait for Vite's HMR client to connect, edit
+     * the module on disk, see the DOM change without a reload (page-load counter and a marker set in the page
+     * survive), then restore the file the same way.
+     */
+    static void viteHmr(Page page, ViteDevServer vite, SpikeResult r, int proxyPort) {
+        try (AuditCapture audit = new AuditCapture()) {
+            viteHmrSteps(page, vite, r);
+            // Proof that the page and its HMR socket went through the ingress, not around it.
+            String authority = "localhost:" + vite.port();
+            r.put("tunnelStreams", assertConnectStreams(audit, authority));
+            r.put("httpResponsesViaIngress", assertViaProxy(page, "http://" + authority + "/", proxyPort));
+        }
+    }
+
+    /**
+     * Every response from {@code origin} that came over the network came from the ingress's port (Chromium reports
+     * the address it talked to); returns how many. Keep-alive proxy connections are reused across pages, so the
+     * audit may show no new HTTP stream; the browser's own record is the proof.
+     */
+    static long assertViaProxy(Page page, String origin, int proxyPort) {
+        List<JsonNode> fromOrigin = page.responses().stream().filter(n -> n.path("url").asText().startsWith(origin))
+                .filter(n -> n.path("remotePort").asInt() != 0).toList();
+        assertTrue(!fromOrigin.isEmpty(), "no network response from " + origin + ": " + page.responses());
+        for (JsonNode n : fromOrigin) {
+            assertEquals(proxyPort, n.path("remotePort").asInt(), "a response did not come through the ingress: " + n);
+        }
+        return fromOrigin.size();
+    }
+
+    private static void viteHmrSteps(Page page, ViteDevServer vite, SpikeResult r) {
+        String url = "http://localhost:" + vite.port() + "/";
+        long t0 = System.nanoTime();
+        JsonNode nav = page.navigate(url);
+        assertNavigated(nav, url);
+        page.waitFor("document.getElementById('value').textContent === " + js(ViteDevServer.INITIAL_VALUE), WAIT);
+        r.put("url", url);
+        r.put("pageLoadMs", msSince(t0));
+        // Vite's client says "[vite] connected." once its HMR WebSocket (CONNECT through the ingress) is open.
+        Processes.await("Vite's HMR client to log [vite] connected", WAIT,
+                () -> page.console().stream().anyMatch(m -> m.contains("[vite] connected")));
+        r.put("hmrSocketConnectedMs", msSince(t0));
+        String marker = page.evaluateString("window.__marker = 'kept-' + Math.random(); window.__marker");
+
+        String edited = "edited-" + UUID.randomUUID().toString().substring(0, 8);
+        long t1 = System.nanoTime();
+        vite.writeValue(edited);
+        page.waitFor("document.getElementById('value').textContent === " + js(edited), WAIT);
+        long hmrMs = msSince(t1);
+        JsonNode after = page.evaluate("({loads: window.__loads, marker: window.__marker, valueEvaluations:"
+                + " window.__valueEvaluations, hmrUpdates: window.__hmrUpdates,"
+                + " navigations: performance.getEntriesByType('navigation').length, href: location.href})");
+        assertEquals(1, after.path("loads").asInt(), "a full reload happened: " + after);
+        assertEquals(marker, after.path("marker").asText(), "page state lost: " + after);
+        assertEquals(2, after.path("valueEvaluations").asInt(), "value.js should be re-evaluated once: " + after);
+        assertTrue(after.path("hmrUpdates").asInt() >= 1, "no vite:afterUpdate: " + after);
+        assertEquals(url, after.path("href").asText());
+
+        long t2 = System.nanoTime();
+        vite.writeValue(ViteDevServer.INITIAL_VALUE);
+        page.waitFor("document.getElementById('value').textContent === " + js(ViteDevServer.INITIAL_VALUE), WAIT);
+        long restoreMs = msSince(t2);
+        JsonNode end = page.evaluate("({loads: window.__loads, marker: window.__marker,"
+                + " valueEvaluations: window.__valueEvaluations, hmrUpdates: window.__hmrUpdates})");
+        assertEquals(1, end.path("loads").asInt(), "a full reload happened on restore: " + end);
+        assertEquals(marker, end.path("marker").asText());
+
+        r.put("hmrUpdateMs", hmrMs);
+        r.put("hmrRestoreMs", restoreMs);
+        r.put("pageLoads", end.path("loads").asInt());
+        r.put("valueModuleEvaluations", end.path("valueEvaluations").asInt());
+        r.put("hmrUpdates", end.path("hmrUpdates").asInt());
+        r.put("pageStateKept", marker.equals(end.path("marker").asText()));
+        r.put("proxyAuthChallengesAnswered", page.proxyChallenges());
+    }
+
+    /**
+     * Run 2: a page that uses its own WebSocket (100 echo round trips and a 256 KiB binary message) and an
+     * EventSource stream (20 events 50 ms apart) through the tunnel. The stream must arrive spread over time, not
+     * buffered until the end.
+     */
+    static void appStreaming(Page page, StreamingTarget target, SampleApp app, SpikeResult r, int proxyPort,
+                             Browser direct) {
+        try (AuditCapture audit = new AuditCapture()) {
+            appStreamingSteps(page, target, app, r);
+            r.put("tunnelStreams", assertConnectStreams(audit, "localhost:" + app.port()));
+            r.put("httpResponsesViaIngress", assertViaProxy(page, "http://localhost:" + target.port() + "/", proxyPort));
+        }
+        if (direct != null) {
+            // Baseline: the same page and echo in a browser without a proxy, straight to the apps on loopback.
+            Page d = direct.newPage();
+            try {
+                String url = "http://localhost:" + target.port() + "/";
+                assertNavigated(d.navigate(url), url);
+                d.waitFor("window.__ready === true", WAIT);
+                r.put("websocketDirectBaseline", d.evaluate("__wsTest(" + js("ws://localhost:" + app.port() + "/ws")
+                        + ", " + WS_MESSAGES + ")"));
+            } finally {
+                d.close();
+            }
+        }
+    }
+
+    static final int WS_MESSAGES = 100;
+
+    static JsonNode assertConnectStreams(AuditCapture audit, String authority) {
+        long n = audit.matching(e -> AuditCapture.event("ingress", "stream_opened").test(e)
+                && authority.equals(e.path("authority").asText()) && "connect".equals(e.path("kind").asText())).size();
+        assertTrue(n >= 1, "no CONNECT stream to " + authority + " in the ingress audit");
+        return SpikeResult.JSON.createObjectNode().put("authority", authority).put("connectStreams", n);
+    }
+
+    private static void appStreamingSteps(Page page, StreamingTarget target, SampleApp app, SpikeResult r) {
+        String url = "http://localhost:" + target.port() + "/";
+        long t0 = System.nanoTime();
+        JsonNode nav = page.navigate(url);
+        assertNavigated(nav, url);
+        page.waitFor("window.__ready === true", WAIT);
+        r.put("pageLoadMs", msSince(t0));
+        String wsUrl = "ws://localhost:" + app.port() + "/ws";
+        JsonNode ws = page.evaluate("__wsTest(" + js(wsUrl) + ", " + WS_MESSAGES + ")");
+        assertEquals(WS_MESSAGES, ws.path("messages").asInt(), ws.toString());
+        assertTrue(ws.path("binary256KiBEchoOk").asBoolean(), ws.toString());
+        int events = 20;
+        int interval = 50;
+        JsonNode sse = page.evaluate("__sseTest(" + events + ", " + interval + ")");
+        assertTrue(sse.path("ok").asBoolean(), "EventSource: " + sse);
+        assertEquals(events, sse.path("events").asInt(), sse.toString());
+        double expected = (events - 1) * interval;
+        assertTrue(sse.path("spreadMs").asDouble() >= expected * 0.5,
+                "events arrived bunched (buffered, not streamed): " + sse);
+        r.put("websocketUrl", wsUrl);
+        r.put("websocket", ws);
+        r.put("eventSource", sse);
+        r.put("proxyAuthChallengesAnswered", page.proxyChallenges());
+    }
+}
