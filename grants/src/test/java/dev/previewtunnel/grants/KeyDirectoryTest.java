@@ -28,7 +28,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 class KeyDirectoryTest {
     private static final String ENV = "env-1";
@@ -150,7 +149,7 @@ class KeyDirectoryTest {
     void openRefusesAGroupReadableSigningKey() throws Exception {
         Path dir = tmp.resolve("keys");
         KeyDirectory.init(dir);
-        assumeTrue(KeyFiles.isPosix(dir));
+        assertTrue(KeyFiles.isPosix(dir), "key files are protected with POSIX permissions");
         Path signing = dir.resolve(KeyDirectory.SIGNING_KEY_FILE);
         Files.setPosixFilePermissions(signing, PosixFilePermissions.fromString("rw-r--r--"));
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> KeyDirectory.open(dir));

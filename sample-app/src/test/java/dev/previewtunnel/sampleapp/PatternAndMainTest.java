@@ -99,14 +99,9 @@ class PatternAndMainTest {
     }
 
     @Test
-    void bindsIpv6LoopbackWhenAvailable() throws Exception {
-        SampleApp app;
-        try {
-            app = SampleApp.start("::1", 0);
-        } catch (RuntimeException e) {
-            org.junit.jupiter.api.Assumptions.abort("no IPv6 loopback here: " + e);
-            return;
-        }
+    void bindsIpv6Loopback() throws Exception {
+        // Dev servers bind ::1 as often as 127.0.0.1; the machines this runs on have IPv6 loopback.
+        SampleApp app = SampleApp.start("::1", 0);
         try (app) {
             HttpResponse<String> r = HttpClient.newHttpClient()
                     .sendAsync(HttpRequest.newBuilder(URI.create("http://[::1]:" + app.port() + "/hello")).build(),
