@@ -111,6 +111,7 @@ public final class GatewayServer implements AutoCloseable {
                 return context.verifier().verifyConnectionToken(token, config.environment());
             } catch (GrantException e) {
                 context.audit().event("connection_refused").put("code", e.failure().code()).write();
+                context.metrics().tokenRefused(e.failure().code());
                 throw new TunnelServerUpgradeHandler.RefusedException("token_refused",
                         "connection token refused (" + e.failure().code() + ")");
             }
@@ -130,6 +131,7 @@ public final class GatewayServer implements AutoCloseable {
                         ch.pipeline().addLast(HandshakeDeadline.NAME, new HandshakeDeadline(config.handshakeTimeout()));
                         ch.pipeline().addLast("http", new HttpServerCodec(4096, 8192, 8192));
                         ch.pipeline().addLast("http-aggregator", new HttpObjectAggregator(8192));
+                        ch.pipeline().addLast("date", new DateHeader());
                         ch.pipeline().addLast("upgrade", new TunnelServerUpgradeHandler(config.path(), mux,
                                 authenticator, new Acceptor()));
                     }
@@ -151,6 +153,7 @@ public final class GatewayServer implements AutoCloseable {
                 protected void initChannel(Http2StreamChannel ch) {
                     ch.config().setOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(
                             config.mux().streamWriteLowWaterMark(), config.mux().streamWriteHighWaterMark()));
+                    ch.pipeline().addLast(context.metrics().streamMeter()); // observes only: bytes, open time
                     ch.pipeline().addLast(new StreamAuthorizer(context, state));
                 }
             };
@@ -170,6 +173,7 @@ public final class GatewayServer implements AutoCloseable {
         public void upgraded(Channel parent, Object principal) {
             parent.pipeline().remove(HandshakeDeadline.NAME);
             connections.add(parent);
+            context.metrics().connectionOpened(parent);
             IdleConnectionReaper.watch(parent, config.limits().connectionIdleTimeout());
             VerifiedToken token = (VerifiedToken) principal;
             context.audit().event("connection_opened")
@@ -180,6 +184,25 @@ public final class GatewayServer implements AutoCloseable {
                     .write();
             parent.closeFuture().addListener(f -> context.audit().event("connection_closed")
                     .put("conn", parent.attr(CONNECTION_ID).get()).write());
+        }
+    }
+
+    /**
+     * Adds a {@code Date} header to the one HTTP answer of a connection (the 101 or a refusal), so a client can
+     * measure its clock skew against the gateway's (grants are checked with a 30 s allowance; see
+     * {@code desktop-ingress doctor}); then leaves the pipeline.
+     */
+    private static final class DateHeader extends io.netty.channel.ChannelOutboundHandlerAdapter {
+        @Override
+        public void write(ChannelHandlerContext ctx, Object msg, io.netty.channel.ChannelPromise promise) {
+            if (msg instanceof io.netty.handler.codec.http.HttpResponse response) {
+                response.headers().set(io.netty.handler.codec.http.HttpHeaderNames.DATE,
+                        io.netty.handler.codec.DateFormatter.format(new java.util.Date()));
+                ctx.write(msg, promise);
+                ctx.pipeline().remove(this);
+                return;
+            }
+            ctx.write(msg, promise);
         }
     }
 
@@ -268,7 +291,12 @@ public final class GatewayServer implements AutoCloseable {
             serverChannel.close().syncUninterruptibly();
         }
         for (Channel c : connections) {
-            c.eventLoop().execute(() -> c.unsafe().closeForcibly());
+            // Close from the head of the pipeline: the socket goes (RST, no GOAWAY written), while every handler
+            // still sees channelInactive and frees what it holds, as the process's own teardown would not need to.
+            c.eventLoop().execute(() -> {
+                c.config().setOption(ChannelOption.SO_LINGER, 0);
+                c.pipeline().firstContext().close();
+            });
             c.closeFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
         group.shutdownGracefully(0, 0, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);

@@ -14,6 +14,9 @@ import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 
 import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -24,6 +27,8 @@ public final class TunnelConnection {
     private final Channel parent;
     private final MuxSettings settings;
     private final AtomicInteger liveStreams = new AtomicInteger();
+    /** Streams opened here and still open (touched on the connection's event loop only). */
+    private final Set<Http2StreamChannel> streams = new HashSet<>();
     private volatile boolean draining;
     private volatile Runnable drainListener = () -> { };
 
@@ -39,6 +44,9 @@ public final class TunnelConnection {
             public void channelRead(ChannelHandlerContext ctx, Object msg) {
                 if (msg instanceof Http2GoAwayFrame && !draining) {
                     draining = true;
+                    for (Http2StreamChannel stream : List.copyOf(streams)) {
+                        stream.pipeline().fireUserEventTriggered(TunnelDraining.INSTANCE);
+                    }
                     drainListener.run();
                 }
                 ReferenceCountUtil.release(msg);
@@ -102,7 +110,11 @@ public final class TunnelConnection {
                     }
                     Http2StreamChannel stream = (Http2StreamChannel) f.getNow();
                     liveStreams.incrementAndGet();
-                    stream.closeFuture().addListener(c -> liveStreams.decrementAndGet());
+                    streams.add(stream);
+                    stream.closeFuture().addListener(c -> {
+                        liveStreams.decrementAndGet();
+                        streams.remove(stream);
+                    });
                     stream.writeAndFlush(StreamResponses.connect(target, grant)).addListener(w -> {
                         if (!w.isSuccess()) {
                             promise.tryFailure(new TunnelStreamException(TunnelError.STREAM_RESET,

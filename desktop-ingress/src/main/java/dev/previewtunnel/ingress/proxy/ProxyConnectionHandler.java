@@ -530,6 +530,13 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         browser.read();
     }
 
+    /** The upstream's tunnel connection is draining; an idle upstream is let go now. Browser loop. */
+    void onUpstreamDraining(Upstream up) {
+        if (up == upstream && state == State.AWAIT_HEAD) {
+            closeUpstream();
+        }
+    }
+
     /** The upstream stream ended (reset, gateway lost, target closed); runs on the browser loop. */
     void onUpstreamClosed(Upstream up, Throwable cause) {
         if (up != upstream) {

@@ -1,6 +1,7 @@
 package dev.previewtunnel.ingress.proxy;
 
 import dev.previewtunnel.ingress.session.Route;
+import dev.previewtunnel.mux.TunnelDraining;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -22,6 +23,7 @@ final class Upstream {
     private final ProxyConnectionHandler front;
     private final Channel browser;
     private volatile boolean inputEnded;
+    private volatile boolean draining;
 
     Upstream(Channel channel, Route route, ProxyConnectionHandler front, Channel browser) {
         this.channel = channel;
@@ -38,7 +40,7 @@ final class Upstream {
 
     /** Reusable for a next request when it is still open, to the same target, under the same grant. */
     boolean reusableFor(Route next) {
-        return channel.isActive() && !inputEnded && next.target().equals(route.target())
+        return channel.isActive() && !inputEnded && !draining && next.target().equals(route.target())
                 && next.grant().equals(route.grant());
     }
 
@@ -82,6 +84,12 @@ final class Upstream {
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
             if (evt instanceof ChannelInputShutdownEvent) {
                 inputEnded = true;
+            } else if (evt instanceof TunnelDraining) {
+                // The gateway is draining this tunnel connection: finish the exchange in progress, keep no
+                // idle stream open on it (the next request opens one on the fresh connection).
+                draining = true;
+                browser.eventLoop().execute(() -> front.onUpstreamDraining(Upstream.this));
+                return;
             }
             super.userEventTriggered(ctx, evt);
         }
