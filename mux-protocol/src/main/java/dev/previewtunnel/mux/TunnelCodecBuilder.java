@@ -16,11 +16,27 @@ import io.netty.handler.codec.http2.WeightedFairQueueByteDistributor;
 final class TunnelCodecBuilder extends Http2FrameCodecBuilder {
     static final int ALLOCATION_QUANTUM = 16 * 1024;
 
+    private final boolean server;
+
     TunnelCodecBuilder(boolean server) {
+        this.server = server;
         DefaultHttp2Connection connection = new DefaultHttp2Connection(server);
         WeightedFairQueueByteDistributor distributor = new WeightedFairQueueByteDistributor(connection);
         distributor.allocationQuantum(ALLOCATION_QUANTUM);
         connection.remote().flowController(new DefaultHttp2RemoteFlowController(connection, distributor));
         connection(connection);
+    }
+
+    /**
+     * Netty's protected builder constructor leaves the builder in server mode unless a subclass says otherwise
+     * ({@code server(boolean)} cannot be combined with {@code connection(...)}, so this overrides it). A client
+     * built in server mode gets the server-only defaults, notably a limit of 200 non-CANCEL RST_STREAM frames
+     * sent per 30 s: the desktop side sends one STREAM_CLOSED reset for every frame that arrives on a stream it
+     * has already aborted, so it would close its own tunnel connection (GOAWAY ENHANCE_YOUR_CALM) during a page
+     * load that aborts many downloads in flight.
+     */
+    @Override
+    public boolean isServer() {
+        return server;
     }
 }

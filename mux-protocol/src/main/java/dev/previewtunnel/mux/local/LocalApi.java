@@ -24,7 +24,6 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
-import io.netty.handler.timeout.ReadTimeoutHandler;
 import io.netty.util.NetUtil;
 
 import java.io.IOException;
@@ -82,9 +81,19 @@ public final class LocalApi {
         return Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
     }
 
+    /** A whole request must arrive within this time of accept or of the previous answer (slowloris bound). */
+    public static final java.time.Duration REQUEST_DEADLINE = java.time.Duration.ofSeconds(10);
+
     /** Binds the API on a loopback address; refuses any other address. */
     public static Channel bind(EventLoopGroup group, Class<? extends ServerSocketChannel> type,
                                InetSocketAddress listen, String token, String realm, Handler handler)
+            throws InterruptedException {
+        return bind(group, type, listen, token, realm, handler, REQUEST_DEADLINE);
+    }
+
+    public static Channel bind(EventLoopGroup group, Class<? extends ServerSocketChannel> type,
+                               InetSocketAddress listen, String token, String realm, Handler handler,
+                               java.time.Duration requestDeadline)
             throws InterruptedException {
         if (!listen.getAddress().isLoopbackAddress()) {
             throw new IllegalArgumentException("a local API must listen on a loopback address");
@@ -94,27 +103,53 @@ public final class LocalApi {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel c) {
-                        c.pipeline().addLast(new ReadTimeoutHandler(10))
-                                .addLast(new HttpServerCodec(4096, 8192, 8192))
+                        c.pipeline().addLast(new HttpServerCodec(4096, 8192, 8192))
                                 .addLast(new HttpObjectAggregator(64 * 1024))
-                                .addLast(new RequestHandler(tokenBytes, realm, handler));
+                                .addLast(new RequestHandler(tokenBytes, realm, handler, requestDeadline.toMillis()));
                     }
                 }).bind(listen).sync().channel();
     }
 
     private static final class RequestHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
+        private final long deadlineMillis;
         private final byte[] token;
         private final String realm;
         private final Handler handler;
+        private io.netty.util.concurrent.ScheduledFuture<?> deadline;
 
-        RequestHandler(byte[] token, String realm, Handler handler) {
+        RequestHandler(byte[] token, String realm, Handler handler, long deadlineMillis) {
+            this.deadlineMillis = deadlineMillis;
             this.token = token;
             this.realm = realm;
             this.handler = handler;
         }
 
         @Override
+        public void channelActive(ChannelHandlerContext ctx) throws Exception {
+            arm(ctx);
+            super.channelActive(ctx);
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+            if (deadline != null) {
+                deadline.cancel(false);
+            }
+            super.channelInactive(ctx);
+        }
+
+        private void arm(ChannelHandlerContext ctx) {
+            if (deadline != null) {
+                deadline.cancel(false);
+            }
+            deadline = ctx.executor().schedule(() -> {
+                ctx.close();
+            }, deadlineMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
+
+        @Override
         protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+            arm(ctx);
             Response response;
             try {
                 response = check(req);

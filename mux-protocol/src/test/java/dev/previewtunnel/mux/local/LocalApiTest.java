@@ -1,0 +1,88 @@
+package dev.previewtunnel.mux.local;
+
+import dev.previewtunnel.mux.Transports;
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoopGroup;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The checks every local API request goes through, and the per-request deadline against slow clients. */
+class LocalApiTest {
+    static EventLoopGroup group;
+    static Channel api;
+    static final String TOKEN = LocalApi.newToken();
+    static final HttpClient client = HttpClient.newHttpClient();
+
+    @BeforeAll
+    static void start() throws Exception {
+        Transports t = Transports.best();
+        group = t.newGroup(1, "local-api-test");
+        api = LocalApi.bind(group, t.serverSocketChannel(), new InetSocketAddress("127.0.0.1", 0), TOKEN, "test",
+                (method, path, body) -> LocalApi.Response.ok(LocalApi.object().put("path", path)),
+                Duration.ofMillis(500));
+    }
+
+    @AfterAll
+    static void stop() {
+        api.close().syncUninterruptibly();
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    static String url(String path) {
+        return "http://127.0.0.1:" + ((InetSocketAddress) api.localAddress()).getPort() + path;
+    }
+
+    static HttpResponse<String> get(String path, String... headers) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url(path)));
+        for (int i = 0; i < headers.length; i += 2) {
+            b.header(headers[i], headers[i + 1]);
+        }
+        return client.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void tokenOriginAndHostAreCheckedBeforeTheHandler() throws Exception {
+        assertEquals(401, get("/x").statusCode());
+        assertEquals(401, get("/x", "Authorization", "Bearer wrong").statusCode());
+        assertEquals(403, get("/x", "Authorization", "Bearer " + TOKEN, "Origin", "http://page.example").statusCode());
+        HttpResponse<String> ok = get("/x", "Authorization", "Bearer " + TOKEN);
+        assertEquals(200, ok.statusCode());
+        assertTrue(ok.body().contains("\"path\":\"/x\""));
+        assertTrue(LocalApi.loopbackHost("localhost:1"));
+        assertTrue(LocalApi.loopbackHost("[::1]:9"));
+        assertTrue(!LocalApi.loopbackHost("evil.example"));
+        assertTrue(!LocalApi.loopbackHost("127.0.0.1.evil.example"));
+    }
+
+    @Test
+    void aClientDrippingItsRequestIsClosedAtTheDeadline() throws Exception {
+        try (Socket s = new Socket("127.0.0.1", ((InetSocketAddress) api.localAddress()).getPort())) {
+            s.setSoTimeout(10_000);
+            OutputStream out = s.getOutputStream();
+            InputStream in = s.getInputStream();
+            long start = System.nanoTime();
+            out.write("GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            // Never finish the head: the server must close on its own (read returns -1), bounded by SoTimeout.
+            assertEquals(-1, in.read());
+            long millis = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(millis >= 400 && millis < 5_000, "closed after " + millis + " ms");
+        }
+    }
+}
