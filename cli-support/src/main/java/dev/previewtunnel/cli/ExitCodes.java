@@ -13,7 +13,10 @@ public final class ExitCodes {
     public static final int OK = 0;
     /** Usage error or invalid argument (bad flag, malformed HOST:PORT, duration out of range...). */
     public static final int USAGE = 1;
-    /** Cannot bind the listen address, or an address is unreachable / does not resolve. */
+    /**
+     * Cannot bind a listen address, or something is unreachable / does not resolve (the gateway, a target, the
+     * running ingress's control API, the gateway's admin endpoint).
+     */
     public static final int UNREACHABLE = 2;
     /** Refused: a file or directory the program needs is missing, unreadable, or open to group/others. */
     public static final int REFUSED = 3;
@@ -24,7 +27,8 @@ public final class ExitCodes {
     public static final String FOOTER_START = "%nExit codes:%n"
             + "  0  ok%n"
             + "  1  usage error or invalid argument%n"
-            + "  2  cannot bind the listen address, or an address is unreachable%n";
+            + "  2  cannot bind a listen address, or something is unreachable (the gateway,%n"
+            + "     a target, a running ingress or admin endpoint)%n";
     /** Footer line for code 4. */
     public static final String FOOTER_INTERNAL = "  4  internal error%n";
     /** Last footer line, to be followed by {@code "<program>: <reason>"}. */

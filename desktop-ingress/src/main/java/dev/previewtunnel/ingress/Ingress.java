@@ -10,6 +10,7 @@ import dev.previewtunnel.mux.Transports;
 import dev.previewtunnel.mux.TunnelClient;
 import dev.previewtunnel.mux.audit.AuditLog;
 import dev.previewtunnel.mux.local.LocalApi;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.EventLoopGroup;
 import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.Future;
@@ -17,6 +18,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -36,13 +38,17 @@ public final class Ingress implements AutoCloseable {
     private final IngressContext context;
     private volatile String virtualHostSuffix = dev.previewtunnel.ingress.session.AuthorityMap.DEFAULT_SUFFIX;
     private volatile Future<Void> firstConnection;
+    private final IngressMetrics metrics;
 
-    private Ingress(IngressConfig config, Supplier<String> token, SslContext gatewayTls) throws InterruptedException {
+    private Ingress(IngressConfig config, Supplier<String> token, SslContext gatewayTls, MeterRegistry registry)
+            throws InterruptedException {
         this.config = config;
         this.group = transports.newGroup(config.ioThreads(), "ptun-ingress");
         TunnelClient client = new TunnelClient(group, transports.socketChannel(), config.mux());
         this.pool = new TunnelPool(client, group.next(), config.gateway(), token, gatewayTls, config.poolSize(),
                 config.connectTimeout());
+        this.metrics = registry == null ? null : new IngressMetrics(registry, pool);
+        pool.streamObserver(metrics);
         this.context = new IngressContext(config, sessions, pool, new AuditLog("ingress"),
                 DirectDialer.standard(config.connectTimeout()));
         try {
@@ -62,7 +68,13 @@ public final class Ingress implements AutoCloseable {
      */
     public static Ingress start(IngressConfig config, Supplier<String> token, SslContext gatewayTls)
             throws InterruptedException {
-        Ingress ingress = new Ingress(config, token, gatewayTls);
+        return start(config, token, gatewayTls, null);
+    }
+
+    /** As {@link #start(IngressConfig, Supplier, SslContext)}, recording {@link IngressMetrics} in {@code registry}. */
+    public static Ingress start(IngressConfig config, Supplier<String> token, SslContext gatewayTls,
+                                MeterRegistry registry) throws InterruptedException {
+        Ingress ingress = new Ingress(config, token, gatewayTls, registry);
         ingress.firstConnection = ingress.pool.start();
         log.info("ingress proxy on {} (transport {}), gateway {}", ingress.proxy.address(),
                 ingress.transports.name(), config.gateway().getHost() + ":" + config.gateway().getPort());
@@ -118,10 +130,26 @@ public final class Ingress implements AutoCloseable {
                 handler);
     }
 
+    /** The metrics of this ingress, or null when started without a registry. */
+    public IngressMetrics metrics() {
+        return metrics;
+    }
+
     @Override
     public void close() {
+        close(Duration.ZERO);
+    }
+
+    /**
+     * Graceful, bounded stop: no new browser connections; every tunnel connection sends GOAWAY and closes once its
+     * live streams have ended, waited for up to {@code drain}; then whatever is left is closed.
+     */
+    public void close(Duration drain) {
         proxy.close();
         pool.close();
+        if (!drain.isZero() && !pool.awaitClosed(drain)) {
+            log.info("drain timeout ({} ms) reached with streams still open; closing them", drain.toMillis());
+        }
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
 }

@@ -1,21 +1,81 @@
 package dev.previewtunnel.gateway;
 
+import dev.previewtunnel.mux.MuxProtocol;
 import dev.previewtunnel.mux.TunnelError;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPromise;
+import io.netty.handler.codec.http2.Http2DataFrame;
+import io.netty.handler.codec.http2.Http2HeadersFrame;
 
-/** Gateway counters and gauges (Micrometer); names are documented in docs/operations.md. */
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Gateway counters, gauges and timers (Micrometer). Names as Prometheus shows them, documented in
+ * docs/operations.md:
+ *
+ * <pre>
+ *   ptun_gateway_connections                      gauge    tunnel connections open now
+ *   ptun_gateway_connections_opened_total         counter  tunnel connections accepted (token verified)
+ *   ptun_gateway_token_failures_total{reason}     counter  upgrades refused, by token failure (grant_expired...)
+ *   ptun_gateway_streams_live                     gauge    streams open now
+ *   ptun_gateway_streams_opened_total             counter  streams answered 200 (target dialed)
+ *   ptun_gateway_streams_refused_total{code,reason} counter streams refused, by ptun-error code and detail
+ *   ptun_gateway_grant_failures_total{reason}     counter  grants refused, by verification failure
+ *   ptun_gateway_dials_total                      counter  TCP connects attempted to targets
+ *   ptun_gateway_stream_bytes_total{direction}    counter  DATA bytes, to_target / from_target
+ *   ptun_gateway_stream_open_seconds{outcome}     histogram CONNECT received to answer sent (verify+policy+dial)
+ *   ptun_gateway_stream_stalled_seconds           histogram time a stream could not be written (peer window
+ *                                                          exhausted or write buffer above its high mark)
+ * </pre>
+ */
 public final class GatewayMetrics {
+    /** Histogram buckets (le) of the latency timers: 1 ms to 10 s. */
+    static final Duration[] LATENCY_BUCKETS = {Duration.ofMillis(1), Duration.ofMillis(5), Duration.ofMillis(10),
+            Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250),
+            Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofMillis(2500), Duration.ofSeconds(5),
+            Duration.ofSeconds(10)};
+    /** Histogram buckets (le) of the stall timer: 1 ms to 60 s. */
+    static final Duration[] STALL_BUCKETS = {Duration.ofMillis(1), Duration.ofMillis(10), Duration.ofMillis(100),
+            Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofSeconds(60)};
+
     private final MeterRegistry registry;
     private final Counter opened;
     private final Counter dials;
+    private final Counter connectionsOpened;
+    private final AtomicInteger connections = new AtomicInteger();
+    private final Counter bytesToTarget;
+    private final Counter bytesFromTarget;
+    private final Timer stalled;
 
     GatewayMetrics(MeterRegistry registry, LiveStreams live) {
         this.registry = registry;
-        this.opened = Counter.builder("ptun.gateway.streams.opened").register(registry);
+        this.opened = Counter.builder("ptun.gateway.streams.opened")
+                .description("streams answered 200: grant verified, target dialed").register(registry);
         this.dials = Counter.builder("ptun.gateway.dials").description("TCP connects attempted to targets")
                 .register(registry);
-        registry.gauge("ptun.gateway.streams.live", live, LiveStreams::size);
+        Gauge.builder("ptun.gateway.streams.live", live, LiveStreams::size).description("streams open now")
+                .register(registry);
+        this.connectionsOpened = Counter.builder("ptun.gateway.connections.opened")
+                .description("tunnel connections accepted (token verified)").register(registry);
+        Gauge.builder("ptun.gateway.connections", connections, AtomicInteger::get)
+                .description("tunnel connections open now").register(registry);
+        this.bytesToTarget = Counter.builder("ptun.gateway.stream.bytes").tag("direction", "to_target")
+                .description("DATA payload bytes relayed").register(registry);
+        this.bytesFromTarget = Counter.builder("ptun.gateway.stream.bytes").tag("direction", "from_target")
+                .description("DATA payload bytes relayed").register(registry);
+        this.stalled = Timer.builder("ptun.gateway.stream.stalled")
+                .description("time a stream could not be written: the peer's flow-control window was exhausted "
+                        + "or the write buffer was above its high-water mark")
+                .serviceLevelObjectives(STALL_BUCKETS)
+                .register(registry);
     }
 
     void opened() {
@@ -37,9 +97,106 @@ public final class GatewayMetrics {
                 .tag("reason", detail == null ? "" : detail)
                 .register(registry)
                 .increment();
+        if (error == TunnelError.GRANT_REFUSED || error == TunnelError.GRANT_EXPIRED
+                || error == TunnelError.GRANT_REVOKED) {
+            Counter.builder("ptun.gateway.grant.failures")
+                    .description("grants refused at stream open, by verification failure")
+                    .tag("reason", detail == null ? error.code() : detail)
+                    .register(registry)
+                    .increment();
+        }
+    }
+
+    /** A WebSocket upgrade refused because of its connection token ({@code failure}: grant_expired, ...). */
+    void tokenRefused(String failure) {
+        Counter.builder("ptun.gateway.token.failures")
+                .description("tunnel connections refused at upgrade, by token verification failure")
+                .tag("reason", failure)
+                .register(registry)
+                .increment();
+    }
+
+    /** A tunnel connection was accepted; the gauge follows it until it closes. */
+    void connectionOpened(Channel parent) {
+        connectionsOpened.increment();
+        connections.incrementAndGet();
+        parent.closeFuture().addListener(f -> connections.decrementAndGet());
+    }
+
+    /** Tunnel connections open now. */
+    public int openConnections() {
+        return connections.get();
+    }
+
+    /** A new per-stream meter, to be the first handler of an inbound stream's pipeline. */
+    ChannelDuplexHandler streamMeter() {
+        return new StreamMeter();
     }
 
     public MeterRegistry registry() {
         return registry;
+    }
+
+    /**
+     * Sees every frame of one stream before anything else does: DATA bytes each way, the time from the CONNECT
+     * HEADERS to the answer HEADERS (tagged with the answer's ptun-error code, or {@code ok}), and the time the
+     * stream spends unwritable. Only observes: every message is passed on unchanged.
+     */
+    private final class StreamMeter extends ChannelDuplexHandler {
+        private long openStart;
+        private boolean answered;
+        private long stallStart;
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof Http2DataFrame data) {
+                bytesToTarget.increment(data.content().readableBytes());
+            } else if (msg instanceof Http2HeadersFrame && openStart == 0) {
+                openStart = System.nanoTime();
+            }
+            ctx.fireChannelRead(msg);
+        }
+
+        @Override
+        public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+            if (msg instanceof Http2DataFrame data) {
+                bytesFromTarget.increment(data.content().readableBytes());
+            } else if (msg instanceof Http2HeadersFrame headers && openStart != 0 && !answered) {
+                answered = true;
+                CharSequence code = headers.headers().get(MuxProtocol.ERROR_HEADER);
+                Timer.builder("ptun.gateway.stream.open")
+                        .description("CONNECT received to answer sent: grant verification, policy, DNS and dial")
+                        .tag("outcome", code == null ? "ok" : code.toString())
+                        .serviceLevelObjectives(LATENCY_BUCKETS)
+                        .register(registry)
+                        .record(System.nanoTime() - openStart, TimeUnit.NANOSECONDS);
+            }
+            ctx.write(msg, promise);
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            if (!ctx.channel().isWritable()) {
+                if (stallStart == 0) {
+                    stallStart = System.nanoTime();
+                }
+            } else {
+                endStall();
+            }
+            ctx.fireChannelWritabilityChanged();
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            endStall();
+            ctx.fireChannelInactive();
+        }
+
+        private void endStall() {
+            if (stallStart != 0) {
+                stalled.record(System.nanoTime() - stallStart, TimeUnit.NANOSECONDS);
+                stallStart = 0;
+            }
+        }
     }
 }

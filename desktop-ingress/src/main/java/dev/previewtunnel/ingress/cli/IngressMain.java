@@ -14,8 +14,14 @@ import java.util.Set;
  *
  * <pre>
  * desktop-ingress [--help] [--version]
- *   run --gateway ws://HOST:PORT/PATH (--token-file FILE | --token TOKEN) (--grant-file FILE | --grant GRANT)...
+ *   run --gateway ws://HOST:PORT/PATH (--token-file FILE | --token TOKEN) [--grant-file FILE | --grant GRANT]...
  *       [--listen 127.0.0.1:0] [--pool 2] [--gateway-ca PEM] [--state-dir DIR] [--session-id ID]
+ *       [--control-listen 127.0.0.1:0 | --no-control] [--metrics-listen 127.0.0.1:PORT] [--drain-timeout 2s]
+ *       [--grant-refresh-command PROGRAM [--grant-refresh-arg ARG]... | --grant-refresh-url URL] [--config FILE]
+ *   session create [--id ID] [--egress deny|direct] | session list | session close ID
+ *   grant add --session ID (--grant G | --grant-file F) [--name LABEL] | grant remove --session ID GRANT_ID
+ *   status [--json]
+ *   doctor [--gateway URL] [--token-file F] [--grant-file F]... [--state-dir DIR] [--config FILE] [--json]
  * </pre>
  *
  * Error handling and exit codes ({@link ExitCodes}, shared with env-gateway through cli-support) are installed
@@ -40,13 +46,17 @@ import java.util.Set;
                         + "file) can use it, and only for the targets its grants name. Connection tokens and "
                         + "grants never travel in a URL; prefer --token-file and --grant-file, since command-line "
                         + "arguments are visible to other local users in ps.",
-                "Only one line is ever printed on stdout (the JSON ready event); logs are JSON lines on stderr."},
-        subcommands = {RunCommand.class})
+                "'run' prints one line on stdout (the JSON ready event); 'session', 'grant' and 'status --json' "
+                        + "print JSON lines, 'status' a table and 'doctor' one line per check. Logs are JSON lines "
+                        + "on stderr."},
+        subcommands = {RunCommand.class, SessionCommand.class, GrantCommand.class, StatusCommand.class,
+                DoctorCommand.class})
 public final class IngressMain {
     /** Usage footer shared by every command (picocli format string: %n is a line break). */
     static final String FOOTER = ExitCodes.FOOTER_START
             + "  3  refused: cannot read or write a file or directory it needs (token or%n"
-            + "     grant file, state directory, credentials file), permission denied%n"
+            + "     grant file, state directory, credentials file), permission denied,%n"
+            + "     the control API refused its token, or a doctor check found such a problem%n"
             + ExitCodes.FOOTER_INTERNAL
             + ExitCodes.FOOTER_ERRORS + "desktop-ingress: <reason>";
 

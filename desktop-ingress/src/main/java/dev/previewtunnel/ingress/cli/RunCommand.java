@@ -4,16 +4,23 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
+import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
+import dev.previewtunnel.cli.MetricsServer;
+import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.grants.UnverifiedGrantView;
 import dev.previewtunnel.ingress.Ingress;
 import dev.previewtunnel.ingress.IngressConfig;
+import dev.previewtunnel.ingress.control.ControlServer;
+import dev.previewtunnel.ingress.refresh.CommandGrantRefresher;
+import dev.previewtunnel.ingress.refresh.GrantRefresher;
+import dev.previewtunnel.ingress.refresh.UrlGrantRefresher;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.StateFiles;
 import dev.previewtunnel.mux.MuxProtocol;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.channel.ChannelException;
 import io.netty.handler.ssl.SslContext;
-import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.util.concurrent.Future;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,26 +33,25 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code run}: one browser session's proxy, until SIGTERM/SIGINT. Prints the ready line on stdout once listening,
- * then blocks; a JVM shutdown hook closes the ingress, deletes the credentials file and releases the waiting
- * thread.
+ * {@code run}: the desktop proxy, until SIGTERM/SIGINT. Prints the ready line on stdout once listening, then
+ * blocks; a JVM shutdown hook closes the ingress (bounded drain), deletes the credentials and control files and
+ * releases the waiting thread.
  *
  * <p>Tests run it in-process on a background thread and use {@link #awaitStarted}, {@link #ingress()} and
  * {@link #stop()} instead of a signal.
@@ -58,8 +64,8 @@ import java.util.concurrent.TimeUnit;
         footer = IngressMain.FOOTER,
         sortOptions = false,
         description = {
-                "Run the proxy for one browser session until SIGTERM or SIGINT.",
-                "Listens on LISTEN (loopback only) as an HTTP proxy that requires the session's own credential, and "
+                "Run the proxy for browser sessions until SIGTERM or SIGINT.",
+                "Listens on LISTEN (loopback only) as an HTTP proxy that requires a session's own credential, and "
                         + "keeps POOL tunnel connections (subprotocol " + MuxProtocol.SUBPROTOCOL + ") to the "
                         + "gateway, which authenticate with the connection token in the Authorization header of "
                         + "the WebSocket upgrade, never in the URL. A request for a granted target becomes a "
@@ -70,27 +76,41 @@ import java.util.concurrent.TimeUnit;
                         + "in ps and end up in shell history.",
                 "Does not wait for the gateway: while it is unreachable the proxy answers with a 502 page and "
                         + "keeps reconnecting (a warning is logged if the first attempt fails).",
-                "Writes the session's proxy credential, {\"username\":...,\"password\":...}, to the owner-only "
+                "Starts with one browser session (--session-id, holding the grants given here). The control API "
+                        + "(on by default, loopback only) lets 'session create', 'grant add', 'status' and the other "
+                        + "commands add sessions and grants while it runs; its address and token are in the "
+                        + "owner-only STATE_DIR/control.json, whose path (never the token) is printed.",
+                "Writes each session's proxy credential, {\"username\":...,\"password\":...}, to the owner-only "
                         + "(rw-------) file STATE_DIR/session-ID.credentials.json, and, when listening, prints "
                         + "exactly one JSON line on stdout with the fields event (\"ready\"), proxy (HOST:PORT), "
-                        + "credentialsFile, session, gateway, grants (the granted targets), version and protocol.",
-                "On SIGTERM/SIGINT: closes the proxy and the tunnel, deletes the credentials file, exits 0.",
+                        + "credentialsFile, session, gateway, grants (the granted targets), version, protocol, "
+                        + "controlStateFile (unless --no-control) and metrics (with --metrics-listen).",
+                "Settings come from the flags, else environment variables (PTUN_INGRESS_ + the option name in "
+                        + "upper case with _ for -, e.g. PTUN_INGRESS_GATEWAY, PTUN_INGRESS_TOKEN_FILE), else the "
+                        + "JSON config file (--config or PTUN_INGRESS_CONFIG), else the defaults. Tokens and "
+                        + "grants themselves are never settings, only the files holding them.",
+                "On SIGTERM/SIGINT: stops accepting browser connections, lets streams in flight finish within "
+                        + "--drain-timeout (502 for new requests meanwhile), deletes the credentials and control "
+                        + "files, exits 0.",
                 "Logs are JSON lines on stderr. Audit events (one JSON object per line) go to stderr, or to a file "
                         + "with: java -Dptun.audit.file=FILE -jar desktop-ingress.jar run ..."})
 final class RunCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
-    /** A token or grant file is a few KiB at most; anything this big is the wrong file. */
-    private static final long MAX_SECRET_FILE = 1024 * 1024;
     private static final int MAX_TOKEN_LENGTH = 16 * 1024;
-    private static final String SESSION_ID = "[A-Za-z0-9._-]{1,64}";
 
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--gateway", required = true, paramLabel = "URL",
+    @Option(names = "--config", paramLabel = "FILE",
+            description = "JSON config file: an object whose keys are this command's option names without --, "
+                    + "e.g. {\"gateway\": \"ws://127.0.0.1:7443/tunnel\", \"token-file\": \"token\"}; flags and "
+                    + "PTUN_INGRESS_* variables override it (default: $PTUN_INGRESS_CONFIG, else none).")
+    Path config;
+
+    @Option(names = "--gateway", paramLabel = "URL",
             description = "The gateway's tunnel endpoint: ws://HOST:PORT/PATH or wss://HOST:PORT/PATH, the url in "
                     + "the ready line of 'env-gateway serve'. No query and no user info: the token "
-                    + "travels in a header, never in a URL (required).")
+                    + "travels in a header, never in a URL (required; env PTUN_INGRESS_GATEWAY).")
     String gateway;
 
     @Option(names = "--token-file", paramLabel = "FILE",
@@ -109,17 +129,18 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--grant", paramLabel = "GRANT",
             description = "A grant for one target. Visible to other local users in ps: prefer --grant-file. "
-                    + "Repeatable; at least one grant is required, from either option.")
+                    + "Repeatable. With the control API off (--no-control) at least one grant is required; "
+                    + "otherwise grants can be added later with 'grant add'.")
     List<String> grants = new ArrayList<>();
 
-    @Option(names = "--listen", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:0",
+    @Option(names = "--listen", paramLabel = "HOST:PORT",
             description = "Where the proxy listens: a loopback address (127.0.0.0/8 or [::1]) only; port 0 picks "
-                    + "a free port, reported in the ready line (default: ${DEFAULT-VALUE}).")
+                    + "a free port, reported in the ready line (default: 127.0.0.1:0).")
     String listen;
 
-    @Option(names = "--pool", paramLabel = "N", defaultValue = "2",
-            description = "Tunnel connections kept open to the gateway, 1 to 64 (default: ${DEFAULT-VALUE}).")
-    int pool;
+    @Option(names = "--pool", paramLabel = "N",
+            description = "Tunnel connections kept open to the gateway, 1 to 64 (default: 2).")
+    Integer pool;
 
     @Option(names = "--gateway-ca", paramLabel = "PEM",
             description = "PEM certificate(s) to trust for a wss:// gateway instead of the JDK's default trust "
@@ -127,19 +148,67 @@ final class RunCommand implements Callable<Integer> {
     Path gatewayCa;
 
     @Option(names = "--state-dir", paramLabel = "DIR",
-            description = "Directory for the credentials file; created rwx------ if missing "
+            description = "Directory for the credentials files and control.json; created rwx------ if missing "
                     + "(default: $XDG_STATE_HOME/preview-tunnel when XDG_STATE_HOME is set, else "
                     + "~/.local/state/preview-tunnel).")
     Path stateDir;
 
-    @Option(names = "--session-id", paramLabel = "ID", defaultValue = "default",
-            description = "Name of the browser session: 1 to 64 letters, digits, '.', '_' or '-'; the proxy "
-                    + "user is ptun-ID (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--session-id", paramLabel = "ID",
+            description = "Name of the first browser session: 1 to 64 letters, digits, '.', '_' or '-'; the proxy "
+                    + "user is ptun-ID (default: default).")
     String sessionId;
+
+    @Option(names = "--control-listen", paramLabel = "HOST:PORT",
+            description = "Where the control API listens: a loopback address only (default: 127.0.0.1:0).")
+    String controlListen;
+
+    @Option(names = "--no-control",
+            description = "Do not serve the control API (then 'session', 'grant', 'status' cannot reach this "
+                    + "ingress); config key \"control\": false, env PTUN_INGRESS_CONTROL=false.")
+    Boolean noControl;
+
+    @Option(names = "--metrics-listen", paramLabel = "HOST:PORT",
+            description = "Serve Prometheus metrics at http://HOST:PORT/metrics on this loopback address, e.g. "
+                    + "127.0.0.1:9465 (default: off).")
+    String metricsListen;
+
+    @Option(names = "--drain-timeout", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
+            description = "On shutdown, how long streams in flight may continue before they are closed "
+                    + "(default: 2s).")
+    Duration drainTimeout;
+
+    @Option(names = "--grant-refresh-command", paramLabel = "PROGRAM",
+            description = "When the gateway refuses a stream because its grant expired or was revoked, run this "
+                    + "program (no shell) once and use the first line it prints as the new grant. It gets "
+                    + "PTUN_SESSION, PTUN_TARGET, PTUN_GRANT_ID and PTUN_REASON in its environment; its stderr is "
+                    + "discarded (default: no refresh).")
+    String grantRefreshCommand;
+
+    @Option(names = "--grant-refresh-arg", paramLabel = "ARG",
+            description = "An argument for --grant-refresh-command; repeatable, passed in order.")
+    List<String> grantRefreshArgs = new ArrayList<>();
+
+    @Option(names = "--grant-refresh-url", paramLabel = "URL",
+            description = "Instead of a command: POST {\"session\",\"target\",\"grantId\",\"reason\"} to this "
+                    + "http(s) URL; the first line of a 200 answer is the new grant (default: no refresh).")
+    String grantRefreshUrl;
+
+    @Option(names = "--grant-refresh-token-file", paramLabel = "FILE",
+            description = "File holding a bearer token sent to --grant-refresh-url in the Authorization header.")
+    Path grantRefreshTokenFile;
+
+    @Option(names = "--grant-refresh-timeout", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
+            description = "How long the refresh command or URL may take (default: 10s).")
+    Duration grantRefreshTimeout;
 
     private final Object lock = new Object();
     private Ingress ingress; // guarded by lock
     private Path credentialsFile; // guarded by lock
+    private Path stateDirectory; // guarded by lock
+    private ControlServer control; // guarded by lock
+    private MetricsServer metrics; // guarded by lock
+    private ExecutorService refreshExecutor; // guarded by lock
+    private Duration drain = Duration.ofSeconds(2); // guarded by lock
     private boolean stopRequested; // guarded by lock
     private final CountDownLatch started = new CountDownLatch(1);
     private final CountDownLatch stopped = new CountDownLatch(1);
@@ -156,58 +225,93 @@ final class RunCommand implements Callable<Integer> {
     }
 
     private int run() {
-        // 1. Arguments, before reading secrets or touching the network.
-        URI gatewayUri = parseGateway(spec, gateway);
+        // 1. Settings (flags > PTUN_INGRESS_* > config file > defaults), before reading secrets or the network.
+        Settings s = Settings.load(spec, config, IngressCli.ENV_PREFIX, IngressCli.CONFIG_KEYS);
+        String gatewayText = s.require("gateway", "URL", s.string("gateway", gateway, null));
+        URI gatewayUri = IngressCli.parseGateway(spec, s.name("gateway"), gatewayText);
         boolean tls = "wss".equals(gatewayUri.getScheme());
-        if (gatewayCa != null && !tls) {
+        Path ca = s.path("gateway-ca", gatewayCa, null);
+        if (ca != null && !tls) {
             throw Cli.usage(spec, "--gateway-ca applies to wss:// gateways only");
         }
-        if (sessionId == null || !sessionId.matches(SESSION_ID)) {
-            throw Cli.usage(spec, "--session-id must be 1 to 64 letters, digits, '.', '_' or '-', got '"
-                    + Cli.shown(sessionId) + "'");
+        String session = s.string("session-id", sessionId, "default");
+        if (!session.matches(IngressCli.SESSION_ID)) {
+            throw s.invalid("session-id", "must be 1 to 64 letters, digits, '.', '_' or '-', got '"
+                    + Cli.shown(session) + "'");
         }
-        if (pool < 1 || pool > 64) {
-            throw Cli.usage(spec, "--pool must be 1 to 64, got " + pool);
+        int poolSize = s.integer("pool", pool, 2);
+        if (poolSize < 1 || poolSize > 64) {
+            throw s.invalid("pool", "must be 1 to 64, got " + poolSize);
         }
-        InetSocketAddress listenAddress = Cli.parseListen(spec, "--listen", listen, 0);
+        String listenText = s.string("listen", listen, "127.0.0.1:0");
+        InetSocketAddress listenAddress = Cli.parseListen(spec, s.name("listen"), listenText, 0);
         if (!listenAddress.getAddress().isLoopbackAddress()) {
-            throw Cli.usage(spec, "--listen must be a loopback address (127.0.0.0/8 or [::1]), got '"
-                    + Cli.shown(listen) + "': whoever can reach the proxy can use this desktop user's access to "
+            throw s.invalid("listen", "must be a loopback address (127.0.0.0/8 or [::1]), got '"
+                    + Cli.shown(listenText) + "': whoever can reach the proxy can use this desktop user's access to "
                     + "the environment, so it must not be reachable from other machines");
         }
+        boolean controlOn = s.bool("control", noControl == null ? null : !noControl, true);
+        InetSocketAddress controlAddress = controlOn
+                ? loopback(s, "control-listen", s.string("control-listen", controlListen, "127.0.0.1:0"), 0) : null;
+        String metricsText = s.string("metrics-listen", metricsListen, null);
+        InetSocketAddress metricsAddress = metricsText == null ? null : loopback(s, "metrics-listen", metricsText, 9465);
+        Duration drainFor = Cli.requireRange(spec, s.duration("drain-timeout", drainTimeout, Duration.ofSeconds(2)),
+                s.name("drain-timeout"), Duration.ofMillis(1), Duration.ofHours(1));
+        Path tokenPath = s.path("token-file", tokenFile, null);
+        List<Path> grantPaths = s.paths("grant-file", grantFiles);
+        Path dir = s.path("state-dir", stateDir, IngressCli.defaultStateDir()).toAbsolutePath().normalize();
 
-        // 2. Secrets and TLS. Nothing here may echo a token or a grant.
-        String tokenValue = readToken();
-        BrowserSession session = BrowserSession.create(sessionId);
-        Set<String> targets = attachGrants(session);
-        SslContext ssl = tls ? clientTls() : null;
-        Path dir = stateDir != null ? stateDir : StateFiles.defaultDirectory();
-        prepareStateDir(dir);
-        Path credentials = StateFiles.credentialsFile(dir, sessionId);
+        // 2. Secrets, TLS, refresh hook. Nothing here may echo a token or a grant.
+        String tokenValue = readToken(tokenPath);
+        BrowserSession first = BrowserSession.create(session);
+        Set<String> targets = attachGrants(first, grantPaths, controlOn);
+        SslContext ssl = tls ? IngressCli.clientTls(spec, ca) : null;
+        GrantRefresher refresher = refresher(s);
+        IngressCli.prepareStateDir(dir);
+        Path credentials = StateFiles.credentialsFile(dir, session);
         String gatewayPath = gatewayUri.getRawPath();
         if (gatewayPath == null || gatewayPath.isEmpty() || gatewayPath.equals("/")) {
             log.warn("--gateway has no path; env-gateway serves its tunnel at {} unless started with --path",
                     MuxProtocol.DEFAULT_PATH);
         }
 
-        // 3. Start, write the credential, announce, wait.
-        IngressConfig config = IngressConfig.defaults(listenAddress, gatewayUri).withPoolSize(pool);
-        Ingress running = start(config, tokenValue, ssl, listenAddress);
-        running.sessions().add(session);
+        // 3. Start, write the credential, start the control API and metrics, announce, wait.
+        IngressConfig ingressConfig = IngressConfig.defaults(listenAddress, gatewayUri).withPoolSize(poolSize);
+        PrometheusMeterRegistry registry = metricsAddress == null ? null : MetricsServer.newRegistry();
+        Ingress running = start(ingressConfig, tokenValue, ssl, listenAddress, registry);
+        running.sessions().add(first);
+        running.grantRefresher(refresher);
+        ControlServer controlServer = null;
+        MetricsServer metricsServer = null;
         try {
-            writeCredentials(credentials, session);
+            writeCredentials(credentials, first);
+            if (controlAddress != null) {
+                controlServer = startControl(running, dir, controlAddress);
+            }
+            if (metricsAddress != null) {
+                metricsServer = startMetrics(metricsAddress, registry);
+            }
         } catch (RuntimeException e) {
+            if (controlServer != null) {
+                controlServer.close();
+            }
             running.close();
+            deleteQuietly(credentials);
+            shutdownQuietly(refresher);
             throw e;
         }
         boolean closeNow;
         synchronized (lock) {
             ingress = running;
             credentialsFile = credentials;
+            stateDirectory = dir;
+            control = controlServer;
+            metrics = metricsServer;
+            drain = drainFor;
             closeNow = stopRequested;
         }
         if (closeNow) { // stop() came while starting
-            shutdown(running, credentials, "stop requested during start");
+            shutdown("stop requested during start");
             return ExitCodes.OK;
         }
         Thread hook = new Thread(this::onSignal, "ptun-ingress-shutdown");
@@ -219,24 +323,36 @@ final class RunCommand implements Callable<Integer> {
                     .put("event", "ready")
                     .put("proxy", proxy)
                     .put("credentialsFile", credentials.toAbsolutePath().toString())
-                    .put("session", session.id())
+                    .put("session", first.id())
                     .put("gateway", gatewayUri.toString());
             ArrayNode list = ready.putArray("grants");
             targets.forEach(list::add);
             ready.put("version", IngressVersionProvider.projectVersion())
                     .put("protocol", MuxProtocol.SUBPROTOCOL);
+            if (controlServer != null) {
+                ready.put("controlStateFile", controlServer.stateFile().toAbsolutePath().toString());
+            }
+            if (metricsServer != null) {
+                ready.put("metrics", metricsServer.url());
+            }
             Cli.printJson(ready);
-            String first = targets.iterator().next();
+            String url = targets.isEmpty() ? "localhost:5173" : targets.iterator().next();
             log.atInfo()
                     .setMessage("proxy ready; start a browser profile of its own with: chromium "
                             + "--proxy-server=http://{} --proxy-bypass-list='<-loopback>' "
                             + "--user-data-dir=$(mktemp -d) http://{}/ and give the proxy username and password "
                             + "from {} when asked (Playwright: proxy server "
                             + "http://{} with the same username and password)")
-                    .addArgument(proxy).addArgument(first).addArgument(credentials.toAbsolutePath())
+                    .addArgument(proxy).addArgument(url).addArgument(credentials.toAbsolutePath())
                     .addArgument(proxy)
                     .addKeyValue("event", "ready")
                     .log();
+            if (targets.isEmpty()) {
+                log.info("session {} has no grants yet: attach one with: desktop-ingress grant add --session {} "
+                        + "--grant-file FILE{}", first.id(), first.id(),
+                        dir.equals(IngressCli.defaultStateDir().toAbsolutePath().normalize()) ? ""
+                                : " --state-dir " + dir);
+            }
             started.countDown();
             awaitStopped();
         } finally {
@@ -246,43 +362,28 @@ final class RunCommand implements Callable<Integer> {
         return ExitCodes.OK;
     }
 
-    /** ws:// or wss://, a host, no user info, query or fragment. The value is never echoed: it may hold a secret. */
-    static URI parseGateway(CommandSpec spec, String text) {
-        URI uri;
-        try {
-            uri = new URI(text);
-        } catch (URISyntaxException e) {
-            throw Cli.usage(spec, "--gateway is not a valid URL; expected ws://HOST:PORT/PATH or wss://HOST:PORT/PATH");
+    private InetSocketAddress loopback(Settings s, String key, String text, int examplePort) {
+        InetSocketAddress address = Cli.parseListen(spec, s.name(key), text, examplePort);
+        if (!address.getAddress().isLoopbackAddress()) {
+            throw s.invalid(key, "must be a loopback address (127.0.0.0/8 or [::1]), got '" + Cli.shown(text)
+                    + "': it is for local tools only");
         }
-        if (uri.getRawQuery() != null || uri.getRawUserInfo() != null || uri.getRawFragment() != null) {
-            throw Cli.usage(spec, "--gateway must not carry a query, user info or fragment: the connection token "
-                    + "travels in the Authorization header (--token-file), never in a URL");
-        }
-        String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
-        if (!scheme.equals("ws") && !scheme.equals("wss")) {
-            throw Cli.usage(spec, "--gateway must be a ws:// or wss:// URL (the url field of env-gateway's "
-                    + "ready line)" + (scheme.isEmpty() ? "" : ", got scheme '" + Cli.shown(scheme) + "'"));
-        }
-        if (uri.isOpaque() || uri.getHost() == null || uri.getHost().isEmpty()) {
-            throw Cli.usage(spec, "--gateway needs a host: ws://HOST:PORT/PATH or wss://HOST:PORT/PATH");
-        }
-        // Lower-case scheme (WS://... works too); everything else stays as given.
-        return scheme.equals(uri.getScheme()) ? uri : URI.create(scheme + text.substring(scheme.length()));
+        return address;
     }
 
-    private String readToken() {
-        if (token != null && tokenFile != null) {
+    private String readToken(Path tokenPath) {
+        if (token != null && tokenPath != null) {
             throw Cli.usage(spec, "give either --token-file or --token, not both");
         }
-        if (token == null && tokenFile == null) {
+        if (token == null && tokenPath == null) {
             throw Cli.usage(spec, "a connection token is required: --token-file FILE (recommended; "
-                    + "'env-gateway token issue' prints one) or --token TOKEN");
+                    + "'env-gateway token issue' prints one; or PTUN_INGRESS_TOKEN_FILE) or --token TOKEN");
         }
         String value;
         String source;
-        if (tokenFile != null) {
-            source = "--token-file " + tokenFile;
-            List<String> lines = readSecretLines(tokenFile, "--token-file");
+        if (tokenPath != null) {
+            source = "--token-file " + tokenPath;
+            List<String> lines = IngressCli.readSecretLines(spec, tokenPath, "--token-file");
             if (lines.size() != 1) {
                 throw Cli.usage(spec, source + " must hold the token on one line, found "
                         + (lines.isEmpty() ? "nothing" : lines.size() + " lines"));
@@ -301,23 +402,23 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** Adds every grant to the session; returns the granted targets in order ("localhost:5173"). */
-    private Set<String> attachGrants(BrowserSession session) {
+    private Set<String> attachGrants(BrowserSession session, List<Path> grantPaths, boolean controlOn) {
         Set<String> targets = new LinkedHashSet<>();
         int count = 0;
         for (int i = 0; i < grants.size(); i++) {
             attach(session, grants.get(i).strip(), "--grant #" + (i + 1), targets);
             count++;
         }
-        for (Path file : grantFiles) {
-            List<String> lines = readSecretLines(file, "--grant-file");
+        for (Path file : grantPaths) {
+            List<String> lines = IngressCli.readSecretLines(spec, file, "--grant-file");
             for (int i = 0; i < lines.size(); i++) {
                 attach(session, lines.get(i), "line " + (i + 1) + " of --grant-file " + file, targets);
                 count++;
             }
         }
-        if (count == 0) {
-            throw Cli.usage(spec, "at least one grant is required: --grant-file FILE (recommended) or --grant GRANT; "
-                    + "'env-gateway grant issue' issues them");
+        if (count == 0 && !controlOn) {
+            throw Cli.usage(spec, "at least one grant is required with --no-control: --grant-file FILE "
+                    + "(recommended) or --grant GRANT; 'env-gateway grant issue' issues them");
         }
         return targets;
     }
@@ -338,89 +439,67 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    /**
-     * The non-blank lines of a token or grant file that are not # comments, stripped. A missing file is a usage
-     * error (exit 1), an unreadable one a refusal (exit 3). Warns when others may read it.
-     */
-    private List<String> readSecretLines(Path file, String option) {
-        Cli.requireReadableFile(spec, file, option);
-        warnIfShared(file, option);
-        String content;
-        try {
-            if (Files.size(file) > MAX_SECRET_FILE) {
-                throw Cli.usage(spec, option + " " + file + " is larger than 1 MiB: not a token or grant file");
-            }
-            content = Files.readString(file, StandardCharsets.UTF_8);
-        } catch (AccessDeniedException e) {
-            throw new CliException(ExitCodes.REFUSED, option + " file " + file
-                    + " is not readable (permission denied)");
-        } catch (IOException e) {
-            // Never the exception's message: a decoder's could quote the content.
-            throw new CliException(ExitCodes.REFUSED, "cannot read " + option + " file " + file + " ("
-                    + e.getClass().getSimpleName() + ")");
+    /** The grant refresh hook from the settings, or null; a command gets its own small thread pool. */
+    private GrantRefresher refresher(Settings s) {
+        String command = s.string("grant-refresh-command", grantRefreshCommand, null);
+        List<String> args = s.list("grant-refresh-arg", grantRefreshArgs, Settings::text);
+        String url = s.string("grant-refresh-url", grantRefreshUrl, null);
+        Path bearerFile = s.path("grant-refresh-token-file", grantRefreshTokenFile, null);
+        Duration timeout = Cli.requireRange(spec, s.duration("grant-refresh-timeout", grantRefreshTimeout,
+                Duration.ofSeconds(10)), s.name("grant-refresh-timeout"), Duration.ofMillis(100), Duration.ofMinutes(5));
+        if (command != null && url != null) {
+            throw Cli.usage(spec, "give either --grant-refresh-command or --grant-refresh-url, not both");
         }
-        List<String> lines = new ArrayList<>();
-        content.lines().map(String::strip).filter(l -> !l.isEmpty() && !l.startsWith("#")).forEach(lines::add);
-        return lines;
-    }
-
-    private static void warnIfShared(Path file, String option) {
-        try {
-            if (file.getFileSystem().supportedFileAttributeViews().contains("posix")) {
-                Set<PosixFilePermission> perms = Files.getPosixFilePermissions(file);
-                if (perms.stream().anyMatch(p -> !p.name().startsWith("OWNER_"))) {
-                    log.warn("{} file {} is accessible by group/others ({}); it holds secrets: chmod 600 {}", option,
-                            file, PosixFilePermissions.toString(perms), file);
+        if (!args.isEmpty() && command == null) {
+            throw Cli.usage(spec, "--grant-refresh-arg needs --grant-refresh-command");
+        }
+        if (bearerFile != null && url == null) {
+            throw Cli.usage(spec, "--grant-refresh-token-file needs --grant-refresh-url");
+        }
+        if (command != null) {
+            if (command.contains("/")) {
+                Path program = Path.of(command);
+                if (!Files.isRegularFile(program) || !Files.isExecutable(program)) {
+                    throw s.invalid("grant-refresh-command", "must name an executable file (or a program on the "
+                            + "PATH), got '" + Cli.shown(command) + "'");
                 }
             }
-        } catch (IOException | RuntimeException e) {
-            // only a warning
-        }
-    }
-
-    private SslContext clientTls() {
-        SslContextBuilder builder = SslContextBuilder.forClient();
-        if (gatewayCa != null) {
-            Cli.requireReadableFile(spec, gatewayCa, "--gateway-ca");
-            builder.trustManager(gatewayCa.toFile());
-        }
-        try {
-            return builder.build();
-        } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
-            throw new CliException(ExitCodes.USAGE, "cannot load --gateway-ca " + gatewayCa + ": "
-                    + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
-        }
-    }
-
-    /** Creates the state directory (rwx------) if missing; an existing one keeps its permissions, with a warning. */
-    private static void prepareStateDir(Path dir) {
-        try {
-            if (Files.exists(dir) && !Files.isDirectory(dir)) {
-                throw new CliException(ExitCodes.REFUSED, "state directory " + dir + " exists and is not a directory");
+            List<String> argv = new ArrayList<>();
+            argv.add(command);
+            argv.addAll(args);
+            ExecutorService executor = Executors.newCachedThreadPool(r -> {
+                Thread t = new Thread(r, "ptun-grant-refresh");
+                t.setDaemon(true);
+                return t;
+            });
+            synchronized (lock) {
+                refreshExecutor = executor;
             }
-            StateFiles.ensureDirectory(dir);
-        } catch (AccessDeniedException e) {
-            throw new CliException(ExitCodes.REFUSED, "permission denied creating state directory " + dir + " ("
-                    + e.getFile() + ")");
-        } catch (IOException e) {
-            throw new CliException(ExitCodes.REFUSED, "cannot create state directory " + dir + ": "
-                    + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : " " + e.getMessage()));
+            return new CommandGrantRefresher(argv, timeout, executor);
         }
-        warnIfSharedDirectory(dir);
-    }
-
-    private static void warnIfSharedDirectory(Path dir) {
-        try {
-            if (dir.getFileSystem().supportedFileAttributeViews().contains("posix")) {
-                Set<PosixFilePermission> perms = Files.getPosixFilePermissions(dir);
-                if (perms.stream().anyMatch(p -> !p.name().startsWith("OWNER_"))) {
-                    log.warn("state directory {} is accessible by group/others ({}); consider chmod 700 {} (the "
-                            + "credentials file itself is owner-only)", dir, PosixFilePermissions.toString(perms), dir);
+        if (url != null) {
+            URI uri;
+            try {
+                uri = new URI(url);
+            } catch (URISyntaxException e) {
+                throw s.invalid("grant-refresh-url", "is not a valid URL");
+            }
+            if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null
+                    || uri.getRawQuery() != null || uri.getRawUserInfo() != null) {
+                throw s.invalid("grant-refresh-url", "must be an http:// or https:// URL without query or user info "
+                        + "(a bearer token goes in --grant-refresh-token-file)");
+            }
+            String bearer = null;
+            if (bearerFile != null) {
+                List<String> lines = IngressCli.readSecretLines(spec, bearerFile, "--grant-refresh-token-file");
+                if (lines.size() != 1) {
+                    throw Cli.usage(spec, "--grant-refresh-token-file must hold the token on one line");
                 }
+                bearer = lines.get(0);
             }
-        } catch (IOException | RuntimeException e) {
-            // only a warning
+            return new UrlGrantRefresher(uri, bearer, timeout);
         }
+        return null;
     }
 
     private static void writeCredentials(Path file, BrowserSession session) {
@@ -441,20 +520,50 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    private Ingress start(IngressConfig config, String tokenValue, SslContext ssl, InetSocketAddress listenAddress) {
+    private Ingress start(IngressConfig ingressConfig, String tokenValue, SslContext ssl,
+                          InetSocketAddress listenAddress, PrometheusMeterRegistry registry) {
         try {
-            return Ingress.start(config, () -> tokenValue, ssl);
+            return Ingress.start(ingressConfig, () -> tokenValue, ssl, registry);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
         } catch (Exception e) {
-            // Netty rethrows the bind failure itself: java.net.BindException (NIO), NativeIoException (epoll).
-            if (e instanceof IOException || e instanceof ChannelException) {
-                throw new CliException(ExitCodes.UNREACHABLE, "cannot listen on " + Cli.hostPort(listenAddress)
-                        + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
-            }
-            throw e;
+            throw bindFailure(e, "", listenAddress);
         }
+    }
+
+    private static ControlServer startControl(Ingress running, Path dir, InetSocketAddress address) {
+        try {
+            return ControlServer.start(running, dir, address);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
+        } catch (AccessDeniedException e) {
+            throw new CliException(ExitCodes.REFUSED, "permission denied writing " + dir.resolve(
+                    ControlServer.STATE_FILE));
+        } catch (Exception e) {
+            throw bindFailure(e, " (--control-listen)", address);
+        }
+    }
+
+    private static MetricsServer startMetrics(InetSocketAddress address, PrometheusMeterRegistry registry) {
+        try {
+            return MetricsServer.start(address, registry);
+        } catch (IOException e) {
+            throw bindFailure(e, " (--metrics-listen)", address);
+        }
+    }
+
+    /** Netty rethrows the bind failure itself: java.net.BindException (NIO), NativeIoException (epoll). */
+    private static RuntimeException bindFailure(Exception e, String what, InetSocketAddress address) {
+        if (e instanceof IOException || e instanceof ChannelException) {
+            return new CliException(ExitCodes.UNREACHABLE, "cannot listen on " + Cli.hostPort(address) + what
+                    + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
+        }
+        if (e instanceof RuntimeException r) {
+            return r;
+        }
+        return new CliException(ExitCodes.INTERNAL, "cannot start" + what + ": " + e.getClass().getName());
     }
 
     /** Ingress.start does not wait for the gateway; say so when the first attempt fails. */
@@ -487,7 +596,7 @@ final class RunCommand implements Callable<Integer> {
 
     /** Shutdown hook: clean stop; when run as the main program, exit 0 rather than the signal's 128+n. */
     private void onSignal() {
-        log.atInfo().setMessage("shutdown signal received").addKeyValue("event", "stopping").log();
+        log.atInfo().setMessage("shutdown signal received, draining").addKeyValue("event", "stopping").log();
         int code = ExitCodes.OK;
         try {
             stop("signal");
@@ -504,28 +613,21 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /**
-     * Stops the ingress, deletes the credentials file and releases the thread blocked in {@link #call()}.
-     * Idempotent and thread-safe; returns once stopped. Used by the shutdown hook and by tests.
+     * Stops the ingress, deletes the credentials and control files and releases the thread blocked in
+     * {@link #call()}. Idempotent and thread-safe; returns once stopped. Used by the shutdown hook and by tests.
      */
     void stop() {
         stop("stop");
     }
 
     private void stop(String reason) {
-        Ingress toClose;
-        Path toDelete;
+        boolean first;
         synchronized (lock) {
-            if (stopRequested) {
-                toClose = null;
-                toDelete = null;
-            } else {
-                stopRequested = true;
-                toClose = ingress;
-                toDelete = credentialsFile;
-            }
+            first = !stopRequested;
+            stopRequested = true;
         }
-        if (toClose != null) {
-            shutdown(toClose, toDelete, reason);
+        if (first) {
+            shutdown(reason);
         }
         boolean interrupted = false;
         while (true) {
@@ -541,17 +643,43 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    private void shutdown(Ingress running, Path credentials, String reason) {
+    private void shutdown(String reason) {
+        Ingress running;
+        Path credentials;
+        Path dir;
+        ControlServer controlServer;
+        MetricsServer metricsServer;
+        ExecutorService executor;
+        Duration drainFor;
+        synchronized (lock) {
+            running = ingress;
+            credentials = credentialsFile;
+            dir = stateDirectory;
+            controlServer = control;
+            metricsServer = metrics;
+            executor = refreshExecutor;
+            drainFor = drain;
+        }
+        if (running == null) {
+            return; // stopped before started: run() sees stopRequested and shuts down what it started
+        }
         long t0 = System.nanoTime();
         try {
-            // The credential first: nothing should pick it up for a proxy that is going away.
-            try {
-                Files.deleteIfExists(credentials);
-            } catch (IOException e) {
-                log.warn("cannot delete credentials file {} ({}); delete it by hand", credentials,
-                        e.getClass().getSimpleName());
+            // The control API and the credentials first: nothing should pick them up for a proxy that is going away.
+            if (controlServer != null) {
+                controlServer.close();
             }
-            running.close();
+            deleteQuietly(credentials);
+            if (dir != null) {
+                running.sessions().all().forEach(s -> deleteQuietly(StateFiles.credentialsFile(dir, s.id())));
+            }
+            running.close(drainFor);
+            if (metricsServer != null) {
+                metricsServer.close();
+            }
+            if (executor != null) {
+                executor.shutdownNow();
+            }
         } finally {
             log.atInfo().setMessage("ingress stopped")
                     .addKeyValue("event", "stopped")
@@ -559,6 +687,27 @@ final class RunCommand implements Callable<Integer> {
                     .addKeyValue("millis", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0))
                     .log();
             stopped.countDown();
+        }
+    }
+
+    private void shutdownQuietly(GrantRefresher refresher) {
+        ExecutorService executor;
+        synchronized (lock) {
+            executor = refreshExecutor;
+        }
+        if (refresher != null && executor != null) {
+            executor.shutdownNow();
+        }
+    }
+
+    private static void deleteQuietly(Path file) {
+        if (file == null) {
+            return;
+        }
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            log.warn("cannot delete {} ({}); delete it by hand", file, e.getClass().getSimpleName());
         }
     }
 

@@ -215,8 +215,9 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
                 URI target = new URI(uri);
                 if (!"http".equalsIgnoreCase(target.getScheme()) || target.getHost() == null
                         || target.getRawUserInfo() != null) {
-                    refuse(TunnelError.BAD_REQUEST, uri, "only http:// absolute-form requests and CONNECT are proxied",
-                            "unsupported_scheme");
+                    // Never the raw target in the audit line: its user-info or query can carry a credential.
+                    refuse(TunnelError.BAD_REQUEST, schemeAndHost(target),
+                            "only http:// absolute-form requests and CONNECT are proxied", "unsupported_scheme");
                     return;
                 }
                 String host = target.getHost();
@@ -703,6 +704,15 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         state = State.CLOSED;
         closeUpstream();
         ctx.close();
+    }
+
+    /** Scheme and host[:port] of a request-target, for logs: never its user-info, path or query. */
+    static String schemeAndHost(URI target) {
+        String scheme = target.getScheme() == null ? "" : target.getScheme() + ":";
+        if (target.getHost() == null) {
+            return scheme.isEmpty() ? "request" : scheme;
+        }
+        return scheme + "//" + target.getHost() + (target.getPort() == -1 ? "" : ":" + target.getPort());
     }
 
     /** Host header equals the request-target's authority (default port 80 may be implied). */

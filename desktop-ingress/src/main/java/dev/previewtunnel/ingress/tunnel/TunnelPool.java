@@ -41,6 +41,22 @@ public final class TunnelPool implements AutoCloseable {
     private final EventLoop scheduler;
     private final List<Slot> slots = new ArrayList<>();
     private volatile boolean closed;
+    private volatile StreamObserver observer;
+
+    /** Told how each {@link #openStream} ended (metrics); runs before the caller's own listeners. */
+    @FunctionalInterface
+    public interface StreamObserver {
+        /**
+         * @param result     the settled open: the stream, or the failure (a {@link TunnelStreamException})
+         * @param startNanos {@link System#nanoTime()} when the open was asked for
+         */
+        void settled(Future<Http2StreamChannel> result, long startNanos);
+    }
+
+    /** Sets (or clears, with null) the observer of stream opens. */
+    public void streamObserver(StreamObserver streamObserver) {
+        this.observer = streamObserver;
+    }
 
     public TunnelPool(TunnelClient client, EventLoop scheduler, URI url, Supplier<String> token, SslContext ssl,
                       int size, Duration connectTimeout) {
@@ -75,6 +91,11 @@ public final class TunnelPool implements AutoCloseable {
      */
     public Future<Http2StreamChannel> openStream(Authority target, String grant, Duration timeout) {
         Promise<Http2StreamChannel> result = scheduler.newPromise();
+        StreamObserver o = observer;
+        if (o != null) {
+            long startNanos = System.nanoTime();
+            result.addListener(f -> o.settled(result, startNanos));
+        }
         openOnce(target, grant, timeout).addListener(first -> {
             if (first.isSuccess()) {
                 result.trySuccess((Http2StreamChannel) first.getNow());
@@ -188,6 +209,29 @@ public final class TunnelPool implements AutoCloseable {
             }
         }
         open.forEach(TunnelConnection::close);
+    }
+
+    /**
+     * After {@link #close()}: waits until every tunnel connection has closed (each closes once its live streams
+     * have ended, after GOAWAY) or {@code timeout} has passed. Returns true if all closed in time.
+     */
+    public boolean awaitClosed(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        List<TunnelConnection> open = new ArrayList<>();
+        synchronized (this) {
+            for (Slot s : slots) {
+                if (s.connection != null) {
+                    open.add(s.connection);
+                }
+            }
+        }
+        for (TunnelConnection c : open) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0 || !c.channel().closeFuture().awaitUninterruptibly(left, TimeUnit.NANOSECONDS)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** One pooled connection and its reconnect state. Guarded by the pool's monitor. */

@@ -38,6 +38,17 @@ final class IngressCliHarness {
             return lines.get(0);
         }
 
+        /**
+         * The one error line among stderr lines that may also hold JSON log lines of an ingress running in the same
+         * JVM (the control commands run while a 'run' is running in-process).
+         */
+        String cliErrorLine() {
+            List<String> lines = err.lines().filter(l -> !l.startsWith("{")).toList();
+            assertEquals(1, lines.size(), () -> "expected one error line, got:\n" + err);
+            assertTrue(lines.get(0).startsWith("desktop-ingress: "), lines.get(0));
+            return lines.get(0);
+        }
+
         /** A usage error: exit 1, nothing on stdout, one line on stderr; returns that line. */
         String usageError() {
             assertEquals(1, exitCode, this::toString);

@@ -2,6 +2,8 @@ package dev.previewtunnel.ingress.cli;
 
 import dev.previewtunnel.ingress.cli.IngressCliHarness.Result;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.List;
 
@@ -29,7 +31,7 @@ class IngressMainTest {
         assertEquals(0, r.exitCode(), r::toString);
         assertEquals("", r.err());
         String out = r.out().replaceAll("\\s+", " ");
-        for (String word : List.of("Usage: desktop-ingress", "run", "Exit codes:", "3 refused", "never travel in a URL",
+        for (String word : List.of("Usage: desktop-ingress", "run", "session", "grant", "status", "doctor", "Exit codes:", "3 refused", "never travel in a URL",
                 "--token-file", "--grant-file", "ps", "desktop-ingress: <reason>")) {
             assertTrue(out.contains(word), () -> word + " missing from:\n" + r.out());
         }
@@ -48,6 +50,17 @@ class IngressMainTest {
                 "Exit codes:", "502")) {
             assertTrue(out.contains(text), () -> text + " missing from:\n" + r.out());
         }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"run", "session", "session create", "session list", "session close", "grant",
+            "grant add", "grant remove", "status", "doctor"})
+    void everyCommandHasHelpWithExitCodes(String command) {
+        Result r = run((command + " --help").split(" "));
+        assertEquals(0, r.exitCode(), r::toString);
+        assertEquals("", r.err());
+        assertTrue(r.out().startsWith("Usage: desktop-ingress " + command), r.out());
+        assertTrue(r.out().contains("Exit codes:") && r.out().contains("2  cannot bind"), r.out());
     }
 
     @Test

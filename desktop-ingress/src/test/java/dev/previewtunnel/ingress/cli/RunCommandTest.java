@@ -159,7 +159,10 @@ class RunCommandTest {
             assertEquals(List.of("localhost:" + app.port()), strings(ready.get("grants")));
             assertEquals(IngressVersionProvider.projectVersion(), ready.get("version").asText());
             assertEquals("ptun.v1", ready.get("protocol").asText());
-            assertEquals(8, ready.size(), ready::toString);
+            Path controlFile = stateDir.resolve("control.json").toAbsolutePath();
+            assertEquals(controlFile.toString(), ready.get("controlStateFile").asText(), "the control API is on by default");
+            assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(controlFile)));
+            assertEquals(9, ready.size(), ready::toString);
 
             // The credential: owner-only file in an owner-only directory, exactly username and password.
             assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(credentials)));
@@ -191,6 +194,7 @@ class RunCommandTest {
         assertEquals(0, r.exitCode(), r::toString);
         assertEquals(1, r.outLines().size(), () -> "nothing but the ready line on stdout: " + r);
         assertFalse(Files.exists(credentials), "credentials file deleted on clean shutdown");
+        assertFalse(Files.exists(stateDir.resolve("control.json")), "control state file deleted on clean shutdown");
         assertTrue(logMessages(r.err()).stream().anyMatch(m -> m.equals("INFO ingress stopped")), r::toString);
         assertNoSecrets(r.out(), r.err(), token, grant, password);
     }
@@ -328,9 +332,10 @@ class RunCommandTest {
     }
 
     @Test
-    void atLeastOneGrantIsRequired() throws Exception {
-        String[] base = {"run", "--gateway", gateway.url(false), "--token", token, "--state-dir", tmp.toString()};
-        assertTrue(run(base).usageError().contains("at least one grant is required"));
+    void atLeastOneGrantIsRequiredWithoutTheControlApi() throws Exception {
+        String[] base = {"run", "--gateway", gateway.url(false), "--token", token, "--state-dir", tmp.toString(),
+                "--no-control"};
+        assertTrue(run(base).usageError().contains("at least one grant is required with --no-control"));
         Path onlyComments = secretFile("grants", "# nothing yet\n\n");
         Result r = run(concat(base, "--grant-file", onlyComments.toString()));
         assertTrue(r.usageError().contains("at least one grant is required"), r::toString);

@@ -10,10 +10,18 @@ final class CidrConverter implements ITypeConverter<Cidr> {
     @Override
     public Cidr convert(String value) {
         try {
+            return parse(value);
+        } catch (IllegalArgumentException e) {
+            throw new TypeConversionException(e.getMessage());
+        }
+    }
+
+    /** For values from the environment or the config file: IllegalArgumentException with the reason. */
+    static Cidr parse(String value) {
+        try {
             return Cidr.parse(value);
         } catch (RuntimeException e) { // IllegalArgumentException, NumberFormatException for the prefix
-            throw new TypeConversionException("not a CIDR like 10.1.2.0/24 or fd12::/16: '"
-                    + Cli.shown(value) + "'");
+            throw new IllegalArgumentException("not a CIDR like 10.1.2.0/24 or fd12::/16: '" + Cli.shown(value) + "'");
         }
     }
 }

@@ -19,6 +19,10 @@ import picocli.CommandLine.Model.CommandSpec;
  *   token issue --keys DIR --env ENV [--ttl 12h]
  *   serve       --keys DIR --env ENV --listen HOST:PORT [--path /tunnel] [--tls-cert PEM --tls-key PEM]
  *               [--dial-timeout 5s] [--drain-timeout 10s] [--max-grant-lifetime 15m] [--allow-target CIDR]...
+ *               [--admin-listen 127.0.0.1:PORT] [--state-dir DIR] [--metrics-listen 127.0.0.1:PORT] [--config FILE]
+ *   revoke      (--grant JTI | --session ID) [--state-dir DIR | --admin URL --admin-token-file FILE]
+ *   doctor      [--keys DIR] [--env ENV] [--listen HOST:PORT] [--target HOST:PORT]... [--token-file F]
+ *               [--grant-file F] [--config FILE] [--json]
  * </pre>
  *
  * Error handling and exit codes ({@link ExitCodes}, shared with desktop-ingress through cli-support) are installed by a picocli model transformer, so
@@ -39,14 +43,17 @@ import picocli.CommandLine.Model.CommandSpec;
                 "Connection tokens authenticate a tunnel connection and travel in the Authorization header of the "
                         + "WebSocket upgrade, never in a URL. Grants authorise streams to one target, travel in "
                         + "the ptun-grant header of each stream, and should live minutes.",
-                "Only one line is ever printed on stdout (a JSON event, or the grant/token of 'issue'); logs are "
-                        + "JSON lines on stderr."},
-        subcommands = {KeysCommand.class, GrantCommand.class, TokenCommand.class, ServeCommand.class})
+                "Only one line is ever printed on stdout (a JSON event, the grant/token of 'issue', the answer of "
+                        + "'revoke'), except for 'doctor', which prints one line per check; logs are JSON lines on "
+                        + "stderr."},
+        subcommands = {KeysCommand.class, GrantCommand.class, TokenCommand.class, ServeCommand.class,
+                RevokeCommand.class, DoctorCommand.class})
 public final class GatewayMain {
     /** Usage footer shared by every command (picocli format string: %n is a line break). */
     static final String FOOTER = ExitCodes.FOOTER_START
             + "  3  refused: key directory problem (keys missing or already present,%n"
-            + "     key file readable by group/others, invalid key file, permission denied)%n"
+            + "     key file readable by group/others, invalid key file, permission denied),%n"
+            + "     the admin endpoint refused its token, or a doctor check found such a problem%n"
             + ExitCodes.FOOTER_INTERNAL
             + ExitCodes.FOOTER_ERRORS + "env-gateway: <reason>";
 

@@ -4,18 +4,24 @@ import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
+import dev.previewtunnel.cli.MetricsServer;
+import dev.previewtunnel.cli.Settings;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayServer;
+import dev.previewtunnel.gateway.admin.AdminServer;
 import dev.previewtunnel.gateway.policy.Cidr;
 import dev.previewtunnel.gateway.policy.TargetPolicy;
 import dev.previewtunnel.grants.GrantIssuer;
-import dev.previewtunnel.grants.GrantVerifier;
 import dev.previewtunnel.grants.KeyDirectory;
 import dev.previewtunnel.grants.ReloadingVerificationKeys;
 import dev.previewtunnel.grants.VerifierPolicy;
 import dev.previewtunnel.mux.MuxProtocol;
 import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.mux.local.OwnerOnlyFiles;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.channel.ChannelException;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -28,6 +34,7 @@ import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
@@ -53,6 +60,7 @@ import java.util.stream.Collectors;
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
         footer = GatewayMain.FOOTER,
+        sortOptions = false,
         description = {
                 "Run the tunnel endpoint of one environment until SIGTERM or SIGINT.",
                 "Serves a WebSocket endpoint (subprotocol " + MuxProtocol.SUBPROTOCOL + ") at LISTEN and PATH, "
@@ -62,7 +70,13 @@ import java.util.stream.Collectors;
                         + "unless --allow-target adds networks.",
                 "When listening, prints exactly one JSON line on stdout with the fields event (\"ready\"), "
                         + "listen (HOST:PORT actually bound), url (the ws or wss URL to dial), env, protocol ("
-                        + MuxProtocol.SUBPROTOCOL + "), transport (epoll or nio) and version.",
+                        + MuxProtocol.SUBPROTOCOL + "), transport (epoll or nio) and version; with --admin-listen "
+                        + "also admin (its URL) and adminTokenFile; with --metrics-listen also metrics (the "
+                        + "scrape URL).",
+                "Settings come from the flags, else environment variables (PTUN_GATEWAY_ + the option name in "
+                        + "upper case with _ for -, e.g. PTUN_GATEWAY_LISTEN), else the JSON config file "
+                        + "(--config or PTUN_GATEWAY_CONFIG; keys are the option names without --), else the "
+                        + "defaults. An invalid value stops the start with its key and the reason (exit 1).",
                 "On SIGTERM/SIGINT: stops accepting, sends GOAWAY to every connection, lets streams in flight "
                         + "finish within --drain-timeout, then exits 0.",
                 "Logs are JSON lines on stderr. Audit events (one JSON object per line) go to stderr, or to a file "
@@ -74,23 +88,31 @@ final class ServeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--keys", required = true, paramLabel = "DIR",
+    @Option(names = "--config", paramLabel = "FILE",
+            description = "JSON config file: an object whose keys are this command's option names without --, "
+                    + "e.g. {\"keys\": \"/etc/ptun/keys\", \"env\": \"dev1\", \"listen\": \"127.0.0.1:7443\"}; "
+                    + "flags and PTUN_GATEWAY_* variables override it (default: $PTUN_GATEWAY_CONFIG, else none).")
+    Path config;
+
+    @Option(names = "--keys", paramLabel = "DIR",
             description = "Key directory (see 'keys init') or its verify-keys.jwks.json file. Only the public "
                     + "keys are read: the signing key need not be on the gateway host. Re-read within a second "
-                    + "after 'keys rotate', without a restart (required).")
+                    + "after 'keys rotate', without a restart (required; env PTUN_GATEWAY_KEYS).")
     Path keys;
 
-    @Option(names = "--env", required = true, paramLabel = "ENV",
-            description = "Environment this gateway serves; tokens and grants must name it (required).")
+    @Option(names = "--env", paramLabel = "ENV",
+            description = "Environment this gateway serves; tokens and grants must name it (required; env "
+                    + "PTUN_GATEWAY_ENV).")
     String environment;
 
-    @Option(names = "--listen", required = true, paramLabel = "HOST:PORT",
+    @Option(names = "--listen", paramLabel = "HOST:PORT",
             description = "Address to listen on, e.g. 127.0.0.1:7443 or [::1]:7443; port 0 picks a free port "
-                    + "(see the ready line). Prefer loopback and reach it through ssh -L or a relay (required).")
+                    + "(see the ready line). Prefer loopback and reach it through ssh -L or a relay (required; "
+                    + "env PTUN_GATEWAY_LISTEN).")
     String listen;
 
-    @Option(names = "--path", paramLabel = "PATH", defaultValue = MuxProtocol.DEFAULT_PATH,
-            description = "HTTP path of the WebSocket endpoint (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--path", paramLabel = "PATH",
+            description = "HTTP path of the WebSocket endpoint (default: " + MuxProtocol.DEFAULT_PATH + ").")
     String path;
 
     @Option(names = "--tls-cert", paramLabel = "PEM",
@@ -101,31 +123,47 @@ final class ServeCommand implements Callable<Integer> {
             description = "PEM PKCS#8 private key for --tls-cert; keep it owner-only (default: no TLS).")
     Path tlsKey;
 
-    @Option(names = "--dial-timeout", paramLabel = "DURATION", defaultValue = "5s",
-            converter = Converters.DurationConverter.class,
+    @Option(names = "--dial-timeout", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
             description = "How long connecting to a target may take before the stream fails with dial_timeout "
-                    + "(default: ${DEFAULT-VALUE}).")
+                    + "(default: 5s).")
     Duration dialTimeout;
 
-    @Option(names = "--drain-timeout", paramLabel = "DURATION", defaultValue = "10s",
-            converter = Converters.DurationConverter.class,
-            description = "On shutdown, how long streams in flight may continue after GOAWAY "
-                    + "(default: ${DEFAULT-VALUE}).")
+    @Option(names = "--drain-timeout", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
+            description = "On shutdown, how long streams in flight may continue after GOAWAY (default: 10s).")
     Duration drainTimeout;
 
-    @Option(names = "--max-grant-lifetime", paramLabel = "DURATION", defaultValue = "15m",
-            converter = Converters.DurationConverter.class,
+    @Option(names = "--max-grant-lifetime", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
             description = "Refuse grants whose lifetime (exp - iat) exceeds this, even if validly signed; grants "
-                    + "should live minutes; at most 24h (default: ${DEFAULT-VALUE}).")
+                    + "should live minutes; at most 24h (default: 15m).")
     Duration maxGrantLifetime;
 
     @Option(names = "--allow-target", paramLabel = "CIDR", converter = CidrConverter.class,
-            description = "Also allow targets in this network, e.g. 10.1.2.0/24 or fd12::/16; repeatable. "
-                    + "Enables non-loopback targets: audited and logged as a warning (default: loopback only).")
+            description = "Also allow targets in this network, e.g. 10.1.2.0/24 or fd12::/16; repeatable (env and "
+                    + "config: comma-separated / a JSON array). Enables non-loopback targets: audited and logged "
+                    + "as a warning (default: loopback only).")
     List<Cidr> allowTargets = new ArrayList<>();
+
+    @Option(names = "--admin-listen", paramLabel = "HOST:PORT",
+            description = "Serve the admin endpoint (revocation: see 'revoke') on this loopback address, e.g. "
+                    + "127.0.0.1:7444 or 127.0.0.1:0. Its bearer token is written to STATE_DIR/"
+                    + GatewayCli.ADMIN_TOKEN_FILE + " (rw-------), never printed (default: off).")
+    String adminListen;
+
+    @Option(names = "--state-dir", paramLabel = "DIR",
+            description = "Where the admin token and the admin address (" + GatewayCli.ADMIN_STATE_FILE
+                    + ") go; created rwx------ if missing (default: $XDG_STATE_HOME/preview-tunnel-gateway, "
+                    + "else ~/.local/state/preview-tunnel-gateway).")
+    Path stateDir;
+
+    @Option(names = "--metrics-listen", paramLabel = "HOST:PORT",
+            description = "Serve Prometheus metrics at http://HOST:PORT/metrics on this loopback address, e.g. "
+                    + "127.0.0.1:9464 (default: off).")
+    String metricsListen;
 
     private final Object lock = new Object();
     private GatewayServer server; // guarded by lock
+    private MetricsServer metrics; // guarded by lock
+    private Path adminStateFile; // guarded by lock
     private boolean stopRequested; // guarded by lock
     private final CountDownLatch started = new CountDownLatch(1);
     private final CountDownLatch stopped = new CountDownLatch(1);
@@ -142,28 +180,44 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     private int run() {
-        // 1. Arguments, before touching keys or the network.
-        Cli.requireNonBlank(spec, environment, "--env");
-        InetSocketAddress listenAddress = Cli.parseListen(spec, "--listen", listen, 7443);
-        if (path == null || !path.matches("/[A-Za-z0-9._~/-]{0,255}")) {
-            throw Cli.usage(spec, "--path must start with / and contain only letters, digits and . _ ~ / -, got '"
-                    + Cli.shown(path) + "'");
+        // 1. Settings (flags > PTUN_GATEWAY_* > config file > defaults), before touching keys or the network.
+        Settings s = Settings.load(spec, config, GatewayCli.ENV_PREFIX, GatewayCli.CONFIG_KEYS);
+        Path keysPath = s.require("keys", "DIR", s.path("keys", keys, null));
+        String env = s.require("env", "ENV", s.string("env", environment, null));
+        Cli.requireNonBlank(spec, env, s.name("env"));
+        String listenText = s.require("listen", "HOST:PORT", s.string("listen", listen, null));
+        InetSocketAddress listenAddress = Cli.parseListen(spec, s.name("listen"), listenText, 7443);
+        String tunnelPath = s.string("path", path, MuxProtocol.DEFAULT_PATH);
+        if (!tunnelPath.matches("/[A-Za-z0-9._~/-]{0,255}")) {
+            throw s.invalid("path", "must start with / and contain only letters, digits and . _ ~ / -, got '"
+                    + Cli.shown(tunnelPath) + "'");
         }
-        Cli.requireRange(spec, dialTimeout, "--dial-timeout", Duration.ofMillis(100), MAX_TIMEOUT);
-        Cli.requireRange(spec, drainTimeout, "--drain-timeout", Duration.ofMillis(1), MAX_TIMEOUT);
-        Cli.requireRange(spec, maxGrantLifetime, "--max-grant-lifetime", Duration.ofSeconds(1), GrantIssuer.MAX_TTL);
-        if ((tlsCert == null) != (tlsKey == null)) {
+        Duration dial = Cli.requireRange(spec, s.duration("dial-timeout", dialTimeout, Duration.ofSeconds(5)),
+                s.name("dial-timeout"), Duration.ofMillis(100), MAX_TIMEOUT);
+        Duration drain = Cli.requireRange(spec, s.duration("drain-timeout", drainTimeout, Duration.ofSeconds(10)),
+                s.name("drain-timeout"), Duration.ofMillis(1), MAX_TIMEOUT);
+        Duration maxLifetime = Cli.requireRange(spec, s.duration("max-grant-lifetime", maxGrantLifetime,
+                Duration.ofMinutes(15)), s.name("max-grant-lifetime"), Duration.ofSeconds(1), GrantIssuer.MAX_TTL);
+        Path cert = s.path("tls-cert", tlsCert, null);
+        Path key = s.path("tls-key", tlsKey, null);
+        if ((cert == null) != (key == null)) {
             throw Cli.usage(spec, "--tls-cert and --tls-key must be given together");
         }
+        List<Cidr> allowed = s.list("allow-target", allowTargets, CidrConverter::parse);
+        InetSocketAddress adminAddress = loopbackOrNull(s, "admin-listen", s.string("admin-listen", adminListen, null),
+                7444);
+        InetSocketAddress metricsAddress = loopbackOrNull(s, "metrics-listen",
+                s.string("metrics-listen", metricsListen, null), 9464);
+        Path state = s.path("state-dir", stateDir, GatewayCli.defaultStateDir());
 
         // 2. TLS and keys.
-        SslContext tls = tlsCert == null ? null : loadTls();
+        SslContext tls = cert == null ? null : loadTls(cert, key);
         VerifierPolicy defaults = VerifierPolicy.defaults();
-        VerifierPolicy policy = new VerifierPolicy(defaults.clockSkew(), maxGrantLifetime,
+        VerifierPolicy policy = new VerifierPolicy(defaults.clockSkew(), maxLifetime,
                 defaults.maxTokenLifetime(), defaults.maxTokenLength());
         // The gateway only verifies: it reads the public JWK Set and never needs the signing key, so the
         // environment's private key can stay where grants are issued. --keys takes the directory or the file.
-        Path verifyFile = Files.isDirectory(keys) ? keys.resolve(KeyDirectory.VERIFY_KEYS_FILE) : keys;
+        Path verifyFile = Files.isDirectory(keysPath) ? keysPath.resolve(KeyDirectory.VERIFY_KEYS_FILE) : keysPath;
         if (!Files.exists(verifyFile)) {
             throw new CliException(ExitCodes.REFUSED, "no verify keys at " + verifyFile
                     + "; create keys with: env-gateway keys init --dir DIR");
@@ -175,47 +229,78 @@ final class ServeCommand implements Callable<Integer> {
             throw new CliException(ExitCodes.REFUSED, "cannot load verify keys from " + verifyFile + ": "
                     + e.getMessage());
         }
-        GrantVerifier verifier = new GrantVerifier(verifyKeys, Clock.systemUTC(), policy);
 
         // 3. Configuration.
-        TargetPolicy targetPolicy = allowTargets.isEmpty()
-                ? TargetPolicy.loopbackOnly() : TargetPolicy.loopbackPlus(List.copyOf(allowTargets));
-        GatewayConfig base = GatewayConfig.defaults(environment, listenAddress);
-        GatewayConfig config = new GatewayConfig(base.environment(), base.listen(), path, base.mux(), policy,
-                targetPolicy, dialTimeout, base.handshakeTimeout(), drainTimeout, base.ioThreads());
-        if (!allowTargets.isEmpty()) {
-            String cidrs = allowTargets.stream().map(Cidr::toString).collect(Collectors.joining(","));
+        TargetPolicy targetPolicy = allowed.isEmpty()
+                ? TargetPolicy.loopbackOnly() : TargetPolicy.loopbackPlus(List.copyOf(allowed));
+        GatewayConfig base = GatewayConfig.defaults(env, listenAddress);
+        GatewayConfig gatewayConfig = new GatewayConfig(base.environment(), base.listen(), tunnelPath, base.mux(),
+                policy, targetPolicy, dial, base.handshakeTimeout(), drain, base.ioThreads());
+        if (!allowed.isEmpty()) {
+            String cidrs = allowed.stream().map(Cidr::toString).collect(Collectors.joining(","));
             log.warn("non-loopback targets are enabled: grants may reach {} in addition to loopback", cidrs);
-            new AuditLog("gateway").event("non_loopback_targets_enabled").put("env", environment)
+            new AuditLog("gateway").event("non_loopback_targets_enabled").put("env", env)
                     .put("cidrs", cidrs).write();
         }
         if (!listenAddress.getAddress().isLoopbackAddress() && tls == null) {
             log.warn("listening on non-loopback address {} without TLS: connection tokens and grants cross the "
-                    + "network in clear text; use --tls-cert/--tls-key or listen on loopback", listen);
+                    + "network in clear text; use --tls-cert/--tls-key or listen on loopback", listenText);
         }
 
-        // 4. Start, announce, wait.
-        GatewayServer running = start(config, verifier, tls, listenAddress);
+        // 4. Start (gateway, then admin and metrics endpoints), announce, wait.
+        PrometheusMeterRegistry prometheus = metricsAddress == null ? null : MetricsServer.newRegistry();
+        MeterRegistry registry = prometheus != null ? prometheus : new SimpleMeterRegistry();
+        GatewayServer running = start(gatewayConfig, verifyKeys, tls, listenAddress, registry);
+        AdminServer admin = null;
+        MetricsServer metricsServer = null;
+        Path adminFile = null;
+        try {
+            if (adminAddress != null) {
+                prepareStateDir(state);
+                admin = startAdmin(running, adminAddress, state.resolve(GatewayCli.ADMIN_TOKEN_FILE));
+                adminFile = state.resolve(GatewayCli.ADMIN_STATE_FILE);
+                writeAdminState(adminFile, admin);
+            }
+            if (metricsAddress != null) {
+                metricsServer = startMetrics(metricsAddress, prometheus);
+            }
+        } catch (RuntimeException e) {
+            running.close(); // closes the admin endpoint too
+            if (metricsServer != null) {
+                metricsServer.close();
+            }
+            deleteQuietly(adminFile);
+            throw e;
+        }
         boolean closeNow;
         synchronized (lock) {
             server = running;
+            metrics = metricsServer;
+            adminStateFile = adminFile;
             closeNow = stopRequested;
         }
         if (closeNow) { // stop() came while binding
-            closeGracefully(running, "stop requested during start");
+            closeGracefully(running, metricsServer, adminFile, "stop requested during start");
             return ExitCodes.OK;
         }
         Thread hook = new Thread(this::onSignal, "ptun-gateway-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
-            Cli.printJson(Cli.json()
+            ObjectNode ready = Cli.json()
                     .put("event", "ready")
                     .put("listen", Cli.hostPort(running.address()))
                     .put("url", running.url(tls != null))
-                    .put("env", environment)
+                    .put("env", env)
                     .put("protocol", MuxProtocol.SUBPROTOCOL)
                     .put("transport", running.transportName())
-                    .put("version", GatewayVersionProvider.projectVersion()));
+                    .put("version", GatewayVersionProvider.projectVersion());
+            if (admin != null) {
+                ready.put("admin", admin.url()).put("adminTokenFile", admin.tokenFile().toAbsolutePath().toString());
+            }
+            if (metricsServer != null) {
+                ready.put("metrics", metricsServer.url());
+            }
+            Cli.printJson(ready);
             started.countDown();
             awaitStopped();
         } finally {
@@ -225,20 +310,112 @@ final class ServeCommand implements Callable<Integer> {
         return ExitCodes.OK;
     }
 
-    private GatewayServer start(GatewayConfig config, GrantVerifier verifier, SslContext tls,
-                                InetSocketAddress listenAddress) {
+    /** A loopback HOST:PORT for {@code key}, or null when not set. */
+    private InetSocketAddress loopbackOrNull(Settings s, String key, String text, int examplePort) {
+        if (text == null) {
+            return null;
+        }
+        InetSocketAddress address = Cli.parseListen(spec, s.name(key), text, examplePort);
+        if (!address.getAddress().isLoopbackAddress()) {
+            throw s.invalid(key, "must be a loopback address (127.0.0.0/8 or [::1]), got '" + Cli.shown(text)
+                    + "': it is for local tools only");
+        }
+        return address;
+    }
+
+    private GatewayServer start(GatewayConfig config, ReloadingVerificationKeys keys, SslContext tls,
+                                InetSocketAddress listenAddress, MeterRegistry registry) {
         try {
-            return GatewayServer.start(config, verifier, tls, new SimpleMeterRegistry());
+            // This overload wires the gateway's revocation list into grant verification: a revoked grant or
+            // session is refused from then on, not only closed.
+            return GatewayServer.start(config, keys, tls, registry);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
         } catch (Exception e) {
-            // Netty rethrows the bind failure itself: java.net.BindException (NIO), NativeIoException (epoll).
-            if (e instanceof IOException || e instanceof ChannelException) {
-                throw new CliException(ExitCodes.UNREACHABLE, "cannot listen on " + Cli.hostPort(listenAddress)
-                        + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
+            throw bindFailure(e, "", listenAddress);
+        }
+    }
+
+    private static AdminServer startAdmin(GatewayServer running, InetSocketAddress address, Path tokenFile) {
+        try {
+            return running.startAdmin(address, tokenFile);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
+        } catch (AccessDeniedException e) {
+            throw new CliException(ExitCodes.REFUSED, "permission denied writing the admin token file " + tokenFile);
+        } catch (Exception e) {
+            throw bindFailure(e, " (--admin-listen)", address);
+        }
+    }
+
+    private static MetricsServer startMetrics(InetSocketAddress address, PrometheusMeterRegistry registry) {
+        try {
+            return MetricsServer.start(address, registry);
+        } catch (IOException e) {
+            throw bindFailure(e, " (--metrics-listen)", address);
+        }
+    }
+
+    /** Netty rethrows a bind failure itself: java.net.BindException (NIO), NativeIoException (epoll). */
+    private static RuntimeException bindFailure(Exception e, String what, InetSocketAddress address) {
+        if (e instanceof IOException || e instanceof ChannelException) {
+            return new CliException(ExitCodes.UNREACHABLE, "cannot listen on " + Cli.hostPort(address) + what
+                    + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
+        }
+        if (e instanceof RuntimeException r) {
+            return r;
+        }
+        return new CliException(ExitCodes.INTERNAL, "cannot start" + what + ": " + e.getClass().getName());
+    }
+
+    /** Creates the state directory (rwx------) if missing; an existing one keeps its permissions, with a warning. */
+    static void prepareStateDir(Path dir) {
+        try {
+            if (Files.exists(dir) && !Files.isDirectory(dir)) {
+                throw new CliException(ExitCodes.REFUSED, "state directory " + dir + " exists and is not a directory");
             }
-            throw e;
+            OwnerOnlyFiles.ensureDirectory(dir);
+        } catch (AccessDeniedException e) {
+            throw new CliException(ExitCodes.REFUSED, "permission denied creating state directory " + dir);
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.REFUSED, "cannot create state directory " + dir + ": "
+                    + e.getClass().getSimpleName());
+        }
+        try {
+            if (dir.getFileSystem().supportedFileAttributeViews().contains("posix")
+                    && Files.getPosixFilePermissions(dir).stream().anyMatch(p -> !p.name().startsWith("OWNER_"))) {
+                log.warn("state directory {} is accessible by group/others; consider chmod 700 {} (the admin token "
+                        + "file itself is owner-only)", dir, dir);
+            }
+        } catch (IOException | RuntimeException e) {
+            // only a warning
+        }
+    }
+
+    /** {@code admin.json}: where the admin endpoint listens and where its token is; never the token itself. */
+    private static void writeAdminState(Path file, AdminServer admin) {
+        try {
+            OwnerOnlyFiles.write(file, Cli.json()
+                    .put("url", admin.url())
+                    .put("tokenFile", admin.tokenFile().toAbsolutePath().toString())
+                    .put("pid", ProcessHandle.current().pid())
+                    .toString() + "\n");
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.REFUSED, "cannot write " + file + " (" + e.getClass().getSimpleName()
+                    + ")");
+        }
+    }
+
+    private static void deleteQuietly(Path file) {
+        if (file == null) {
+            return;
+        }
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            log.warn("cannot delete {} ({})", file, e.getClass().getSimpleName());
         }
     }
 
@@ -270,16 +447,22 @@ final class ServeCommand implements Callable<Integer> {
 
     private void stop(String reason) {
         GatewayServer toClose;
+        MetricsServer metricsToClose;
+        Path adminFile;
         synchronized (lock) {
             if (stopRequested) {
                 toClose = null;
+                metricsToClose = null;
+                adminFile = null;
             } else {
                 stopRequested = true;
                 toClose = server;
+                metricsToClose = metrics;
+                adminFile = adminStateFile;
             }
         }
         if (toClose != null) {
-            closeGracefully(toClose, reason);
+            closeGracefully(toClose, metricsToClose, adminFile, reason);
         }
         boolean interrupted = false;
         while (true) {
@@ -295,10 +478,14 @@ final class ServeCommand implements Callable<Integer> {
         }
     }
 
-    private void closeGracefully(GatewayServer s, String reason) {
+    private void closeGracefully(GatewayServer s, MetricsServer metricsServer, Path adminFile, String reason) {
         long t0 = System.nanoTime();
         try {
+            deleteQuietly(adminFile); // the admin endpoint goes first (GatewayServer.close), and with it its token
             s.close();
+            if (metricsServer != null) {
+                metricsServer.close();
+            }
         } finally {
             log.atInfo().setMessage("gateway stopped")
                     .addKeyValue("event", "stopped")
@@ -337,7 +524,7 @@ final class ServeCommand implements Callable<Integer> {
         }
     }
 
-    private SslContext loadTls() {
+    private SslContext loadTls(Path tlsCert, Path tlsKey) {
         Cli.requireReadableFile(spec, tlsCert, "--tls-cert");
         Cli.requireReadableFile(spec, tlsKey, "--tls-key");
         warnIfShared(tlsKey);

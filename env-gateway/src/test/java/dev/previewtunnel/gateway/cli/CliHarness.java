@@ -36,6 +36,14 @@ final class CliHarness {
             return lines.get(0);
         }
 
+        /** The one error line, ignoring JSON log lines of a gateway running in the same JVM. */
+        String cliErrorLine() {
+            List<String> lines = errLines().stream().filter(l -> !l.startsWith("{")).toList();
+            assertEquals(1, lines.size(), () -> "expected one error line, got:\n" + err);
+            assertTrue(lines.get(0).startsWith("env-gateway: "), lines.get(0));
+            return lines.get(0);
+        }
+
         @Override
         public String toString() {
             return "exit " + exitCode + "\n--- stdout\n" + out + "--- stderr\n" + err;

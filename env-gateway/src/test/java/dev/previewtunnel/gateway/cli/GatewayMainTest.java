@@ -31,7 +31,7 @@ class GatewayMainTest {
         Result r = run("--help");
         assertEquals(0, r.exitCode(), r::toString);
         assertEquals("", r.err());
-        for (String word : List.of("keys", "grant", "token", "serve", "Exit codes:", "never in a URL",
+        for (String word : List.of("keys", "grant", "token", "serve", "revoke", "doctor", "Exit codes:", "never in a URL",
                 "should live minutes")) {
             assertTrue(r.out().contains(word), () -> word + " missing from:\n" + r.out());
         }
@@ -39,7 +39,7 @@ class GatewayMainTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"keys", "keys init", "keys rotate", "grant", "grant issue", "token", "token issue",
-            "serve"})
+            "serve", "revoke", "doctor"})
     void everyCommandHasHelpWithExitCodes(String command) {
         String[] args = (command + " --help").split(" ");
         Result r = run(args);

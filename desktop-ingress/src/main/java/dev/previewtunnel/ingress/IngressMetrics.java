@@ -1,0 +1,167 @@
+package dev.previewtunnel.ingress;
+
+import dev.previewtunnel.ingress.tunnel.TunnelPool;
+import dev.previewtunnel.mux.TunnelStreamException;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPromise;
+import io.netty.handler.codec.http2.Http2DataFrame;
+import io.netty.handler.codec.http2.Http2StreamChannel;
+import io.netty.util.concurrent.Future;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Ingress counters, gauges and timers (Micrometer). Names as Prometheus shows them, documented in
+ * docs/operations.md:
+ *
+ * <pre>
+ *   ptun_ingress_tunnel_connections            gauge     tunnel connections up now
+ *   ptun_ingress_tunnel_connections_configured gauge     pool size (--pool)
+ *   ptun_ingress_tunnel_up                     gauge     1 while at least one connection is up, else 0
+ *   ptun_ingress_tunnel_reconnects_total       counter   connections lost or drained (GOAWAY) and replaced
+ *   ptun_ingress_streams_live                  gauge     tunnel streams open now
+ *   ptun_ingress_streams_opened_total          counter   stream opens the gateway accepted
+ *   ptun_ingress_streams_refused_total{code}   counter   stream opens that failed, by ptun-error code
+ *   ptun_ingress_stream_bytes_total{direction} counter   DATA bytes, to_gateway / from_gateway
+ *   ptun_ingress_stream_open_seconds{outcome}  histogram open asked to answered (ok or the error code)
+ *   ptun_ingress_stream_first_byte_seconds     histogram open asked to the first byte from the target
+ *   ptun_ingress_stream_stalled_seconds        histogram time a stream could not be written (gateway's
+ *                                                        window exhausted or write buffer above its high mark)
+ * </pre>
+ */
+public final class IngressMetrics implements TunnelPool.StreamObserver {
+    static final Duration[] LATENCY_BUCKETS = {Duration.ofMillis(1), Duration.ofMillis(5), Duration.ofMillis(10),
+            Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250),
+            Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofMillis(2500), Duration.ofSeconds(5),
+            Duration.ofSeconds(10)};
+    static final Duration[] STALL_BUCKETS = {Duration.ofMillis(1), Duration.ofMillis(10), Duration.ofMillis(100),
+            Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofSeconds(60)};
+
+    private final MeterRegistry registry;
+    private final Counter opened;
+    private final Counter bytesToGateway;
+    private final Counter bytesFromGateway;
+    private final Timer firstByte;
+    private final Timer stalled;
+
+    IngressMetrics(MeterRegistry registry, TunnelPool pool) {
+        this.registry = registry;
+        Gauge.builder("ptun.ingress.tunnel.connections", pool, p -> p.status().connected())
+                .description("tunnel connections up now").register(registry);
+        Gauge.builder("ptun.ingress.tunnel.connections.configured", pool, p -> p.status().size())
+                .description("tunnel connections the pool keeps (--pool)").register(registry);
+        Gauge.builder("ptun.ingress.tunnel.up", pool, p -> p.status().connected() > 0 ? 1 : 0)
+                .description("1 while at least one tunnel connection is up, 0 while reconnecting").register(registry);
+        Gauge.builder("ptun.ingress.streams.live", pool, p -> p.status().liveStreams())
+                .description("tunnel streams open now").register(registry);
+        FunctionCounter.builder("ptun.ingress.tunnel.reconnects", pool, p -> p.status().reconnects())
+                .description("tunnel connections lost or drained (GOAWAY) and replaced").register(registry);
+        this.opened = Counter.builder("ptun.ingress.streams.opened")
+                .description("stream opens the gateway accepted (target dialed)").register(registry);
+        this.bytesToGateway = Counter.builder("ptun.ingress.stream.bytes").tag("direction", "to_gateway")
+                .description("DATA payload bytes relayed").register(registry);
+        this.bytesFromGateway = Counter.builder("ptun.ingress.stream.bytes").tag("direction", "from_gateway")
+                .description("DATA payload bytes relayed").register(registry);
+        this.firstByte = Timer.builder("ptun.ingress.stream.first.byte")
+                .description("stream open asked for to the first byte from the target")
+                .serviceLevelObjectives(LATENCY_BUCKETS).register(registry);
+        this.stalled = Timer.builder("ptun.ingress.stream.stalled")
+                .description("time a stream could not be written: the gateway's flow-control window was exhausted "
+                        + "or the write buffer was above its high-water mark")
+                .serviceLevelObjectives(STALL_BUCKETS).register(registry);
+    }
+
+    @Override
+    public void settled(Future<Http2StreamChannel> result, long startNanos) {
+        long elapsed = System.nanoTime() - startNanos;
+        String outcome;
+        if (result.isSuccess()) {
+            outcome = "ok";
+            opened.increment();
+            Http2StreamChannel stream = result.getNow();
+            stream.pipeline().addFirst("ptun-metrics", new StreamMeter(startNanos));
+        } else {
+            Throwable cause = result.cause();
+            outcome = cause instanceof TunnelStreamException t ? t.error().code() : "internal";
+            Counter.builder("ptun.ingress.streams.refused")
+                    .description("stream opens that failed, by ptun-error code")
+                    .tag("code", outcome).register(registry).increment();
+        }
+        Timer.builder("ptun.ingress.stream.open")
+                .description("stream open asked for to answered (gateway verified the grant and dialed)")
+                .tag("outcome", outcome)
+                .serviceLevelObjectives(LATENCY_BUCKETS)
+                .register(registry)
+                .record(elapsed, TimeUnit.NANOSECONDS);
+    }
+
+    public MeterRegistry registry() {
+        return registry;
+    }
+
+    /** Observes one open stream: DATA bytes each way, the first byte, unwritable time. Passes everything on. */
+    private final class StreamMeter extends ChannelDuplexHandler {
+        private final long startNanos;
+        private boolean sawFirstByte;
+        private long stallStart;
+
+        StreamMeter(long startNanos) {
+            this.startNanos = startNanos;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof Http2DataFrame data) {
+                int n = data.content().readableBytes();
+                if (n > 0) {
+                    bytesFromGateway.increment(n);
+                    if (!sawFirstByte) {
+                        sawFirstByte = true;
+                        firstByte.record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
+                    }
+                }
+            }
+            ctx.fireChannelRead(msg);
+        }
+
+        @Override
+        public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+            if (msg instanceof Http2DataFrame data) {
+                bytesToGateway.increment(data.content().readableBytes());
+            }
+            ctx.write(msg, promise);
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            if (!ctx.channel().isWritable()) {
+                if (stallStart == 0) {
+                    stallStart = System.nanoTime();
+                }
+            } else {
+                endStall();
+            }
+            ctx.fireChannelWritabilityChanged();
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            endStall();
+            ctx.fireChannelInactive();
+        }
+
+        private void endStall() {
+            if (stallStart != 0) {
+                stalled.record(System.nanoTime() - stallStart, TimeUnit.NANOSECONDS);
+                stallStart = 0;
+            }
+        }
+    }
+}

@@ -1,0 +1,164 @@
+package dev.previewtunnel.ingress.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.previewtunnel.cli.Cli;
+import dev.previewtunnel.cli.ExitCodes;
+import dev.previewtunnel.grants.UnverifiedGrantView;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/** {@code grant add|remove}: attach grants to, or detach them from, a session of a running ingress. */
+@Command(name = "grant",
+        mixinStandardHelpOptions = true,
+        versionProvider = IngressVersionProvider.class,
+        exitCodeOnInvalidInput = ExitCodes.USAGE,
+        exitCodeOnExecutionException = ExitCodes.INTERNAL,
+        footer = IngressMain.FOOTER,
+        synopsisSubcommandLabel = "(add | remove)",
+        description = {
+                "Attach grants to a browser session of a running ingress, or detach them.",
+                "A grant ('env-gateway grant issue') lets the session reach one target in one environment; it is "
+                        + "checked by the gateway on every stream. Prefer --grant-file: a value given with --grant "
+                        + "is visible to other local users in ps."},
+        subcommands = {GrantCommand.Add.class, GrantCommand.Remove.class})
+final class GrantCommand {
+    private static final String GRANT_ID = "[A-Za-z0-9._~-]{1,128}";
+
+    static final class Source {
+        @Option(names = "--grant", paramLabel = "GRANT", required = true,
+                description = "The grant itself (visible in ps: prefer --grant-file).")
+        String grant;
+
+        @Option(names = "--grant-file", paramLabel = "FILE", required = true,
+                description = "File of grants, one per line (# comments and blank lines ignored); each is attached.")
+        Path grantFile;
+    }
+
+    @Command(name = "add",
+            mixinStandardHelpOptions = true,
+            versionProvider = IngressVersionProvider.class,
+            exitCodeOnInvalidInput = ExitCodes.USAGE,
+            exitCodeOnExecutionException = ExitCodes.INTERNAL,
+            footer = IngressMain.FOOTER,
+            description = {
+                    "Attach grants to a session; prints one JSON line per grant: grantId, environment, target, "
+                            + "virtualHost, expiresAt and authorities, the host:port names the browser can use for "
+                            + "it (localhost:P, 127.0.0.1:P, [::1]:P when the session's port P is not taken by "
+                            + "another environment, and NAME.ENV.preview.localhost:P always).",
+                    "The grant is only read here (to learn its target), never trusted: the gateway verifies it on "
+                            + "every stream."})
+    static final class Add implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Mixin
+        ControlClient.Options control;
+
+        @Option(names = "--session", paramLabel = "ID", required = true, description = "The session (required).")
+        String session;
+
+        @ArgGroup(exclusive = true, multiplicity = "1")
+        Source source;
+
+        @Option(names = "--name", paramLabel = "LABEL",
+                description = "Label of the grant's virtual host, LABEL.ENV.preview.localhost:P (default: pPORT). "
+                        + "Only with a single grant.")
+        String name;
+
+        @Override
+        public Integer call() {
+            if (!session.matches(IngressCli.SESSION_ID)) {
+                throw Cli.usage(spec, "--session must be 1 to 64 letters, digits, '.', '_' or '-', got '"
+                        + Cli.shown(session) + "'");
+            }
+            if (name != null && !name.matches("[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?")) {
+                throw Cli.usage(spec, "--name must be a DNS label: letters, digits and '-', got '"
+                        + Cli.shown(name) + "'");
+            }
+            List<String> grants = new ArrayList<>();
+            List<String> where = new ArrayList<>();
+            if (source.grant != null) {
+                grants.add(source.grant.strip());
+                where.add("--grant");
+            } else {
+                List<String> lines = IngressCli.readSecretLines(spec, source.grantFile, "--grant-file");
+                for (int i = 0; i < lines.size(); i++) {
+                    grants.add(lines.get(i));
+                    where.add("line " + (i + 1) + " of --grant-file " + source.grantFile);
+                }
+                if (grants.isEmpty()) {
+                    throw Cli.usage(spec, "--grant-file " + source.grantFile + " holds no grant");
+                }
+            }
+            if (name != null && grants.size() > 1) {
+                throw Cli.usage(spec, "--name applies to a single grant; " + source.grantFile + " holds "
+                        + grants.size());
+            }
+            for (int i = 0; i < grants.size(); i++) { // check them all before attaching any
+                try {
+                    UnverifiedGrantView.decode(grants.get(i));
+                } catch (IllegalArgumentException e) {
+                    throw Cli.usage(spec, where.get(i) + " is not a readable grant (expected a JWT from "
+                            + "'env-gateway grant issue'); the value is not shown");
+                }
+            }
+            ControlClient client = control.client(spec);
+            for (String grant : grants) {
+                ObjectNode body = Cli.json().put("grant", grant);
+                if (name != null) {
+                    body.put("name", name);
+                }
+                JsonNode answer = client.post("/v1/sessions/" + session + "/grants", body);
+                Cli.printLine(answer.toString());
+            }
+            return ExitCodes.OK;
+        }
+    }
+
+    @Command(name = "remove",
+            mixinStandardHelpOptions = true,
+            versionProvider = IngressVersionProvider.class,
+            exitCodeOnInvalidInput = ExitCodes.USAGE,
+            exitCodeOnExecutionException = ExitCodes.INTERNAL,
+            footer = IngressMain.FOOTER,
+            description = "Detach a grant from a session; the session's live connections that used it end at once. "
+                    + "Prints {\"detached\":GRANT_ID,\"closedConnections\":N}.")
+    static final class Remove implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Mixin
+        ControlClient.Options control;
+
+        @Option(names = "--session", paramLabel = "ID", required = true, description = "The session (required).")
+        String session;
+
+        @Parameters(paramLabel = "GRANT_ID", description = "The grant's id (grantId in 'grant add' and 'session list').")
+        String grantId;
+
+        @Override
+        public Integer call() {
+            if (!session.matches(IngressCli.SESSION_ID)) {
+                throw Cli.usage(spec, "--session must be 1 to 64 letters, digits, '.', '_' or '-', got '"
+                        + Cli.shown(session) + "'");
+            }
+            if (!grantId.matches(GRANT_ID)) {
+                throw Cli.usage(spec, "GRANT_ID must be a grant id as printed by 'grant add', got '"
+                        + Cli.shown(grantId) + "'");
+            }
+            Cli.printLine(control.client(spec).delete("/v1/sessions/" + session + "/grants/" + grantId).toString());
+            return ExitCodes.OK;
+        }
+    }
+}

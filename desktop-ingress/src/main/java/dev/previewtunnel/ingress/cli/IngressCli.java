@@ -1,0 +1,160 @@
+package dev.previewtunnel.ingress.cli;
+
+import dev.previewtunnel.cli.Cli;
+import dev.previewtunnel.cli.CliException;
+import dev.previewtunnel.cli.ExitCodes;
+import dev.previewtunnel.ingress.session.StateFiles;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Model.CommandSpec;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/** Ingress-specific command helpers shared by run, doctor and the control commands. */
+final class IngressCli {
+    private static final Logger log = LoggerFactory.getLogger(IngressCli.class);
+    /** Environment variables of the ingress's settings start with this ({@code PTUN_INGRESS_GATEWAY}). */
+    static final String ENV_PREFIX = "PTUN_INGRESS_";
+    /**
+     * Keys of the ingress's JSON config file: the long option names of 'run' without "--" ({@code control} is the
+     * opposite of --no-control). Every command that takes --config accepts the same file and reads what it needs.
+     * Tokens and grants are never settings: only the files holding them are.
+     */
+    static final Set<String> CONFIG_KEYS = Set.of("gateway", "token-file", "grant-file", "listen", "pool",
+            "gateway-ca", "state-dir", "session-id", "control", "control-listen", "metrics-listen", "drain-timeout",
+            "grant-refresh-command", "grant-refresh-arg", "grant-refresh-url", "grant-refresh-token-file",
+            "grant-refresh-timeout");
+    /** A token or grant file is a few KiB at most; anything this big is the wrong file. */
+    static final long MAX_SECRET_FILE = 1024 * 1024;
+    static final String SESSION_ID = "[A-Za-z0-9._-]{1,64}";
+
+    private IngressCli() {
+    }
+
+    static Path defaultStateDir() {
+        return StateFiles.defaultDirectory();
+    }
+
+    /**
+     * ws:// or wss://, a host, no user info, query or fragment. The value is never echoed: it may hold a secret.
+     *
+     * @param option how to name the setting in messages ({@code --gateway}, or its environment/config origin)
+     */
+    static URI parseGateway(CommandSpec spec, String option, String text) {
+        URI uri;
+        try {
+            uri = new URI(text);
+        } catch (URISyntaxException e) {
+            throw Cli.usage(spec, option + " is not a valid URL; expected ws://HOST:PORT/PATH or wss://HOST:PORT/PATH");
+        }
+        if (uri.getRawQuery() != null || uri.getRawUserInfo() != null || uri.getRawFragment() != null) {
+            throw Cli.usage(spec, option + " must not carry a query, user info or fragment: the connection token "
+                    + "travels in the Authorization header (--token-file), never in a URL");
+        }
+        String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+        if (!scheme.equals("ws") && !scheme.equals("wss")) {
+            throw Cli.usage(spec, option + " must be a ws:// or wss:// URL (the url field of env-gateway's "
+                    + "ready line)" + (scheme.isEmpty() ? "" : ", got scheme '" + Cli.shown(scheme) + "'"));
+        }
+        if (uri.isOpaque() || uri.getHost() == null || uri.getHost().isEmpty()) {
+            throw Cli.usage(spec, option + " needs a host: ws://HOST:PORT/PATH or wss://HOST:PORT/PATH");
+        }
+        // Lower-case scheme (WS://... works too); everything else stays as given.
+        return scheme.equals(uri.getScheme()) ? uri : URI.create(scheme + text.substring(scheme.length()));
+    }
+
+    /**
+     * The non-blank lines of a token or grant file that are not # comments, stripped. A missing file is a usage
+     * error (exit 1), an unreadable one a refusal (exit 3). Warns when others may read it.
+     */
+    static List<String> readSecretLines(CommandSpec spec, Path file, String option) {
+        Cli.requireReadableFile(spec, file, option);
+        warnIfShared(file, option);
+        String content;
+        try {
+            if (Files.size(file) > MAX_SECRET_FILE) {
+                throw Cli.usage(spec, option + " " + file + " is larger than 1 MiB: not a token or grant file");
+            }
+            content = Files.readString(file, StandardCharsets.UTF_8);
+        } catch (AccessDeniedException e) {
+            throw new CliException(ExitCodes.REFUSED, option + " file " + file
+                    + " is not readable (permission denied)");
+        } catch (IOException e) {
+            // Never the exception's message: a decoder's could quote the content.
+            throw new CliException(ExitCodes.REFUSED, "cannot read " + option + " file " + file + " ("
+                    + e.getClass().getSimpleName() + ")");
+        }
+        List<String> lines = new ArrayList<>();
+        content.lines().map(String::strip).filter(l -> !l.isEmpty() && !l.startsWith("#")).forEach(lines::add);
+        return lines;
+    }
+
+    static void warnIfShared(Path file, String option) {
+        try {
+            if (file.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+                Set<PosixFilePermission> perms = Files.getPosixFilePermissions(file);
+                if (perms.stream().anyMatch(p -> !p.name().startsWith("OWNER_"))) {
+                    log.warn("{} file {} is accessible by group/others ({}); it holds secrets: chmod 600 {}", option,
+                            file, PosixFilePermissions.toString(perms), file);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // only a warning
+        }
+    }
+
+    static SslContext clientTls(CommandSpec spec, Path gatewayCa) {
+        SslContextBuilder builder = SslContextBuilder.forClient();
+        if (gatewayCa != null) {
+            Cli.requireReadableFile(spec, gatewayCa, "--gateway-ca");
+            builder.trustManager(gatewayCa.toFile());
+        }
+        try {
+            return builder.build();
+        } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
+            throw new CliException(ExitCodes.USAGE, "cannot load --gateway-ca " + gatewayCa + ": "
+                    + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
+        }
+    }
+
+    /** Creates the state directory (rwx------) if missing; an existing one keeps its permissions, with a warning. */
+    static void prepareStateDir(Path dir) {
+        try {
+            if (Files.exists(dir) && !Files.isDirectory(dir)) {
+                throw new CliException(ExitCodes.REFUSED, "state directory " + dir + " exists and is not a directory");
+            }
+            StateFiles.ensureDirectory(dir);
+        } catch (AccessDeniedException e) {
+            throw new CliException(ExitCodes.REFUSED, "permission denied creating state directory " + dir + " ("
+                    + e.getFile() + ")");
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.REFUSED, "cannot create state directory " + dir + ": "
+                    + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : " " + e.getMessage()));
+        }
+        try {
+            if (dir.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+                Set<PosixFilePermission> perms = Files.getPosixFilePermissions(dir);
+                if (perms.stream().anyMatch(p -> !p.name().startsWith("OWNER_"))) {
+                    log.warn("state directory {} is accessible by group/others ({}); consider chmod 700 {} (the "
+                            + "credentials file itself is owner-only)", dir, PosixFilePermissions.toString(perms), dir);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // only a warning
+        }
+    }
+}

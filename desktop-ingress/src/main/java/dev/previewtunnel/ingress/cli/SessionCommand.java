@@ -1,0 +1,135 @@
+package dev.previewtunnel.ingress.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.previewtunnel.cli.Cli;
+import dev.previewtunnel.cli.ExitCodes;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+import java.util.Locale;
+import java.util.concurrent.Callable;
+
+/** {@code session create|list|close}: browser sessions of a running ingress, through its control API. */
+@Command(name = "session",
+        mixinStandardHelpOptions = true,
+        versionProvider = IngressVersionProvider.class,
+        exitCodeOnInvalidInput = ExitCodes.USAGE,
+        exitCodeOnExecutionException = ExitCodes.INTERNAL,
+        footer = IngressMain.FOOTER,
+        synopsisSubcommandLabel = "(create | list | close)",
+        description = {
+                "Create, list and close the browser sessions of a running ingress ('desktop-ingress run').",
+                "A browser session is one browser profile, Playwright context or Electron partition: its own proxy "
+                        + "credential (in an owner-only file), its own grants, its own policy for hosts it has no "
+                        + "grant for. The commands find the ingress through STATE_DIR/control.json; exit 2 when "
+                        + "no ingress runs there."},
+        subcommands = {SessionCommand.Create.class, SessionCommand.ListSessions.class, SessionCommand.Close.class})
+final class SessionCommand {
+
+    @Command(name = "create",
+            mixinStandardHelpOptions = true,
+            versionProvider = IngressVersionProvider.class,
+            exitCodeOnInvalidInput = ExitCodes.USAGE,
+            exitCodeOnExecutionException = ExitCodes.INTERNAL,
+            footer = IngressMain.FOOTER,
+            description = {
+                    "Create a browser session and print it as one JSON line: id, username, egress, grants and "
+                            + "credentialsFile, the owner-only file with the proxy username and password (the "
+                            + "password is never printed).",
+                    "Then attach grants with 'grant add --session ID' and point a browser profile at the proxy "
+                            + "with that credential."})
+    static final class Create implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Mixin
+        ControlClient.Options control;
+
+        @Option(names = "--id", paramLabel = "ID",
+                description = "Session id: 1 to 64 letters, digits, '.', '_' or '-'; the proxy user is ptun-ID "
+                        + "(default: a generated id).")
+        String id;
+
+        @Option(names = "--egress", paramLabel = "POLICY",
+                description = "Hosts the session has no grant for: deny (a 403 page) or direct (reached from this "
+                        + "desktop, public addresses only) (default: deny).")
+        String egress;
+
+        @Override
+        public Integer call() {
+            ObjectNode body = Cli.json();
+            if (id != null) {
+                if (!id.matches(IngressCli.SESSION_ID)) {
+                    throw Cli.usage(spec, "--id must be 1 to 64 letters, digits, '.', '_' or '-', got '"
+                            + Cli.shown(id) + "'");
+                }
+                body.put("id", id);
+            }
+            if (egress != null) {
+                String e = egress.toLowerCase(Locale.ROOT);
+                if (!e.equals("deny") && !e.equals("direct")) {
+                    throw Cli.usage(spec, "--egress must be deny or direct, got '" + Cli.shown(egress) + "'");
+                }
+                body.put("egress", e);
+            }
+            JsonNode answer = control.client(spec).post("/v1/sessions", body);
+            Cli.printLine(answer.toString());
+            return ExitCodes.OK;
+        }
+    }
+
+    @Command(name = "list",
+            mixinStandardHelpOptions = true,
+            versionProvider = IngressVersionProvider.class,
+            exitCodeOnInvalidInput = ExitCodes.USAGE,
+            exitCodeOnExecutionException = ExitCodes.INTERNAL,
+            footer = IngressMain.FOOTER,
+            description = "Print every session as one JSON line: {\"sessions\":[{id, username, egress, "
+                    + "liveConnections, grants}...]} (never a password or a grant).")
+    static final class ListSessions implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Mixin
+        ControlClient.Options control;
+
+        @Override
+        public Integer call() {
+            Cli.printLine(control.client(spec).get("/v1/sessions").toString());
+            return ExitCodes.OK;
+        }
+    }
+
+    @Command(name = "close",
+            mixinStandardHelpOptions = true,
+            versionProvider = IngressVersionProvider.class,
+            exitCodeOnInvalidInput = ExitCodes.USAGE,
+            exitCodeOnExecutionException = ExitCodes.INTERNAL,
+            footer = IngressMain.FOOTER,
+            description = "Close a session: its live connections end at once, its credential stops working and its "
+                    + "credentials file is deleted. Prints {\"closed\":ID,\"closedConnections\":N}.")
+    static final class Close implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Mixin
+        ControlClient.Options control;
+
+        @Parameters(paramLabel = "ID", description = "The session to close.")
+        String id;
+
+        @Override
+        public Integer call() {
+            if (!id.matches(IngressCli.SESSION_ID)) {
+                throw Cli.usage(spec, "ID must be 1 to 64 letters, digits, '.', '_' or '-', got '" + Cli.shown(id) + "'");
+            }
+            Cli.printLine(control.client(spec).delete("/v1/sessions/" + id).toString());
+            return ExitCodes.OK;
+        }
+    }
+}

@@ -1,0 +1,231 @@
+package dev.previewtunnel.ingress.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.grants.GrantIssuer;
+import dev.previewtunnel.grants.KeyDirectory;
+import dev.previewtunnel.ingress.cli.IngressCliHarness.Captured;
+import dev.previewtunnel.ingress.cli.IngressCliHarness.Result;
+import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static dev.previewtunnel.ingress.cli.IngressCliHarness.assertNoSecrets;
+import static dev.previewtunnel.ingress.cli.IngressCliHarness.run;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code desktop-ingress doctor} against a real gateway, target and running ingress: healthy is all ok; each usual
+ * misconfiguration (gateway unreachable, wrong path, token refused, token for another environment, target not
+ * listening, proxy not running, credentials readable by others, clock skew) is caught by its own check with its
+ * own message and exit code. Doctor never prints a token or a grant.
+ */
+class IngressDoctorTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    static Path shared;
+    static TestStack stack;
+
+    @TempDir
+    Path tmp;
+
+    @BeforeAll
+    static void start() throws Exception {
+        stack = TestStack.start(shared);
+    }
+
+    @AfterAll
+    static void stop() {
+        if (stack != null) {
+            stack.close();
+        }
+    }
+
+    private static Map<String, List<JsonNode>> checks(Result r) throws Exception {
+        Map<String, List<JsonNode>> byName = new HashMap<>();
+        for (String line : r.out().lines().toList()) {
+            JsonNode n = JSON.readTree(line);
+            byName.computeIfAbsent(n.get("check").asText(), k -> new ArrayList<>()).add(n);
+        }
+        return byName;
+    }
+
+    private static JsonNode only(Map<String, List<JsonNode>> checks, String name) {
+        List<JsonNode> list = checks.get(name);
+        assertNotNull(list, () -> "no " + name + " check in " + checks);
+        assertEquals(1, list.size(), list::toString);
+        return list.get(0);
+    }
+
+    private static String failure(Result r, String name) throws Exception {
+        JsonNode n = only(checks(r), name);
+        assertEquals("fail", n.get("status").asText(), () -> n + "\n" + r);
+        return n.get("message").asText();
+    }
+
+    private Path file(String name, String content) throws Exception {
+        return TestStack.secretFile(tmp, name, content + "\n");
+    }
+
+    private Result doctor(String... args) {
+        String[] all = new String[args.length + 2];
+        all[0] = "doctor";
+        all[1] = "--json";
+        System.arraycopy(args, 0, all, 2, args.length);
+        return run(all);
+    }
+
+    @Test
+    void aHealthySetupIsAllOk() throws Exception {
+        String token = stack.token();
+        String grant = stack.grant("default", stack.app.port());
+        Path tokenFile = file("token", token);
+        Path grantFile = file("grant", grant);
+        Path state = tmp.resolve("state");
+        RunningIngress running = RunningIngress.start("run", "--gateway", stack.url(), "--token-file",
+                tokenFile.toString(), "--grant-file", grantFile.toString(), "--state-dir", state.toString());
+        try {
+            running.readyLine();
+            // The gateway URL comes from the running ingress when not given.
+            Result r = run("doctor", "--state-dir", state.toString(), "--token-file", tokenFile.toString(),
+                    "--grant-file", grantFile.toString());
+            assertEquals(0, r.exitCode(), r::toString);
+            for (String check : List.of("state-dir", "credentials", "proxy", "gateway", "clock", "token", "target")) {
+                assertTrue(r.out().lines().anyMatch(l -> l.startsWith("ok    " + check + " ")),
+                        () -> check + " not ok in:\n" + r.out());
+            }
+            assertTrue(r.out().contains("--proxy-server=http://" + running.readyLine().get("proxy").asText()));
+            assertTrue(r.out().contains("desktop-ingress doctor: everything checked is fine"), r::toString);
+            assertNoSecrets(r.out(), r.err(), token, grant);
+        } finally {
+            running.close();
+        }
+    }
+
+    @Test
+    void gatewayUnreachable() throws Exception {
+        int port = TestStack.closedPort();
+        Result r = doctor("--gateway", "ws://127.0.0.1:" + port + "/tunnel", "--state-dir", tmp.toString());
+        assertEquals(2, r.exitCode(), r::toString);
+        String m = failure(r, "gateway");
+        assertTrue(m.startsWith("cannot reach the gateway at 127.0.0.1:" + port) && m.contains("ssh -N -L"), m);
+    }
+
+    @Test
+    void wrongTunnelPath() throws Exception {
+        String url = stack.url().replace("/tunnel", "/wrong");
+        Result r = doctor("--gateway", url, "--token-file", file("token", stack.token()).toString(),
+                "--state-dir", tmp.toString());
+        assertTrue(failure(r, "gateway").startsWith("no tunnel endpoint at path /wrong"), r::toString);
+    }
+
+    @Test
+    void tokenSignedByAKeyTheGatewayDoesNotTrust() throws Exception {
+        KeyDirectory other = KeyDirectory.init(tmp.resolve("other-keys"));
+        String token = new GrantIssuer(other.signingKey(), Clock.systemUTC())
+                .issueConnectionToken(TestStack.ENV, Duration.ofHours(1));
+        Result r = doctor("--gateway", stack.url(), "--token-file", file("token", token).toString(),
+                "--state-dir", tmp.toString());
+        String m = failure(r, "token");
+        assertTrue(m.contains("(grant_unknown_key)") && m.contains("a key the gateway does not trust")
+                && m.contains("kid " + other.signingKey().kid()), m);
+        assertNoSecrets(r.out(), r.err(), token);
+    }
+
+    @Test
+    void tokenForAnotherEnvironment() throws Exception {
+        String token = stack.issuer.issueConnectionToken("staging", Duration.ofHours(1));
+        Result r = doctor("--gateway", stack.url(), "--token-file", file("token", token).toString(),
+                "--state-dir", tmp.toString());
+        String m = failure(r, "token");
+        assertTrue(m.contains("(grant_wrong_environment)") && m.contains("environment 'staging'")
+                && m.contains("token issue --env"), m);
+        assertNoSecrets(r.out(), r.err(), token);
+    }
+
+    @Test
+    void targetNotListeningInTheEnvironment() throws Exception {
+        int port = TestStack.closedPort();
+        String grant = stack.grant("default", port);
+        Result r = doctor("--gateway", stack.url(), "--token-file", file("token", stack.token()).toString(),
+                "--grant-file", file("grant", grant).toString(), "--state-dir", tmp.toString());
+        String m = failure(r, "target");
+        assertTrue(m.equals("nothing listens on localhost:" + port + " in the environment (target_refused): start "
+                + "the dev server there; browsers get a 502 page meanwhile"), m);
+        assertEquals("ok", only(checks(r), "token").get("status").asText(), "the token itself is fine");
+        assertNoSecrets(r.out(), r.err(), grant);
+    }
+
+    @Test
+    void proxyNotRunning() throws Exception {
+        Result r = doctor("--gateway", stack.url(), "--state-dir", tmp.resolve("empty").toString());
+        assertEquals(2, r.exitCode(), r::toString);
+        assertTrue(failure(r, "proxy").startsWith("no desktop-ingress is running with state directory"), r::toString);
+        assertFalse(Files.exists(tmp.resolve("empty")), "doctor creates nothing");
+    }
+
+    @Test
+    void credentialsReadableByOthers() throws Exception {
+        Path state = tmp.resolve("state");
+        Path creds = TestStack.secretFile(state, "session-web.credentials.json",
+                "{\"username\":\"ptun-web\",\"password\":\"pw-that-must-not-show-123\"}");
+        Files.setPosixFilePermissions(creds, PosixFilePermissions.fromString("rw-r--r--"));
+        Result r = doctor("--gateway", stack.url(), "--state-dir", state.toString());
+        assertEquals(3, r.exitCode(), "credentials come first: " + r);
+        String m = failure(r, "credentials");
+        assertTrue(m.contains(creds + " is readable by group/others (rw-r--r--)") && m.contains("chmod 600 " + creds), m);
+        assertNoSecrets(r.out(), r.err(), "pw-that-must-not-show-123");
+    }
+
+    @Test
+    void clockSkewAgainstTheGateway() throws Exception {
+        CommandLine cl;
+        Result r;
+        try (Captured c = new Captured()) {
+            cl = new CommandLine(new IngressMain());
+            DoctorCommand doctor = cl.getSubcommands().get("doctor").getCommand();
+            doctor.clock = Clock.offset(Clock.systemUTC(), Duration.ofMinutes(3));
+            int code = cl.execute("doctor", "--json", "--gateway", stack.url(), "--state-dir", tmp.toString());
+            r = new Result(code, c.out(), c.err());
+        }
+        String m = failure(r, "clock");
+        assertTrue(m.matches("this desktop's clock is 1(79|80|81) s ahead of the gateway's: .*NTP.*"), m);
+    }
+
+    @Test
+    void everyMisconfigurationHasItsOwnMessage() throws Exception {
+        List<String> messages = new ArrayList<>();
+        messages.add(failure(doctor("--gateway", "ws://127.0.0.1:" + TestStack.closedPort() + "/tunnel",
+                "--state-dir", tmp.toString()), "gateway"));
+        messages.add(failure(doctor("--gateway", stack.url().replace("/tunnel", "/x"), "--state-dir", tmp.toString()),
+                "gateway"));
+        messages.add(failure(doctor("--gateway", stack.url(), "--token-file", file("t1",
+                stack.issuer.issueConnectionToken("staging", Duration.ofHours(1))).toString(), "--state-dir",
+                tmp.toString()), "token"));
+        messages.add(failure(doctor("--gateway", stack.url(), "--token-file", file("t2", new GrantIssuer(
+                KeyDirectory.init(tmp.resolve("k2")).signingKey(), Clock.systemUTC()).issueConnectionToken(
+                TestStack.ENV, Duration.ofHours(1))).toString(), "--state-dir", tmp.toString()), "token"));
+        messages.add(failure(doctor("--gateway", stack.url(), "--token-file", file("t3", stack.token()).toString(),
+                "--grant-file", file("g", stack.grant("default", TestStack.closedPort())).toString(), "--state-dir",
+                tmp.toString()), "target"));
+        messages.add(failure(doctor("--gateway", stack.url(), "--state-dir", tmp.resolve("none").toString()), "proxy"));
+        assertEquals(messages.size(), messages.stream().distinct().count(), messages::toString);
+    }
+}

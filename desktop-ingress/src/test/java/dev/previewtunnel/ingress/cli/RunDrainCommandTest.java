@@ -1,0 +1,98 @@
+package dev.previewtunnel.ingress.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Base64;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Stopping {@code run} (what SIGTERM does) is a bounded graceful close: no new browser connections, but a response
+ * in flight when the stop came still arrives whole (within --drain-timeout); then the ingress exits 0.
+ */
+class RunDrainCommandTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final long SIZE = 64L * 1024 * 1024;
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void aResponseInFlightFinishesAfterStop() throws Exception {
+        try (TestStack stack = TestStack.start(tmp)) {
+            Path state = tmp.resolve("state");
+            RunningIngress running = RunningIngress.start("run", "--gateway", stack.url(), "--token", stack.token(),
+                    "--grant", stack.grant("default", stack.app.port()), "--state-dir", state.toString(),
+                    "--drain-timeout", "30s", "--pool", "1");
+            CompletableFuture<Void> stopped;
+            long total;
+            try {
+                JsonNode ready = running.readyLine();
+                String proxy = ready.get("proxy").asText();
+                JsonNode c = JSON.readTree(Files.readString(Path.of(ready.get("credentialsFile").asText())));
+                String auth = Base64.getEncoder().encodeToString((c.get("username").asText() + ":"
+                        + c.get("password").asText()).getBytes(StandardCharsets.UTF_8));
+                int colon = proxy.lastIndexOf(':');
+                try (Socket browser = new Socket(proxy.substring(0, colon), Integer.parseInt(proxy.substring(colon + 1)))) {
+                    browser.setSoTimeout(30_000);
+                    OutputStream out = browser.getOutputStream();
+                    String target = "localhost:" + stack.app.port();
+                    out.write(("GET http://" + target + "/bytes?n=" + SIZE + " HTTP/1.1\r\nHost: " + target
+                            + "\r\nProxy-Authorization: Basic " + auth + "\r\nConnection: close\r\n\r\n")
+                            .getBytes(StandardCharsets.US_ASCII));
+                    out.flush();
+                    InputStream in = browser.getInputStream();
+                    String head = readHead(in);
+                    assertTrue(head.startsWith("HTTP/1.1 200"), head);
+                    assertEquals(1 << 20, in.readNBytes(1 << 20).length);
+
+                    stopped = CompletableFuture.runAsync(running.command::stop); // as the SIGTERM hook does
+                    total = 1 << 20;
+                    byte[] buf = new byte[1 << 16];
+                    for (int n; (n = in.read(buf)) >= 0; ) {
+                        total += n;
+                    }
+                }
+                assertEquals(SIZE, total, "the response in flight arrived whole after the stop");
+                stopped.get(30, TimeUnit.SECONDS);
+            } finally {
+                running.close();
+            }
+            assertEquals(0, running.awaitExit());
+            assertFalse(Files.exists(state.resolve("control.json")));
+            assertTrue(running.captured.err().contains("ingress stopped"), running.captured::err);
+        }
+    }
+
+    private static String readHead(InputStream in) throws Exception {
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        int last4 = 0;
+        while (true) {
+            int b = in.read();
+            if (b < 0) {
+                break;
+            }
+            head.write(b);
+            last4 = (last4 << 8) | b;
+            if (last4 == 0x0d0a0d0a) {
+                break;
+            }
+        }
+        return head.toString(StandardCharsets.ISO_8859_1);
+    }
+}

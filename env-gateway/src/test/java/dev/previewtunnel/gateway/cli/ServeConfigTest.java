@@ -1,0 +1,112 @@
+package dev.previewtunnel.gateway.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.cli.Settings;
+import dev.previewtunnel.gateway.cli.CliHarness.Result;
+import dev.previewtunnel.gateway.cli.CliHarness.RunningServe;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+import static dev.previewtunnel.gateway.cli.CliHarness.run;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@code serve} from a JSON config file and PTUN_GATEWAY_* variables, with flags overriding both. */
+class ServeConfigTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path tmp;
+    private final Map<String, String> env = new HashMap<>();
+
+    @BeforeEach
+    void keys() {
+        assertEquals(0, run("keys", "init", "--dir", tmp.resolve("keys").toString()).exitCode());
+        Settings.environmentForTests(env);
+    }
+
+    @AfterEach
+    void restore() {
+        Settings.environmentForTests(null);
+    }
+
+    @Test
+    void configFileEnvironmentAndFlagsInThatOrder() throws Exception {
+        // Relative paths in the file are relative to the file: "keys" is tmp/keys.
+        Path config = Files.writeString(tmp.resolve("gateway.json"), """
+                {"keys": "keys", "env": "from-file", "listen": "127.0.0.1:0", "path": "/from-file",
+                 "drain-timeout": "1s", "metrics-listen": "127.0.0.1:0"}
+                """);
+        env.put("PTUN_GATEWAY_PATH", "/from-env");
+        env.put("PTUN_GATEWAY_ENV", "from-env");
+        RunningServe serve = RunningServe.start("serve", "--config", config.toString(), "--env", "from-flag");
+        try {
+            assertNotNull(serve.serve.server(), serve.captured::err);
+            JsonNode ready = JSON.readTree(serve.captured.out());
+            assertEquals("from-flag", ready.get("env").asText(), "flag over env over file");
+            assertTrue(ready.get("url").asText().endsWith("/from-env"), "env over file: " + ready);
+            String metrics = ready.get("metrics").asText();
+            HttpResponse<String> scrape = HttpClient.newHttpClient().send(
+                    HttpRequest.newBuilder(URI.create(metrics)).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, scrape.statusCode());
+            assertTrue(scrape.body().contains("ptun_gateway_connections "), scrape.body());
+        } finally {
+            serve.close();
+        }
+        assertEquals(0, serve.awaitExit());
+    }
+
+    @Test
+    void invalidValuesStopTheStartWithTheKeyAndTheReason() throws Exception {
+        String keys = tmp.resolve("keys").toString();
+        env.put("PTUN_GATEWAY_DIAL_TIMEOUT", "soon");
+        Result r = run("serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0");
+        assertEquals(1, r.exitCode(), r::toString);
+        assertTrue(r.singleErrorLine().contains("dial-timeout (from PTUN_GATEWAY_DIAL_TIMEOUT): invalid duration 'soon'"),
+                r::toString);
+        env.clear();
+
+        env.put("PTUN_GATEWAY_DRAIN_TIMEOUT", "3h");
+        Result range = run("serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0");
+        assertEquals(1, range.exitCode(), range::toString);
+        assertTrue(range.singleErrorLine().contains("drain-timeout (from PTUN_GATEWAY_DRAIN_TIMEOUT) must be at most 1h, got 3h"),
+                range::toString);
+        env.clear();
+
+        Path config = Files.writeString(tmp.resolve("c.json"), "{\"listen\": \"0.0.0.0:70000\"}");
+        Result file = run("serve", "--config", config.toString(), "--keys", keys, "--env", "e");
+        assertEquals(1, file.exitCode(), file::toString);
+        assertTrue(file.singleErrorLine().contains("listen (from config file " + config + ") must be HOST:PORT"),
+                file::toString);
+
+        Path unknown = Files.writeString(tmp.resolve("u.json"), "{\"listn\": \"127.0.0.1:0\"}");
+        Result typo = run("serve", "--config", unknown.toString(), "--keys", keys, "--env", "e");
+        assertEquals(1, typo.exitCode(), typo::toString);
+        assertTrue(typo.singleErrorLine().contains("unknown key \"listn\""), typo::toString);
+
+        env.put("PTUN_GATEWAY_ALLOW_TARGET", "10.0.0.0/8,nonsense");
+        Result cidr = run("serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0");
+        assertEquals(1, cidr.exitCode(), cidr::toString);
+        assertTrue(cidr.singleErrorLine().contains("allow-target (from PTUN_GATEWAY_ALLOW_TARGET): not a CIDR"),
+                cidr::toString);
+        env.clear();
+
+        Result missing = run("serve", "--keys", keys, "--env", "e");
+        assertEquals(1, missing.exitCode(), missing::toString);
+        assertTrue(missing.singleErrorLine().contains(
+                "missing --listen HOST:PORT (or PTUN_GATEWAY_LISTEN, or \"listen\" in a --config file)"), missing::toString);
+    }
+}
