@@ -2,14 +2,21 @@ package dev.previewtunnel.mux;
 
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
 import io.netty.handler.codec.http2.DefaultHttp2WindowUpdateFrame;
 import io.netty.handler.codec.http2.Http2FrameCodec;
 import io.netty.handler.codec.http2.Http2MultiplexHandler;
 import io.netty.handler.codec.http2.Http2Settings;
+import io.netty.handler.codec.http2.Http2CodecUtil;
 import io.netty.handler.timeout.IdleStateHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -17,7 +24,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>
  *   [WebSocket frame codec] -> idle -> WebSocketByteBridge -> Http2FrameCodec -> KeepAliveHandler
- *       -> Http2MultiplexHandler -> [caller's connection handler]
+ *       -> Http2MultiplexHandler -> [caller's connection handler] -> PeerErrors
  * </pre>
  *
  * The parent channel keeps auto-read on for its whole life (netty#6552): backpressure is applied per stream,
@@ -27,18 +34,23 @@ public final class MuxPipeline {
     public static final String BRIDGE = "ptun-ws-bridge";
     public static final String CODEC = "ptun-h2-codec";
     public static final String MULTIPLEX = "ptun-h2-multiplex";
+    public static final String ERRORS = "ptun-errors";
 
     private MuxPipeline() {
     }
 
-    /** Decoder limits for the WebSocket layer beneath the tunnel. */
+    /**
+     * Decoder limits for the WebSocket layer beneath the tunnel. A protocol violation only raises an exception:
+     * {@link WebSocketByteBridge} answers it with the close frame (the decoder's own close would go through the
+     * HTTP/2 codec, which would send GOAWAY after the close frame and keep the connection for its graceful timeout).
+     */
     public static WebSocketDecoderConfig decoderConfig(MuxSettings settings, boolean server) {
         return WebSocketDecoderConfig.newBuilder()
                 .maxFramePayloadLength(settings.maxWebSocketMessage())
                 .expectMaskedFrames(server)
                 .allowMaskMismatch(false)
                 .allowExtensions(false)
-                .closeOnProtocolViolation(true)
+                .closeOnProtocolViolation(false)
                 .build();
     }
 
@@ -71,7 +83,9 @@ public final class MuxPipeline {
         ChannelPipeline p = channel.pipeline();
         long idleMillis = settings.pingInterval().toMillis();
         p.addLast("ptun-idle", new IdleStateHandler(0, 0, idleMillis, TimeUnit.MILLISECONDS));
-        p.addLast(BRIDGE, new WebSocketByteBridge(settings.maxWebSocketMessage()));
+        // The server's WebSocket decoder is built from decoderConfig (violations answered by the bridge); the
+        // client's comes from Netty's client handshaker, which answers them itself.
+        p.addLast(BRIDGE, new WebSocketByteBridge(settings.maxWebSocketMessage(), server));
         p.addLast(CODEC, codec);
         p.addLast("ptun-keepalive", new KeepAliveHandler(settings.pingTimeout()));
         p.addLast(MULTIPLEX, inboundStreamHandler == null
@@ -80,6 +94,7 @@ public final class MuxPipeline {
         if (connectionHandler != null) {
             p.addLast("ptun-connection", connectionHandler);
         }
+        p.addLast(ERRORS, PeerErrors.INSTANCE);
         // Netty grows the connection window only to the initial stream window; grow it to the stream budget
         // so that stalled streams can never pin the shared window (see MuxSettings).
         int extra = settings.connectionWindow() - settings.streamWindow();
@@ -87,5 +102,36 @@ public final class MuxPipeline {
             channel.pipeline().context(MULTIPLEX).writeAndFlush(new DefaultHttp2WindowUpdateFrame(extra));
         }
         return codec;
+    }
+
+    /**
+     * The last handler of a tunnel connection. An exception that gets here is, in the normal case, the peer's: an
+     * HTTP/2 connection error (the codec has already sent GOAWAY with the reason and closes the connection itself),
+     * a malformed WebSocket frame on the side whose decoder answers it itself, or an I/O error of a socket that is
+     * going away. None deserves a warning with a stack trace per connection (which is what Netty logs for an
+     * exception that reaches the end of a pipeline): a misbehaving peer could flood the log. Anything else is our
+     * bug: logged as a warning. Except for HTTP/2 errors (closing here would send a GOAWAY without the error code
+     * before the codec's own), the connection is closed rather than left in an unknown state.
+     */
+    @ChannelHandler.Sharable
+    static final class PeerErrors extends ChannelInboundHandlerAdapter {
+        static final PeerErrors INSTANCE = new PeerErrors();
+        private static final Logger log = LoggerFactory.getLogger(MuxPipeline.class);
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (Http2CodecUtil.getEmbeddedHttp2Exception(cause) != null) {
+                log.debug("tunnel connection {}: HTTP/2 error from the peer: {}", ctx.channel().remoteAddress(),
+                        cause.toString());
+                return;
+            }
+            if (cause instanceof DecoderException || cause instanceof IOException) {
+                log.debug("tunnel connection {} ended: {}", ctx.channel().remoteAddress(), cause.toString());
+            } else {
+                log.warn("unexpected error on tunnel connection {}, closing it", ctx.channel().remoteAddress(),
+                        cause);
+            }
+            ctx.close();
+        }
     }
 }

@@ -9,10 +9,12 @@ import io.netty.channel.CoalescingBufferQueue;
 import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.ContinuationWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.CorruptedWebSocketFrameException;
 import io.netty.handler.codec.http.websocketx.PingWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.PongWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import io.netty.handler.codec.http.websocketx.WebSocketFrame;
+import io.netty.util.ReferenceCountUtil;
 
 import java.nio.channels.ClosedChannelException;
 
@@ -25,14 +27,29 @@ import java.nio.channels.ClosedChannelException;
  * as the size limit allows, so a flush of many small frames costs one WebSocket header, not one per frame.
  *
  * <p>Text frames are a protocol violation (close 1003). Pings are answered; a close frame is answered and the
- * connection closed.
+ * connection closed. On the side whose decoder leaves protocol violations to this handler
+ * ({@link MuxPipeline#decoderConfig}, the gateway), a malformed frame is answered with a close frame carrying the
+ * decoder's status. Nothing is written after a close frame, and the connection then closes at once: the close is
+ * issued from this handler, below the HTTP/2 codec, whose graceful shutdown would otherwise send GOAWAY (a data
+ * frame) after the close frame and hold the connection open for its timeout.
  */
 public final class WebSocketByteBridge extends ChannelDuplexHandler {
     private final int maxMessageSize;
+    private final boolean answersViolations;
     private CoalescingBufferQueue pending;
+    private boolean closeSent;
 
     public WebSocketByteBridge(int maxMessageSize) {
+        this(maxMessageSize, false);
+    }
+
+    /**
+     * @param answersViolations true when the WebSocket decoder is configured not to close on a protocol violation
+     *                          (it then only throws) and this handler must answer it
+     */
+    public WebSocketByteBridge(int maxMessageSize, boolean answersViolations) {
         this.maxMessageSize = maxMessageSize;
+        this.answersViolations = answersViolations;
     }
 
     @Override
@@ -53,7 +70,9 @@ public final class WebSocketByteBridge extends ChannelDuplexHandler {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (msg instanceof BinaryWebSocketFrame || msg instanceof ContinuationWebSocketFrame) {
+        if (closeSent) {
+            ReferenceCountUtil.release(msg); // input after our close frame is discarded
+        } else if (msg instanceof BinaryWebSocketFrame || msg instanceof ContinuationWebSocketFrame) {
             // Ownership of the content moves on with the read; the frame itself holds no other resource.
             ctx.fireChannelRead(((WebSocketFrame) msg).content());
         } else if (msg instanceof PingWebSocketFrame ping) {
@@ -62,20 +81,48 @@ public final class WebSocketByteBridge extends ChannelDuplexHandler {
             pong.release();
         } else if (msg instanceof CloseWebSocketFrame close) {
             close.release();
-            ctx.writeAndFlush(new CloseWebSocketFrame(WebSocketCloseStatus.NORMAL_CLOSURE))
-                    .addListener(ChannelFutureListener.CLOSE);
+            closeWebSocket(ctx, new CloseWebSocketFrame(WebSocketCloseStatus.NORMAL_CLOSURE));
         } else if (msg instanceof WebSocketFrame other) {
             other.release();
-            ctx.writeAndFlush(new CloseWebSocketFrame(WebSocketCloseStatus.INVALID_MESSAGE_TYPE,
-                    "tunnel carries binary messages only")).addListener(ChannelFutureListener.CLOSE);
+            closeWebSocket(ctx, new CloseWebSocketFrame(WebSocketCloseStatus.INVALID_MESSAGE_TYPE,
+                    "tunnel carries binary messages only"));
         } else {
             ctx.fireChannelRead(msg);
         }
     }
 
     @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (answersViolations && cause instanceof CorruptedWebSocketFrameException violation) {
+            String reason = violation.getMessage() == null ? violation.closeStatus().reasonText()
+                    : violation.getMessage();
+            // A close frame's payload is at most 125 bytes: 2 for the status, the rest for the (ASCII) reason.
+            closeWebSocket(ctx, new CloseWebSocketFrame(violation.closeStatus(),
+                    reason.length() > 120 ? reason.substring(0, 120) : reason));
+            return; // answered: the peer learns why, the connection ends
+        }
+        ctx.fireExceptionCaught(cause);
+    }
+
+    /** Sends what was written before, then {@code frame}, then closes; nothing is sent after it. */
+    private void closeWebSocket(ChannelHandlerContext ctx, CloseWebSocketFrame frame) {
+        if (closeSent) {
+            frame.release();
+            return;
+        }
+        if (!pending.isEmpty()) {
+            flush(ctx);
+        }
+        closeSent = true;
+        ctx.writeAndFlush(frame).addListener((ChannelFutureListener) f -> ctx.close());
+    }
+
+    @Override
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
-        if (msg instanceof ByteBuf buf) {
+        if (closeSent) {
+            ReferenceCountUtil.release(msg);
+            promise.tryFailure(new ClosedChannelException());
+        } else if (msg instanceof ByteBuf buf) {
             pending.add(buf, promise);
         } else {
             ctx.write(msg, promise);
