@@ -293,18 +293,30 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
 
     // ---------------------------------------------------------------- CONNECT
 
-    private void onConnectStream(Future<?> f) {
+    /**
+     * The stream (or direct socket) an open produced, counted against the session, or null when the open failed
+     * (the browser got the error page) or the browser stopped waiting (the stream is closed again).
+     */
+    private Channel opened(Future<?> f, String kind) {
         if (!f.isSuccess()) {
             failOpen(f.cause());
-            return;
+            return null;
         }
         Channel stream = (Channel) f.getNow();
         if (state != State.OPENING || !browser.isActive()) {
             stream.close();
-            return;
+            return null;
         }
         session.track(browser, route.grantId());
-        audit("stream_opened", route.grant() == null ? "direct-connect" : "connect").write();
+        audit("stream_opened", route.grant() == null ? "direct-" + kind : kind).write();
+        return stream;
+    }
+
+    private void onConnectStream(Future<?> f) {
+        Channel stream = opened(f, "connect");
+        if (stream == null) {
+            return;
+        }
         FullHttpResponse established = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
                 new HttpResponseStatus(200, "Connection established"), Unpooled.EMPTY_BUFFER);
         state = State.SWITCHING;
@@ -346,17 +358,10 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     // ---------------------------------------------------------------- absolute-form exchanges
 
     private void onHttpStream(Future<?> f) {
-        if (!f.isSuccess()) {
-            failOpen(f.cause());
+        Channel stream = opened(f, "http");
+        if (stream == null) {
             return;
         }
-        Channel stream = (Channel) f.getNow();
-        if (state != State.OPENING || !browser.isActive()) {
-            stream.close();
-            return;
-        }
-        session.track(browser, route.grantId());
-        audit("stream_opened", route.grant() == null ? "direct-http" : "http").write();
         upstream = new Upstream(stream, route, this, browser);
         state = State.FORWARDING;
         stream.write(request);
