@@ -72,6 +72,20 @@ public final class MetricsServer implements AutoCloseable {
         return new MetricsServer(server, executor);
     }
 
+    /**
+     * {@link #start} for a command's {@code --metrics-listen}: a failure to bind is an exit-2 error naming the
+     * address and the option.
+     */
+    public static MetricsServer startForCommand(InetSocketAddress listen, PrometheusMeterRegistry registry) {
+        try {
+            return start(listen, registry);
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.UNREACHABLE, "cannot listen on " + Cli.hostPort(listen)
+                    + " (--metrics-listen): "
+                    + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
+        }
+    }
+
     private static void handle(HttpExchange exchange, PrometheusMeterRegistry registry) throws IOException {
         try (exchange) {
             String path = exchange.getRequestURI().getPath();

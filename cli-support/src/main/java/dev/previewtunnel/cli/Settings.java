@@ -156,6 +156,19 @@ public final class Settings {
      * How messages name a setting: {@code --listen} when it came from the flag (or the default),
      * {@code listen (from PTUN_GATEWAY_LISTEN)}, or {@code listen (from config file F)}.
      */
+    /**
+     * {@code text}, the value of {@code key}, as a loopback HOST:PORT (see {@link Cli#parseListen}); anything else
+     * is invalid: the address is for local tools only.
+     */
+    public java.net.InetSocketAddress loopbackListen(CommandSpec spec, String key, String text, int examplePort) {
+        java.net.InetSocketAddress address = Cli.parseListen(spec, name(key), text, examplePort);
+        if (!address.getAddress().isLoopbackAddress()) {
+            throw invalid(key, "must be a loopback address (127.0.0.0/8 or [::1]), got '" + Cli.shown(text)
+                    + "': it is for local tools only");
+        }
+        return address;
+    }
+
     public String name(String key) {
         return origins.getOrDefault(key, "--" + key);
     }

@@ -126,14 +126,19 @@ public final class TunnelClient {
 
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
-            handshaker.handshake(ctx.channel());
-        }
-
-        @Override
-        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
-            // With TLS, channelActive fires before the TLS handshake; the WebSocket handshake is written then
-            // and queued by SslHandler, so nothing to do here.
-            super.userEventTriggered(ctx, evt);
+            io.netty.handler.ssl.SslHandler tls = ctx.pipeline().get(io.netty.handler.ssl.SslHandler.class);
+            if (tls == null) {
+                handshaker.handshake(ctx.channel());
+                return;
+            }
+            // Send the upgrade (with the token) only once TLS is up: nothing secret is queued before the peer is
+            // authenticated, and a failed TLS handshake leaves no request behind in SslHandler's queue (where
+            // it was seen to leak).
+            tls.handshakeFuture().addListener(h -> {
+                if (h.isSuccess()) {
+                    handshaker.handshake(ctx.channel());
+                }
+            });
         }
 
         @Override

@@ -7,6 +7,7 @@ import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.MetricsServer;
+import dev.previewtunnel.cli.ServiceLifecycle;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.grants.UnverifiedGrantView;
 import dev.previewtunnel.ingress.Ingress;
@@ -43,7 +44,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -210,18 +210,11 @@ final class RunCommand implements Callable<Integer> {
     private ExecutorService refreshExecutor; // guarded by lock
     private Duration drain = Duration.ofSeconds(2); // guarded by lock
     private boolean stopRequested; // guarded by lock
-    private final CountDownLatch started = new CountDownLatch(1);
-    private final CountDownLatch stopped = new CountDownLatch(1);
+    private final ServiceLifecycle lifecycle = new ServiceLifecycle();
 
     @Override
     public Integer call() {
-        try {
-            return run();
-        } finally {
-            // Whatever happened, nobody waiting for start or stop may wait forever.
-            started.countDown();
-            stopped.countDown();
-        }
+        return lifecycle.call(this::run);
     }
 
     private int run() {
@@ -252,9 +245,11 @@ final class RunCommand implements Callable<Integer> {
         }
         boolean controlOn = s.bool("control", noControl == null ? null : !noControl, true);
         InetSocketAddress controlAddress = controlOn
-                ? loopback(s, "control-listen", s.string("control-listen", controlListen, "127.0.0.1:0"), 0) : null;
+                ? s.loopbackListen(spec, "control-listen", s.string("control-listen", controlListen, "127.0.0.1:0"), 0)
+                : null;
         String metricsText = s.string("metrics-listen", metricsListen, null);
-        InetSocketAddress metricsAddress = metricsText == null ? null : loopback(s, "metrics-listen", metricsText, 9465);
+        InetSocketAddress metricsAddress = metricsText == null ? null
+                : s.loopbackListen(spec, "metrics-listen", metricsText, 9465);
         Duration drainFor = Cli.requireRange(spec, s.duration("drain-timeout", drainTimeout, Duration.ofSeconds(2)),
                 s.name("drain-timeout"), Duration.ofMillis(1), Duration.ofHours(1));
         Path tokenPath = s.path("token-file", tokenFile, null);
@@ -289,7 +284,7 @@ final class RunCommand implements Callable<Integer> {
                 controlServer = startControl(running, dir, controlAddress);
             }
             if (metricsAddress != null) {
-                metricsServer = startMetrics(metricsAddress, registry);
+                metricsServer = MetricsServer.startForCommand(metricsAddress, registry);
             }
         } catch (RuntimeException e) {
             if (controlServer != null) {
@@ -314,8 +309,7 @@ final class RunCommand implements Callable<Integer> {
             shutdown("stop requested during start");
             return ExitCodes.OK;
         }
-        Thread hook = new Thread(this::onSignal, "ptun-ingress-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
+        Thread hook = ServiceLifecycle.addShutdownHook(this::onSignal, "ptun-ingress-shutdown");
         try {
             watchFirstConnection(running, gatewayUri);
             String proxy = Cli.hostPort(running.proxyAddress());
@@ -353,22 +347,13 @@ final class RunCommand implements Callable<Integer> {
                         dir.equals(IngressCli.defaultStateDir().toAbsolutePath().normalize()) ? ""
                                 : " --state-dir " + dir);
             }
-            started.countDown();
-            awaitStopped();
+            lifecycle.markStarted();
+            lifecycle.awaitStopped();
         } finally {
             stop(); // no-op when already stopped; closes the ingress if printing or waiting failed
-            removeHook(hook);
+            ServiceLifecycle.removeShutdownHook(hook);
         }
         return ExitCodes.OK;
-    }
-
-    private InetSocketAddress loopback(Settings s, String key, String text, int examplePort) {
-        InetSocketAddress address = Cli.parseListen(spec, s.name(key), text, examplePort);
-        if (!address.getAddress().isLoopbackAddress()) {
-            throw s.invalid(key, "must be a loopback address (127.0.0.0/8 or [::1]), got '" + Cli.shown(text)
-                    + "': it is for local tools only");
-        }
-        return address;
     }
 
     private String readToken(Path tokenPath) {
@@ -546,14 +531,6 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    private static MetricsServer startMetrics(InetSocketAddress address, PrometheusMeterRegistry registry) {
-        try {
-            return MetricsServer.start(address, registry);
-        } catch (IOException e) {
-            throw bindFailure(e, " (--metrics-listen)", address);
-        }
-    }
-
     /** Netty rethrows the bind failure itself: java.net.BindException (NIO), NativeIoException (epoll). */
     private static RuntimeException bindFailure(Exception e, String what, InetSocketAddress address) {
         if (e instanceof IOException || e instanceof ChannelException) {
@@ -604,12 +581,7 @@ final class RunCommand implements Callable<Integer> {
             log.error("shutdown failed: {}", e.toString());
             code = ExitCodes.INTERNAL;
         }
-        if (IngressMain.standalone) {
-            System.out.flush();
-            System.err.flush();
-            // The JVM would otherwise exit with 128+signal after the hooks; a clean stop is a clean exit.
-            Runtime.getRuntime().halt(code);
-        }
+        ServiceLifecycle.haltIfStandalone(IngressMain.standalone, code);
     }
 
     /**
@@ -629,18 +601,7 @@ final class RunCommand implements Callable<Integer> {
         if (first) {
             shutdown(reason);
         }
-        boolean interrupted = false;
-        while (true) {
-            try {
-                stopped.await();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        lifecycle.awaitStoppedUninterruptibly();
     }
 
     private void shutdown(String reason) {
@@ -686,7 +647,7 @@ final class RunCommand implements Callable<Integer> {
                     .addKeyValue("reason", reason)
                     .addKeyValue("millis", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0))
                     .log();
-            stopped.countDown();
+            lifecycle.markStopped();
         }
     }
 
@@ -711,25 +672,9 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    private void awaitStopped() {
-        try {
-            stopped.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private static void removeHook(Thread hook) {
-        try {
-            Runtime.getRuntime().removeShutdownHook(hook);
-        } catch (IllegalStateException e) {
-            // JVM shutting down: the hook is what stopped us.
-        }
-    }
-
     /** Waits until the ingress is ready or {@link #call()} has ended (failed); true if that happened in time. */
     boolean awaitStarted(long timeout, TimeUnit unit) throws InterruptedException {
-        return started.await(timeout, unit);
+        return lifecycle.awaitStarted(timeout, unit);
     }
 
     /** The running ingress, or null before start / after a failed start. */

@@ -11,8 +11,8 @@ import dev.previewtunnel.gateway.admin.AdminServer;
 import dev.previewtunnel.gateway.cli.GatewayMain;
 import dev.previewtunnel.grants.GrantSpec;
 import dev.previewtunnel.grants.UnverifiedGrantView;
-import dev.previewtunnel.ingress.cli.IngressCliHarness.Captured;
-import dev.previewtunnel.ingress.cli.IngressCliHarness.Result;
+import dev.previewtunnel.cli.InProcessCli.Captured;
+import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
 import dev.previewtunnel.mux.audit.AuditLog;
 import org.junit.jupiter.api.Test;
@@ -243,7 +243,7 @@ class CliLogSecretsTest {
     private static Result gateway(String... args) {
         try (Captured c = new Captured()) {
             int code = new CommandLine(new GatewayMain()).execute(args);
-            return new Result(code, c.out(), c.err());
+            return IngressCliHarness.result(code, c.out(), c.err());
         }
     }
 }

@@ -2,7 +2,7 @@ package dev.previewtunnel.ingress.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.previewtunnel.ingress.cli.IngressCliHarness.Result;
+import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
 import dev.previewtunnel.sampleapp.SampleApp;
 import org.junit.jupiter.api.AfterAll;
@@ -21,7 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-import static dev.previewtunnel.ingress.cli.IngressCliHarness.assertNoSecrets;
+import static dev.previewtunnel.cli.InProcessCli.assertNoSecrets;
 import static dev.previewtunnel.ingress.cli.IngressCliHarness.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -4,8 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.grants.GrantIssuer;
 import dev.previewtunnel.grants.KeyDirectory;
-import dev.previewtunnel.ingress.cli.IngressCliHarness.Captured;
-import dev.previewtunnel.ingress.cli.IngressCliHarness.Result;
+import dev.previewtunnel.cli.InProcessCli.Captured;
+import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -23,7 +23,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-import static dev.previewtunnel.ingress.cli.IngressCliHarness.assertNoSecrets;
+import static dev.previewtunnel.cli.InProcessCli.assertNoSecrets;
 import static dev.previewtunnel.ingress.cli.IngressCliHarness.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -203,7 +203,7 @@ class IngressDoctorTest {
             DoctorCommand doctor = cl.getSubcommands().get("doctor").getCommand();
             doctor.clock = Clock.offset(Clock.systemUTC(), Duration.ofMinutes(3));
             int code = cl.execute("doctor", "--json", "--gateway", stack.url(), "--state-dir", tmp.toString());
-            r = new Result(code, c.out(), c.err());
+            r = IngressCliHarness.result(code, c.out(), c.err());
         }
         String m = failure(r, "clock");
         assertTrue(m.matches("this desktop's clock is 1(79|80|81) s ahead of the gateway's: .*NTP.*"), m);

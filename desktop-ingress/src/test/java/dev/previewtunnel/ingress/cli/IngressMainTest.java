@@ -1,6 +1,6 @@
 package dev.previewtunnel.ingress.cli;
 
-import dev.previewtunnel.ingress.cli.IngressCliHarness.Result;
+import dev.previewtunnel.cli.InProcessCli.Result;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

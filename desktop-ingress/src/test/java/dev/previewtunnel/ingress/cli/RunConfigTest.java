@@ -3,7 +3,7 @@ package dev.previewtunnel.ingress.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.grants.UnverifiedGrantView;
-import dev.previewtunnel.ingress.cli.IngressCliHarness.Result;
+import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
 import dev.previewtunnel.sampleapp.SampleApp;
 import org.junit.jupiter.api.AfterAll;
@@ -23,7 +23,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 
-import static dev.previewtunnel.ingress.cli.IngressCliHarness.assertNoSecrets;
+import static dev.previewtunnel.cli.InProcessCli.assertNoSecrets;
 import static dev.previewtunnel.ingress.cli.IngressCliHarness.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

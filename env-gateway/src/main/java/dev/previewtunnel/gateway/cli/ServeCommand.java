@@ -5,6 +5,7 @@ import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.MetricsServer;
+import dev.previewtunnel.cli.ServiceLifecycle;
 import dev.previewtunnel.cli.Settings;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.gateway.GatewayConfig;
@@ -43,7 +44,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
@@ -165,18 +165,11 @@ final class ServeCommand implements Callable<Integer> {
     private MetricsServer metrics; // guarded by lock
     private Path adminStateFile; // guarded by lock
     private boolean stopRequested; // guarded by lock
-    private final CountDownLatch started = new CountDownLatch(1);
-    private final CountDownLatch stopped = new CountDownLatch(1);
+    private final ServiceLifecycle lifecycle = new ServiceLifecycle();
 
     @Override
     public Integer call() {
-        try {
-            return run();
-        } finally {
-            // Whatever happened, nobody waiting for start or stop may wait forever.
-            started.countDown();
-            stopped.countDown();
-        }
+        return lifecycle.call(this::run);
     }
 
     private int run() {
@@ -262,7 +255,7 @@ final class ServeCommand implements Callable<Integer> {
                 writeAdminState(adminFile, admin);
             }
             if (metricsAddress != null) {
-                metricsServer = startMetrics(metricsAddress, prometheus);
+                metricsServer = MetricsServer.startForCommand(metricsAddress, prometheus);
             }
         } catch (RuntimeException e) {
             running.close(); // closes the admin endpoint too
@@ -283,8 +276,7 @@ final class ServeCommand implements Callable<Integer> {
             closeGracefully(running, metricsServer, adminFile, "stop requested during start");
             return ExitCodes.OK;
         }
-        Thread hook = new Thread(this::onSignal, "ptun-gateway-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
+        Thread hook = ServiceLifecycle.addShutdownHook(this::onSignal, "ptun-gateway-shutdown");
         try {
             ObjectNode ready = Cli.json()
                     .put("event", "ready")
@@ -301,11 +293,11 @@ final class ServeCommand implements Callable<Integer> {
                 ready.put("metrics", metricsServer.url());
             }
             Cli.printJson(ready);
-            started.countDown();
-            awaitStopped();
+            lifecycle.markStarted();
+            lifecycle.awaitStopped();
         } finally {
             stop(); // no-op when already stopped; closes the server if printing or waiting failed
-            removeHook(hook);
+            ServiceLifecycle.removeShutdownHook(hook);
         }
         return ExitCodes.OK;
     }
@@ -315,12 +307,7 @@ final class ServeCommand implements Callable<Integer> {
         if (text == null) {
             return null;
         }
-        InetSocketAddress address = Cli.parseListen(spec, s.name(key), text, examplePort);
-        if (!address.getAddress().isLoopbackAddress()) {
-            throw s.invalid(key, "must be a loopback address (127.0.0.0/8 or [::1]), got '" + Cli.shown(text)
-                    + "': it is for local tools only");
-        }
-        return address;
+        return s.loopbackListen(spec, key, text, examplePort);
     }
 
     private GatewayServer start(GatewayConfig config, ReloadingVerificationKeys keys, SslContext tls,
@@ -347,14 +334,6 @@ final class ServeCommand implements Callable<Integer> {
             throw new CliException(ExitCodes.REFUSED, "permission denied writing the admin token file " + tokenFile);
         } catch (Exception e) {
             throw bindFailure(e, " (--admin-listen)", address);
-        }
-    }
-
-    private static MetricsServer startMetrics(InetSocketAddress address, PrometheusMeterRegistry registry) {
-        try {
-            return MetricsServer.start(address, registry);
-        } catch (IOException e) {
-            throw bindFailure(e, " (--metrics-listen)", address);
         }
     }
 
@@ -429,12 +408,7 @@ final class ServeCommand implements Callable<Integer> {
             log.error("graceful shutdown failed: {}", e.toString());
             code = ExitCodes.INTERNAL;
         }
-        if (GatewayMain.standalone) {
-            System.out.flush();
-            System.err.flush();
-            // The JVM would otherwise exit with 128+signal after the hooks; a clean drain is a clean exit.
-            Runtime.getRuntime().halt(code);
-        }
+        ServiceLifecycle.haltIfStandalone(GatewayMain.standalone, code);
     }
 
     /**
@@ -464,18 +438,7 @@ final class ServeCommand implements Callable<Integer> {
         if (toClose != null) {
             closeGracefully(toClose, metricsToClose, adminFile, reason);
         }
-        boolean interrupted = false;
-        while (true) {
-            try {
-                stopped.await();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        lifecycle.awaitStoppedUninterruptibly();
     }
 
     private void closeGracefully(GatewayServer s, MetricsServer metricsServer, Path adminFile, String reason) {
@@ -492,29 +455,13 @@ final class ServeCommand implements Callable<Integer> {
                     .addKeyValue("reason", reason)
                     .addKeyValue("millis", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0))
                     .log();
-            stopped.countDown();
-        }
-    }
-
-    private void awaitStopped() {
-        try {
-            stopped.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private static void removeHook(Thread hook) {
-        try {
-            Runtime.getRuntime().removeShutdownHook(hook);
-        } catch (IllegalStateException e) {
-            // JVM shutting down: the hook is what stopped us.
+            lifecycle.markStopped();
         }
     }
 
     /** Waits until the gateway is ready or {@link #call()} has ended (failed); true if that happened in time. */
     boolean awaitStarted(long timeout, TimeUnit unit) throws InterruptedException {
-        return started.await(timeout, unit);
+        return lifecycle.awaitStarted(timeout, unit);
     }
 
     /** The running server, or null before start / after a failed start. */

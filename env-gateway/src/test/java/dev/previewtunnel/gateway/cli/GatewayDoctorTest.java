@@ -2,7 +2,7 @@ package dev.previewtunnel.gateway.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.previewtunnel.gateway.cli.CliHarness.Result;
+import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.gateway.cli.CliHarness.RunningServe;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -151,7 +151,7 @@ class GatewayDoctorTest {
         RunningServe serve = RunningServe.start("serve", "--keys", keys.toString(), "--env", "dev1", "--listen",
                 "127.0.0.1:0");
         try {
-            int port = serve.serve.server().address().getPort();
+            int port = serve.command.server().address().getPort();
             Result r = run("doctor", "--json", "--keys", keys.toString(), "--env", "dev1", "--listen",
                     "127.0.0.1:" + port);
             assertEquals(0, r.exitCode(), r::toString);

@@ -2,7 +2,7 @@ package dev.previewtunnel.gateway.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.previewtunnel.gateway.cli.CliHarness.Result;
+import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.grants.GrantException;
 import dev.previewtunnel.grants.GrantFailure;
 import dev.previewtunnel.grants.GrantVerifier;

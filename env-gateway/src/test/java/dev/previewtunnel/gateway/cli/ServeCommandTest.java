@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.gateway.GatewayServer;
-import dev.previewtunnel.gateway.cli.CliHarness.Result;
+import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.gateway.cli.CliHarness.RunningServe;
 import dev.previewtunnel.mux.Authority;
 import dev.previewtunnel.mux.MuxProtocol;
@@ -57,7 +57,7 @@ class ServeCommandTest {
         GatewayServer server;
         RunningServe serve = RunningServe.start("serve", "--keys", keys, "--env", "env-1", "--listen", "127.0.0.1:0");
         try {
-            server = serve.serve.server();
+            server = serve.command.server();
             assertNotNull(server, serve.captured::err);
             String out = serve.captured.out();
             assertEquals(1, out.lines().count(), out);
@@ -106,7 +106,7 @@ class ServeCommandTest {
                     "--listen", "127.0.0.1:0", "--drain-timeout", "2s");
             TunnelConnection connection;
             try {
-                GatewayServer server = serve.serve.server();
+                GatewayServer server = serve.command.server();
                 assertNotNull(server, serve.captured::err);
                 URI url = URI.create(JSON.readTree(serve.captured.out()).get("url").asText());
                 TunnelClient client = new TunnelClient(group, NioSocketChannel.class, MuxSettings.defaults());
@@ -157,7 +157,7 @@ class ServeCommandTest {
             assertEquals(2, r.exitCode(), r::toString);
             assertEquals("", r.out());
             assertTrue(r.err().contains("env-gateway: cannot listen on 127.0.0.1:" + taken.getLocalPort()), r::toString);
-            assertNull(serve.serve.server());
+            assertNull(serve.command.server());
         }
     }
 
@@ -199,7 +199,7 @@ class ServeCommandTest {
         RunningServe serve = RunningServe.start("serve", "--keys", keys, "--env", "env-1", "--listen", "127.0.0.1:0",
                 "--allow-target", "10.1.2.0/24", "--allow-target", "fd12::/16");
         try {
-            assertNotNull(serve.serve.server(), serve.captured::err);
+            assertNotNull(serve.command.server(), serve.captured::err);
             String err = serve.captured.err();
             assertTrue(err.contains("\"level\":\"WARN\"") && err.contains("non-loopback targets are enabled"), err);
             JsonNode audit = err.lines().filter(l -> l.contains("non_loopback_targets_enabled")).findFirst()

@@ -3,7 +3,7 @@ package dev.previewtunnel.gateway.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.cli.Settings;
-import dev.previewtunnel.gateway.cli.CliHarness.Result;
+import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.gateway.cli.CliHarness.RunningServe;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -54,7 +54,7 @@ class ServeConfigTest {
         env.put("PTUN_GATEWAY_ENV", "from-env");
         RunningServe serve = RunningServe.start("serve", "--config", config.toString(), "--env", "from-flag");
         try {
-            assertNotNull(serve.serve.server(), serve.captured::err);
+            assertNotNull(serve.command.server(), serve.captured::err);
             JsonNode ready = JSON.readTree(serve.captured.out());
             assertEquals("from-flag", ready.get("env").asText(), "flag over env over file");
             assertTrue(ready.get("url").asText().endsWith("/from-env"), "env over file: " + ready);
