@@ -115,13 +115,21 @@ public final class DemoMain {
                     + " --proxy-bypass-list='<-loopback>' --user-data-dir=$(mktemp -d) " + origin + "/");
             System.out.println("  and answer the proxy login with the username and password in " + credentials);
             if (!(httpOk && wsOk)) {
+                Files.deleteIfExists(credentials);
+                Files.deleteIfExists(credentials.getParent());
                 System.exit(3);
             }
-            if (stay) {
-                System.out.println("Running; press Ctrl-C to stop.");
-                CountDownLatch forever = new CountDownLatch(1);
-                Runtime.getRuntime().addShutdownHook(new Thread(forever::countDown));
-                forever.await();
+            try {
+                if (stay) {
+                    System.out.println("Running; press Ctrl-C to stop.");
+                    CountDownLatch forever = new CountDownLatch(1);
+                    Runtime.getRuntime().addShutdownHook(new Thread(forever::countDown));
+                    forever.await();
+                }
+            } finally {
+                // The credential dies with the demo's session: leave no secret file behind.
+                Files.deleteIfExists(credentials);
+                Files.deleteIfExists(credentials.getParent());
             }
         }
     }
