@@ -1,0 +1,170 @@
+package dev.previewtunnel.bench;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/** Sizes and durations of one run. {@link #smoke()} is a few-seconds version that only proves the runner works. */
+final class Config {
+    Path root = findRoot();
+    Path jsonOut;
+    List<String> paths = new ArrayList<>(List.of("direct", "ssh", "ws", "wss"));
+    List<String> figures = new ArrayList<>(List.of("bulk", "pingpong", "open", "slow", "hol", "concurrent", "page",
+            "abort"));
+    int pageWarm = 2;
+    int pageLoads = 5;
+    int targetPorts = 4;
+    int pool = 4;
+
+    long bulkBytes = 1L << 30;      // per direction, per repetition
+    long bulkWarmBytes = 256L << 20;
+    int bulkReps = 3;               // median reported
+    long bulkMaxMillis = 20_000;    // a repetition stops early (and is scaled) past this
+
+    int pingWarm = 5_000;
+    int pingCount = 20_000;
+
+    int openWarm = 1_000;     // the open path is deep (HTTP/2 stream, pipelines, audit): C2 needs a while
+    int openCount = 500;
+    long openPauseMillis = 2;
+    long openWarmMaxMillis = 8_000;
+    long openMaxMillis = 15_000;
+
+    int streams = 1_000;
+    int streamsInFlight = 64;
+    long streamsWarmMillis = 2_000;
+    long streamsWindowMillis = 5_000;
+
+    int holStreams = 50;
+    long holWarmMillis = 1_500;
+    long holWindowMillis = 5_000;
+
+    int abortStreams = 40;
+
+    long slowBytesPerSecond = 128L << 20;
+    long slowBytes = 10_000_000_000L;  // the issue's 10 GB ...
+    long slowMaxMillis = 15_000;       // ... bounded in time: see docs/performance.md
+
+    List<String> serverJvmOptions = new ArrayList<>(List.of("-Xmx128m", "-XX:MaxDirectMemorySize=1g",
+            "-XX:NativeMemoryTracking=summary"));
+    List<String> gatewayJvmExtra = new ArrayList<>();
+    List<String> ingressJvmExtra = new ArrayList<>();
+    boolean keepTemp;
+    boolean smoke;
+    boolean nmt = true;          // jcmd VM.native_memory at the end of each memory phase
+    long waitIdleSeconds;
+
+    static Config smoke() {
+        Config c = new Config();
+        c.smoke = true;
+        c.bulkBytes = 16L << 20;
+        c.bulkWarmBytes = 4L << 20;
+        c.bulkReps = 1;
+        c.pingWarm = 100;
+        c.pingCount = 300;
+        c.openWarm = 5;
+        c.openCount = 20;
+        c.streams = 40;
+        c.streamsWarmMillis = 200;
+        c.streamsWindowMillis = 500;
+        c.holStreams = 8;
+        c.holWarmMillis = 200;
+        c.holWindowMillis = 500;
+        c.slowBytes = 64L << 20;
+        c.slowMaxMillis = 1_000;
+        c.abortStreams = 0;
+        c.nmt = false;
+        c.figures.remove("page");
+        c.paths = new ArrayList<>(List.of("direct", "ws"));
+        return c;
+    }
+
+    static Config parse(String[] args) {
+        Config c = Arrays.asList(args).contains("--smoke") ? smoke() : new Config();
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            switch (a) {
+                case "--smoke" -> { }
+                case "--root" -> c.root = Path.of(args[++i]).toAbsolutePath().normalize();
+                case "--json" -> c.jsonOut = Path.of(args[++i]);
+                case "--paths" -> c.paths = new ArrayList<>(List.of(args[++i].split(",")));
+                case "--figures" -> c.figures = new ArrayList<>(List.of(args[++i].split(",")));
+                case "--page-loads" -> c.pageLoads = Integer.parseInt(args[++i]);
+                case "--bulk-mib" -> c.bulkBytes = Long.parseLong(args[++i]) << 20;
+                case "--bulk-reps" -> c.bulkReps = Integer.parseInt(args[++i]);
+                case "--pingpong" -> c.pingCount = Integer.parseInt(args[++i]);
+                case "--opens" -> c.openCount = Integer.parseInt(args[++i]);
+                case "--open-warm" -> c.openWarm = Integer.parseInt(args[++i]);
+                case "--streams" -> c.streams = Integer.parseInt(args[++i]);
+                case "--hol-streams" -> c.holStreams = Integer.parseInt(args[++i]);
+                case "--window-ms" -> {
+                    long w = Long.parseLong(args[++i]);
+                    c.streamsWindowMillis = w;
+                    c.holWindowMillis = w;
+                }
+                case "--slow-mib-per-s" -> c.slowBytesPerSecond = Long.parseLong(args[++i]) << 20;
+                case "--slow-seconds" -> c.slowMaxMillis = Long.parseLong(args[++i]) * 1000;
+                case "--pool" -> c.pool = Integer.parseInt(args[++i]);
+                case "--abort-streams" -> c.abortStreams = Integer.parseInt(args[++i]);
+                case "--server-jvm" -> c.serverJvmOptions = new ArrayList<>(List.of(args[++i].trim().split("\\s+")));
+                case "--gateway-jvm" -> c.gatewayJvmExtra.addAll(List.of(args[++i].trim().split("\\s+")));
+                case "--ingress-jvm" -> c.ingressJvmExtra.addAll(List.of(args[++i].trim().split("\\s+")));
+                case "--keep-temp" -> c.keepTemp = true;
+                case "--no-nmt" -> c.nmt = false;
+                case "--wait-idle" -> c.waitIdleSeconds = Long.parseLong(args[++i]);
+                case "-h", "--help" -> {
+                    System.out.println(usage());
+                    System.exit(0);
+                }
+                default -> throw new IllegalArgumentException("unknown option " + a + "\n" + usage());
+            }
+        }
+        if (c.jsonOut == null) {
+            c.jsonOut = c.root.resolve("benchmarks/target/bench-results.json");
+        }
+        return c;
+    }
+
+    static String usage() {
+        return """
+                usage: bench/run.sh [options]   (java -jar benchmarks/target/benchmarks.jar [options])
+                  --smoke                 tiny sizes, direct and ws only (proves the runner works; ~20 s)
+                  --paths LIST            subset of direct,ssh,ws,wss (default: all four)
+                  --figures LIST          subset of bulk,pingpong,open,slow,hol,concurrent,page,abort (default: all)
+                  --page-loads N          measured cold page loads per path for figure 7 (default 5)
+                  --bulk-mib N            bytes per bulk repetition and direction (default 1024)
+                  --bulk-reps N           bulk repetitions, median reported (default 3)
+                  --pingpong N            measured 64-byte round trips (default 20000)
+                  --opens N               measured stream opens (default 500)
+                  --open-warm N           unmeasured stream opens first (default 1000)
+                  --streams N             concurrent streams of figure 4 (default 1000)
+                  --hol-streams N         transferring streams of figure 5 (default 50)
+                  --window-ms N           measurement window of figures 4 and 5 (default 5000)
+                  --slow-mib-per-s N      slow reader's pace (default 128)
+                  --slow-seconds N        slow reader's time bound (default 15)
+                  --pool N                ingress --pool (default 4)
+                  --abort-streams N       busy streams closed at once by the robustness probe (default 40; 0: skip)
+                  --server-jvm "OPTS"     JVM options of gateway and ingress
+                                          (default "-Xmx128m -XX:MaxDirectMemorySize=1g -XX:NativeMemoryTracking=summary")
+                  --gateway-jvm "OPTS"    extra JVM options, gateway only (e.g. -Dptun.transport=nio)
+                  --ingress-jvm "OPTS"    extra JVM options, ingress only
+                  --json FILE             results (default benchmarks/target/bench-results.json)
+                  --root DIR              the project checkout (default: found from the working directory)
+                  --keep-temp             keep the temporary directory with every process's log
+                  --no-nmt                skip the jcmd native-memory snapshots
+                  --wait-idle N           first wait up to N s for the 1-minute load average to drop below 1
+                """;
+    }
+
+    private static Path findRoot() {
+        Path p = Path.of("").toAbsolutePath();
+        for (Path q = p; q != null; q = q.getParent()) {
+            if (Files.isDirectory(q.resolve("env-gateway")) && Files.isDirectory(q.resolve("desktop-ingress"))) {
+                return q;
+            }
+        }
+        return p;
+    }
+}

@@ -1,0 +1,115 @@
+package dev.previewtunnel.bench;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Peak memory of the two processes a path adds, per phase: the environment side (env-gateway, or the sshd
+ * processes serving the connection) and the desktop side (desktop-ingress, or the ssh client). {@link #begin}
+ * resets VmHWM; {@link #end} reads it (summed over the side's processes), the largest sampled VmRSS, and for the
+ * JVMs the native-memory summary while the phase's streams are still open.
+ */
+final class MemWatch {
+    private final Proc env;
+    private final Proc desk;
+    private final boolean jvm;
+    private final boolean nmt;
+    private long[] envPids;
+    private long[] deskPids;
+    private Mem.Sampler sampler;
+
+    MemWatch(Proc env, Proc desk, boolean jvm, boolean nmt) {
+        this.env = env;
+        this.desk = desk;
+        this.jvm = jvm;
+        this.nmt = nmt;
+    }
+
+    /** sshd forks a process per connection (and a privilege-separated child): the whole tree counts. */
+    private static long[] pids(Proc p) {
+        List<Long> out = new ArrayList<>();
+        out.add(p.pid());
+        p.process.toHandle().descendants().forEach(h -> out.add(h.pid()));
+        return out.stream().mapToLong(Long::longValue).toArray();
+    }
+
+    void begin() {
+        envPids = pids(env);
+        deskPids = pids(desk);
+        for (long pid : envPids) {
+            Mem.resetHwm(pid);
+        }
+        for (long pid : deskPids) {
+            Mem.resetHwm(pid);
+        }
+        long[] all = new long[envPids.length + deskPids.length];
+        System.arraycopy(envPids, 0, all, 0, envPids.length);
+        System.arraycopy(deskPids, 0, all, envPids.length, deskPids.length);
+        sampler = new Mem.Sampler(100, all);
+    }
+
+    /** CPU milliseconds used so far by the environment side and the desktop side (all their processes). */
+    long[] cpuMillis() {
+        long[] e = pids(env);
+        long[] d = pids(desk);
+        long a = 0;
+        long b = 0;
+        for (long pid : e) {
+            a += Math.max(0, Mem.cpuMillis(pid));
+        }
+        for (long pid : d) {
+            b += Math.max(0, Mem.cpuMillis(pid));
+        }
+        return new long[]{a, b};
+    }
+
+    /** Current RSS of both sides in KiB (for a timeline). */
+    long[] rssNow() {
+        return new long[]{sum(envPids, false), sum(deskPids, false)};
+    }
+
+    Map<String, Object> end() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("envPeakRssMiB", mib(sum(envPids, true)));
+        out.put("deskPeakRssMiB", mib(sum(deskPids, true)));
+        long envSampled = 0;
+        long deskSampled = 0;
+        for (int i = 0; i < envPids.length; i++) {
+            envSampled += sampler.maxKib(i);
+        }
+        for (int i = 0; i < deskPids.length; i++) {
+            deskSampled += sampler.maxKib(envPids.length + i);
+        }
+        sampler.close();
+        out.put("envSampledMaxRssMiB", mib(envSampled));
+        out.put("deskSampledMaxRssMiB", mib(deskSampled));
+        if (jvm && nmt) {
+            out.put("envNmt", toMiB(Mem.nmt(env.pid())));
+            out.put("deskNmt", toMiB(Mem.nmt(desk.pid())));
+        }
+        return out;
+    }
+
+    private static long sum(long[] pids, boolean hwm) {
+        long total = 0;
+        for (long pid : pids) {
+            long v = hwm ? Mem.hwmKib(pid) : Mem.rssKib(pid);
+            if (v > 0) {
+                total += v;
+            }
+        }
+        return total;
+    }
+
+    private static Map<String, Object> toMiB(Map<String, Long> kib) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        kib.forEach((k, v) -> out.put(k.replace("KiB", "MiB"), mib(v)));
+        return out;
+    }
+
+    static double mib(long kib) {
+        return Math.round(kib / 1024.0 * 10) / 10.0;
+    }
+}

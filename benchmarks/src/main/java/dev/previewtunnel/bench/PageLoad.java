@@ -1,0 +1,281 @@
+package dev.previewtunnel.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Figure 7: cold load of a Vite dev app of {@value #MODULES} ES modules in headless Chromium, straight to the dev
+ * server or through the ingress. One Chromium for the whole run; every load gets a fresh browser context (empty
+ * cache; for the tunnel, the ingress as its proxy with {@code <-loopback>}), so each load is cold for the browser,
+ * while Vite's own transform cache is warm after the warm-up loads (the same for every path).
+ *
+ * <p>Proxy credentials: a priming request ({@code /prime.txt}, a static file outside the module graph) is answered
+ * through DevTools {@code Fetch.authRequired}; then {@code Fetch} is disabled and the browser cache cleared, so the
+ * measured load runs without any DevTools interception and Chromium answers the proxy from its auth cache, as a
+ * browser whose user typed the credential once does. Direct loads take the same steps without a proxy.
+ */
+final class PageLoad implements AutoCloseable {
+    static final int MODULES = 300;
+    private static final int GROUPS = 20;
+
+    private final Proc chromium;
+    private final Cdp cdp;
+    private final Map<String, CompletableFuture<Void>> loaded = new ConcurrentHashMap<>();
+    private final Map<String, String[]> credentials = new ConcurrentHashMap<>();
+
+    private PageLoad(Proc chromium, Cdp cdp) {
+        this.chromium = chromium;
+        this.cdp = cdp;
+        cdp.on("Page.loadEventFired", (p, session) -> {
+            CompletableFuture<Void> f = session == null ? null : loaded.get(session);
+            if (f != null) {
+                f.complete(null);
+            }
+        });
+        cdp.on("Fetch.requestPaused", (p, session) ->
+                cdp.sendAsync("Fetch.continueRequest", Cdp.params().put("requestId", p.get("requestId").asText()),
+                        session));
+        cdp.on("Fetch.authRequired", (p, session) -> {
+            String[] cred = session == null ? null : credentials.get(session);
+            ObjectNode answer = Cdp.params().put("requestId", p.get("requestId").asText());
+            ObjectNode response = answer.putObject("authChallengeResponse");
+            if (cred != null && "Proxy".equals(p.path("authChallenge").path("source").asText())) {
+                response.put("response", "ProvideCredentials").put("username", cred[0]).put("password", cred[1]);
+            } else {
+                response.put("response", "CancelAuth");
+            }
+            cdp.sendAsync("Fetch.continueWithAuth", answer, session);
+        });
+    }
+
+    /** Null when something figure 7 needs is missing (then the reason is in {@code why[0]}). */
+    static Path viteNodeModules(Path root, String[] why) {
+        Path nm = root.resolve("security-spikes/fixtures/vite-app/node_modules");
+        if (!Files.isRegularFile(nm.resolve("vite/bin/vite.js"))) {
+            why[0] = "no Vite: run 'npm ci' in security-spikes/fixtures/vite-app";
+            return null;
+        }
+        for (String bin : List.of("node", "chromium")) {
+            if (which(bin) == null) {
+                why[0] = bin + " is not installed";
+                return null;
+            }
+        }
+        return nm;
+    }
+
+    static Path which(String name) {
+        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(":")) {
+            Path p = Path.of(dir, name);
+            if (Files.isExecutable(p)) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    /** Writes the app: index.html, src/main.js importing 20 groups of 15 modules (~2 KiB each), public/prime.txt. */
+    static Path writeApp(Path dir, Path nodeModules) throws IOException {
+        Path app = Files.createDirectories(dir.resolve("vite-app"));
+        Files.writeString(app.resolve("index.html"), """
+                <!doctype html>
+                <html><head><meta charset="utf-8"><title>ptun bench</title></head>
+                <body><div id="out">loading</div><script type="module" src="/src/main.js"></script></body></html>
+                """);
+        Files.createDirectories(app.resolve("public"));
+        Files.writeString(app.resolve("public/prime.txt"), "prime\n");
+        String filler = "x".repeat(1800);
+        StringBuilder main = new StringBuilder();
+        int perGroup = MODULES / GROUPS;
+        for (int g = 0; g < GROUPS; g++) {
+            Path gd = Files.createDirectories(app.resolve("src/g" + g));
+            StringBuilder index = new StringBuilder();
+            for (int m = 1; m < perGroup; m++) {
+                Files.writeString(gd.resolve("m" + m + ".js"), "export const text = '" + filler + "';\n"
+                        + "export function count() { return text.length > 0 ? 1 : 0; }\n");
+                index.append("import { count as c").append(m).append(" } from './m").append(m).append(".js';\n");
+            }
+            index.append("export function count() { return 1");
+            for (int m = 1; m < perGroup; m++) {
+                index.append(" + c").append(m).append("()");
+            }
+            index.append("; }\n");
+            Files.writeString(gd.resolve("index.js"), index);
+            main.append("import { count as g").append(g).append(" } from './g").append(g).append("/index.js';\n");
+        }
+        main.append("const n = 0");
+        for (int g = 0; g < GROUPS; g++) {
+            main.append(" + g").append(g).append("()");
+        }
+        main.append(";\nwindow.__modules = n;\ndocument.getElementById('out').textContent = n + ' modules';\n");
+        Files.writeString(app.resolve("src/main.js"), main);
+        Files.createSymbolicLink(app.resolve("node_modules"), nodeModules.toAbsolutePath());
+        return app;
+    }
+
+    static Proc startVite(Path app, int port, Path logDir) {
+        Proc vite = Proc.start("vite", List.of("node", app.resolve("node_modules/vite/bin/vite.js").toString(),
+                "--host", "127.0.0.1", "--port", String.valueOf(port), "--strictPort", "--clearScreen", "false"),
+                app, null);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            try (java.net.Socket s = new java.net.Socket()) {
+                s.connect(new InetSocketAddress("127.0.0.1", port), 500);
+                return vite;
+            } catch (IOException e) {
+                if (!vite.process.isAlive() || System.nanoTime() > deadline) {
+                    vite.close();
+                    throw new IllegalStateException("vite did not start: " + vite.tail(2000));
+                }
+                Lab.sleep(100);
+            }
+        }
+    }
+
+    static PageLoad launch(Path dir) throws IOException {
+        Path profile = Files.createDirectories(dir.resolve("chromium-profile"));
+        Proc p = Proc.start("chromium", List.of(which("chromium").toString(), "--headless", "--no-sandbox",
+                "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--disable-extensions",
+                "--user-data-dir=" + profile, "--remote-debugging-port=0", "about:blank"), dir, null);
+        Path portFile = profile.resolve("DevToolsActivePort");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            try {
+                List<String> lines = Files.exists(portFile) ? Files.readAllLines(portFile) : List.of();
+                if (lines.size() >= 2 && !lines.get(1).isBlank()) {
+                    Cdp cdp = Cdp.connect(java.net.URI.create("ws://127.0.0.1:" + lines.get(0).trim()
+                            + lines.get(1).trim()));
+                    return new PageLoad(p, cdp);
+                }
+            } catch (IOException e) {
+                // not yet written
+            }
+            if (!p.process.isAlive() || System.nanoTime() > deadline) {
+                p.close();
+                throw new IllegalStateException("chromium did not start: " + p.tail(2000));
+            }
+            Lab.sleep(100);
+        }
+    }
+
+    String version() {
+        return cdp.send("Browser.getVersion", null).path("product").asText();
+    }
+
+    /**
+     * {@code warm} unmeasured loads, then {@code count} measured cold loads of {@code url}; {@code proxy} null for
+     * direct. Load time = the navigation's loadEventEnd (module scripts and all their imports included).
+     */
+    Map<String, Object> measure(String url, InetSocketAddress proxy, String user, String password, int warm,
+                                int count) {
+        List<Double> ms = new ArrayList<>();
+        List<Double> wall = new ArrayList<>();
+        for (int i = 0; i < warm + count; i++) {
+            double[] one = loadOnce(url, proxy, user, password);
+            if (i >= warm) {
+                ms.add(one[0]);
+                wall.add(one[1]);
+            }
+        }
+        double[] a = ms.stream().mapToDouble(Double::doubleValue).toArray();
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("modules", MODULES);
+        out.put("loads", count);
+        out.put("loadMedianMs", Figures.round(Stats.median(a), 1));
+        out.put("loadMinMs", Figures.round(Stats.min(a), 1));
+        out.put("loadMaxMs", Figures.round(Stats.max(a), 1));
+        out.put("wallMedianMs", Figures.round(Stats.median(wall.stream().mapToDouble(Double::doubleValue)
+                .toArray()), 1));
+        out.put("loadsMs", ms);
+        return out;
+    }
+
+    private double[] loadOnce(String url, InetSocketAddress proxy, String user, String password) {
+        ObjectNode ctxParams = Cdp.params().put("disposeOnDetach", true);
+        if (proxy != null) {
+            ctxParams.put("proxyServer", "http://" + proxy.getHostString() + ":" + proxy.getPort());
+            ctxParams.put("proxyBypassList", "<-loopback>");
+        }
+        String context = cdp.send("Target.createBrowserContext", ctxParams).get("browserContextId").asText();
+        try {
+            String target = cdp.send("Target.createTarget", Cdp.params().put("url", "about:blank")
+                    .put("browserContextId", context)).get("targetId").asText();
+            String session = cdp.send("Target.attachToTarget", Cdp.params().put("targetId", target)
+                    .put("flatten", true)).get("sessionId").asText();
+            cdp.send("Page.enable", null, session);
+            cdp.send("Network.enable", null, session);
+            if (proxy != null) {
+                credentials.put(session, new String[]{user, password});
+                ObjectNode fetch = Cdp.params().put("handleAuthRequests", true);
+                fetch.putArray("patterns").addObject().put("urlPattern", "*");
+                cdp.send("Fetch.enable", fetch, session);
+            }
+            navigate(session, url.replaceAll("/$", "") + "/prime.txt");
+            if (proxy != null) {
+                cdp.send("Fetch.disable", null, session);
+            }
+            cdp.send("Network.clearBrowserCache", null, session);
+            long t0 = System.nanoTime();
+            navigate(session, url);
+            long t1 = System.nanoTime();
+            JsonNode modules = cdp.send("Runtime.evaluate", Cdp.params().put("expression", "window.__modules")
+                    .put("returnByValue", true), session).path("result").path("value");
+            if (modules.asInt() != MODULES) {
+                throw new IllegalStateException("page did not run all modules: window.__modules=" + modules);
+            }
+            double loadEnd = cdp.send("Runtime.evaluate", Cdp.params().put("expression",
+                    "performance.getEntriesByType('navigation')[0].loadEventEnd").put("returnByValue", true),
+                    session).path("result").path("value").asDouble();
+            credentials.remove(session);
+            return new double[]{loadEnd, (t1 - t0) / 1e6};
+        } finally {
+            try {
+                cdp.send("Target.disposeBrowserContext", Cdp.params().put("browserContextId", context));
+            } catch (RuntimeException e) {
+                // already gone
+            }
+        }
+    }
+
+    private void navigate(String session, String url) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        loaded.put(session, done);
+        try {
+            JsonNode r = cdp.send("Page.navigate", Cdp.params().put("url", url), session);
+            if (r.hasNonNull("errorText")) {
+                throw new IllegalStateException("navigation to " + url + " failed: " + r.get("errorText").asText());
+            }
+            done.get(60, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("loading " + url + ": " + e, e);
+        } finally {
+            loaded.remove(session);
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            cdp.sendAsync("Browser.close", null, null);
+            chromium.process.waitFor(5, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            // destroyed below
+        } finally {
+            cdp.close();
+            chromium.close();
+        }
+    }
+}

@@ -1,0 +1,52 @@
+package dev.previewtunnel.bench;
+
+import java.util.Arrays;
+
+/** Percentiles and medians over samples. */
+final class Stats {
+    private Stats() {
+    }
+
+    /** Nearest-rank percentile of {@code values} (copied, then sorted); NaN for none. */
+    static double percentile(long[] values, double p) {
+        if (values.length == 0) {
+            return Double.NaN;
+        }
+        long[] v = values.clone();
+        Arrays.sort(v);
+        int rank = (int) Math.ceil(p / 100.0 * v.length);
+        return v[Math.max(0, Math.min(v.length - 1, rank - 1))];
+    }
+
+    static double percentile(double[] values, double p) {
+        if (values.length == 0) {
+            return Double.NaN;
+        }
+        double[] v = values.clone();
+        Arrays.sort(v);
+        int rank = (int) Math.ceil(p / 100.0 * v.length);
+        return v[Math.max(0, Math.min(v.length - 1, rank - 1))];
+    }
+
+    static double median(double[] values) {
+        if (values.length == 0) {
+            return Double.NaN;
+        }
+        double[] v = values.clone();
+        Arrays.sort(v);
+        int n = v.length;
+        return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    }
+
+    static double min(double[] values) {
+        return Arrays.stream(values).min().orElse(Double.NaN);
+    }
+
+    static double max(double[] values) {
+        return Arrays.stream(values).max().orElse(Double.NaN);
+    }
+
+    static double sum(double[] values) {
+        return Arrays.stream(values).sum();
+    }
+}

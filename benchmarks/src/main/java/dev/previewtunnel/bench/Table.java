@@ -1,0 +1,149 @@
+package dev.previewtunnel.bench;
+
+import java.io.PrintStream;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** The printed table: one row per measured value, one column per path, then the ratios. */
+final class Table {
+    /** A table row: {@code key} is a dotted path into a path's result map; {@code ratio}: show the ratio columns. */
+    record Row(String label, String unit, String key, int decimals, boolean ratio) {
+        static Row section(String title) {
+            return new Row(title, null, null, 0, false);
+        }
+    }
+
+    static final List<String> PATHS = List.of("direct", "ssh", "ws", "wss");
+    static final List<String> HEADERS = List.of("direct", "ssh -L", "tun ws", "tun wss");
+    static final List<String[]> RATIOS = List.of(new String[]{"ws", "ssh"}, new String[]{"wss", "ssh"},
+            new String[]{"ws", "direct"}, new String[]{"wss", "direct"});
+
+    static List<Row> rows(Config c) {
+        return java.util.stream.Stream.of(
+                Row.section("1 single-stream bulk"),
+                new Row("download (target->client)", "Gbit/s", "bulk.downloadGbps", 2, true),
+                new Row("upload (client->target)", "Gbit/s", "bulk.uploadGbps", 2, true),
+                new Row("CPU/GiB down, env | desk", "ms", "bulk.cpuMsPerGiBDownload.env", 0, true),
+                new Row("", "ms", "bulk.cpuMsPerGiBDownload.desk", 0, true),
+                new Row("CPU/GiB up, env | desk", "ms", "bulk.cpuMsPerGiBUpload.env", 0, true),
+                new Row("", "ms", "bulk.cpuMsPerGiBUpload.desk", 0, true),
+                Row.section("2 ping-pong 64 B, open stream"),
+                new Row("round trip p50", "us", "pingpong.p50us", 1, true),
+                new Row("round trip p99", "us", "pingpong.p99us", 1, true),
+                new Row("added vs direct p50", "us", "pingpong.addedP50us", 1, true),
+                new Row("added vs direct p99", "us", "pingpong.addedP99us", 1, true),
+                new Row("CPU per round trip, env+desk", "us", "pingpong.cpuUsPerRoundTrip.sum", 1, true),
+                Row.section("3 stream open (connect -> first target byte)"),
+                new Row("p50", "ms", "open.p50ms", 3, true),
+                new Row("p99", "ms", "open.p99ms", 3, true),
+                new Row("CPU per open, env side", "us", "open.cpuUsPerOpen.env", 0, true),
+                new Row("CPU per open, desk side", "us", "open.cpuUsPerOpen.desk", 0, true),
+                Row.section("4 " + c.streams + " concurrent streams (tunnel: --pool " + c.pool + ")"),
+                new Row("aggregate", "Gbit/s", "concurrent.aggregateGbps", 2, true),
+                new Row("per stream min", "Mbit/s", "concurrent.perStreamMinMbps", 2, true),
+                new Row("per stream median", "Mbit/s", "concurrent.perStreamMedianMbps", 2, true),
+                new Row("per stream max", "Mbit/s", "concurrent.perStreamMaxMbps", 2, true),
+                new Row("time to open all", "s", "concurrent.openAllSeconds", 2, true),
+                Row.section("5 head-of-line: " + c.holStreams + " streams + 1 pinger"),
+                new Row("aggregate, no stalled stream", "Gbit/s", "hol.baseline.aggregateGbps", 2, true),
+                new Row("aggregate, 1 stalled stream", "Gbit/s", "hol.stalled.aggregateGbps", 2, true),
+                new Row("throughput change", "%", "hol.throughputChangePct", 1, false),
+                new Row("ping p99, no stalled stream", "us", "hol.baseline.pingP99us", 0, true),
+                new Row("ping p99, 1 stalled stream", "us", "hol.stalled.pingP99us", 0, true),
+                new Row("ping p99 stalled/none", "x", "hol.pingP99Ratio", 2, false),
+                Row.section("6 peak RSS (VmHWM); env = gateway | sshd, desk = ingress | ssh"),
+                new Row("env, during 4", "MiB", "concurrent.memory.envPeakRssMiB", 0, true),
+                new Row("desk, during 4", "MiB", "concurrent.memory.deskPeakRssMiB", 0, true),
+                new Row("env, during 5", "MiB", "hol.memory.envPeakRssMiB", 0, true),
+                new Row("desk, during 5", "MiB", "hol.memory.deskPeakRssMiB", 0, true),
+                new Row("env, slow reader", "MiB", "slowReader.memory.envPeakRssMiB", 0, true),
+                new Row("desk, slow reader", "MiB", "slowReader.memory.deskPeakRssMiB", 0, true),
+                new Row("gateway direct mem, peak (run)", "MiB", "concurrent.memory.envNmt.directPeakMiB", 1, false),
+                new Row("ingress direct mem, peak (run)", "MiB", "concurrent.memory.deskNmt.directPeakMiB", 1, false),
+                new Row("slow reader pace", "MiB/s", "slowReader.readerMiBps", 0, false),
+                new Row("slow reader bytes read", "GiB", "slowReader.bytesRead", 2, false),
+                Row.section("7 page load, Vite dev app, " + PageLoad.MODULES + " modules, cold browser cache"),
+                new Row("loadEventEnd median", "ms", "page.loadMedianMs", 0, true),
+                new Row("loadEventEnd min", "ms", "page.loadMinMs", 0, true),
+                new Row("loadEventEnd max", "ms", "page.loadMaxMs", 0, true),
+                Row.section("robustness (not an issue figure): close " + c.abortStreams + " busy streams at once"),
+                new Row("tunnel connections lost", "count", "abort.connectionsLost", 0, false),
+                new Row("next stream opened after", "ms", "abort.nextStreamAfterMs", 1, false))
+                .filter(r -> c.abortStreams > 0 && c.figures.contains("abort") || !r.label().startsWith("robustness")
+                        && (r.key() == null || !r.key().startsWith("abort."))).toList();
+    }
+
+    static void print(PrintStream out, Map<String, Map<String, Object>> results, List<Map<String, Object>> targets,
+                      Map<String, Object> notes, Config c) {
+        StringBuilder sb = new StringBuilder();
+        sb.append('\n');
+        sb.append(String.format(Locale.ROOT, "%-32s %-6s", "figure", "unit"));
+        for (String h : HEADERS) {
+            sb.append(String.format(Locale.ROOT, " %9s", h));
+        }
+        for (String[] r : RATIOS) {
+            sb.append(String.format(Locale.ROOT, " %9s", r[0] + "/" + (r[1].equals("ssh") ? "ssh" : "dir")));
+        }
+        sb.append('\n');
+        sb.append("-".repeat(32 + 7 + 10 * 8)).append('\n');
+        for (Row row : rows(c)) {
+            if (row.key() == null) {
+                sb.append(row.label()).append('\n');
+                continue;
+            }
+            sb.append(String.format(Locale.ROOT, "  %-30s %-6s", row.label(), row.unit()));
+            for (String p : PATHS) {
+                double v = value(results, p, row);
+                sb.append(String.format(Locale.ROOT, " %9s", fmt(v, row.decimals())));
+            }
+            for (String[] r : RATIOS) {
+                double a = value(results, r[0], row);
+                double b = value(results, r[1], row);
+                boolean ok = row.ratio() && !Double.isNaN(a) && !Double.isNaN(b) && b != 0;
+                sb.append(String.format(Locale.ROOT, " %9s", ok ? String.format(Locale.ROOT, "%.2fx", a / b) : ""));
+            }
+            sb.append('\n');
+        }
+        sb.append('\n').append("targets (issue 6):\n");
+        for (Map<String, Object> t : targets) {
+            sb.append(String.format(Locale.ROOT, "  [%s] %s: %s%n", t.get("status"), t.get("target"), t.get("measured")));
+        }
+        if (!notes.isEmpty()) {
+            sb.append("notes: ").append(notes).append('\n');
+        }
+        out.print(sb);
+        out.flush();
+    }
+
+    private static double value(Map<String, Map<String, Object>> results, String path, Row row) {
+        Map<String, Object> r = results.get(path);
+        if (r == null) {
+            return Double.NaN;
+        }
+        double v = num(r, row.key());
+        if (row.key().endsWith("bytesRead") && !Double.isNaN(v)) {
+            v = v / (1L << 30);
+        }
+        return v;
+    }
+
+    static String fmt(double v, int decimals) {
+        if (Double.isNaN(v)) {
+            return "-";
+        }
+        return String.format(Locale.ROOT, "%." + decimals + "f", v);
+    }
+
+    /** The number at a dotted key in nested maps, or NaN. */
+    static double num(Map<String, Object> m, String key) {
+        Object cur = m;
+        for (String part : key.split("\\.")) {
+            if (!(cur instanceof Map<?, ?> map)) {
+                return Double.NaN;
+            }
+            cur = map.get(part);
+        }
+        return cur instanceof Number n ? n.doubleValue() : Double.NaN;
+    }
+}

@@ -1,0 +1,55 @@
+package dev.previewtunnel.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * Not a benchmark: runs the runner with tiny sizes (direct and tunnel over ws://, real processes) for a few seconds
+ * and checks that it prints the table and writes the JSON. The benchmark itself is bench/run.sh.
+ */
+class BenchRunnerSmokeTest {
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void smokeRunPrintsTheTableAndWritesJson() throws Exception {
+        Config c = Config.smoke();
+        assumeTrue(Files.isRegularFile(c.root.resolve("env-gateway/target/env-gateway.jar"))
+                        && Files.isRegularFile(c.root.resolve("desktop-ingress/target/desktop-ingress.jar")),
+                "the gateway and ingress jars are built by the reactor's package phase");
+        c.jsonOut = Path.of("target/smoke-results.json").toAbsolutePath();
+        Files.deleteIfExists(c.jsonOut);
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        int code;
+        try (PrintStream out = new PrintStream(buf, true, StandardCharsets.UTF_8)) {
+            code = BenchRunner.run(c, out);
+        }
+        String printed = buf.toString(StandardCharsets.UTF_8);
+        System.out.println(printed);
+
+        assertTrue(printed.contains("1 single-stream bulk"), printed);
+        assertTrue(printed.contains("targets (issue 6):"), printed);
+        JsonNode doc = new ObjectMapper().readTree(c.jsonOut.toFile());
+        for (String path : new String[]{"direct", "ws"}) {
+            JsonNode r = doc.path("results").path(path);
+            assertTrue(r.path("bulk").path("downloadGbps").asDouble() > 0, path + ": " + r);
+            assertTrue(r.path("pingpong").path("p50us").asDouble() > 0, path + ": " + r);
+            assertTrue(r.path("open").path("p50ms").asDouble() > 0, path + ": " + r);
+            assertTrue(r.path("concurrent").path("aggregateGbps").asDouble() > 0, path + ": " + r);
+        }
+        assertTrue(doc.path("results").path("ws").path("slowReader").path("memory").path("envPeakRssMiB").asDouble() > 0);
+        assertEquals(0, code, "failures: " + doc.path("failures"));
+    }
+}
