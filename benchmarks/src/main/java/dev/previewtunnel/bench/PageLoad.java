@@ -1,5 +1,7 @@
 package dev.previewtunnel.bench;
 
+import dev.previewtunnel.spikes.browser.Cdp;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
