@@ -74,7 +74,7 @@ class GatewayMainTest {
             Result r = run(args);
             assertEquals(1, r.exitCode(), r::toString);
             assertEquals("", r.out(), r::toString);
-            assertTrue(r.singleErrorLine().endsWith("--help')"), r::toString);
+            assertTrue(r.cliErrorLine().endsWith("--help')"), r::toString);
         }
     }
 }

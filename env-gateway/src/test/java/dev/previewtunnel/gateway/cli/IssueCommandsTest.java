@@ -101,7 +101,7 @@ class IssueCommandsTest {
                 "--target", "nonsense");
         assertEquals(1, r.exitCode(), r::toString);
         assertEquals("", r.out());
-        String line = r.singleErrorLine();
+        String line = r.cliErrorLine();
         assertTrue(line.startsWith("env-gateway: --target must be HOST:PORT"), line);
         assertTrue(line.contains("(see 'env-gateway grant issue --help')"), line);
     }
@@ -112,7 +112,7 @@ class IssueCommandsTest {
                 "--target", "localhost:5173", "--ttl", "2d");
         assertEquals(1, r.exitCode(), r::toString);
         assertEquals("", r.out());
-        assertTrue(r.singleErrorLine().contains("--ttl must be at most 24h"), r::toString);
+        assertTrue(r.cliErrorLine().contains("--ttl must be at most 24h"), r::toString);
     }
 
     @Test
@@ -132,7 +132,7 @@ class IssueCommandsTest {
             Result r = run(args);
             assertEquals(1, r.exitCode(), () -> String.join(" ", args) + "\n" + r);
             assertEquals("", r.out(), () -> String.join(" ", args) + "\n" + r);
-            r.singleErrorLine();
+            r.cliErrorLine();
         }
     }
 
@@ -167,7 +167,7 @@ class IssueCommandsTest {
     void missingKeysAreRefusedWithExitCode3() {
         Result r = run("token", "issue", "--keys", tmp.resolve("nope").toString(), "--env", "env-1");
         assertEquals(3, r.exitCode(), r::toString);
-        assertTrue(r.singleErrorLine().contains("keys init"), r::toString);
+        assertTrue(r.cliErrorLine().contains("keys init"), r::toString);
     }
 
     @Test
@@ -188,7 +188,7 @@ class IssueCommandsTest {
         Files.setPosixFilePermissions(signing, PosixFilePermissions.fromString("rw-r--r--"));
         Result open = run("grant", "issue", "--keys", k, "--env", "e", "--session", "s", "--target", "localhost:5173");
         assertEquals(3, open.exitCode(), open::toString);
-        assertTrue(open.singleErrorLine().contains("chmod 600"), open::toString);
+        assertTrue(open.cliErrorLine().contains("chmod 600"), open::toString);
         failures.add(open);
         Files.setPosixFilePermissions(signing, PosixFilePermissions.fromString("rw-------"));
 
@@ -207,7 +207,7 @@ class IssueCommandsTest {
         for (Result r : failures) {
             assertTrue(r.exitCode() != 0, r::toString);
             assertEquals("", r.out(), r::toString);
-            r.singleErrorLine();
+            r.cliErrorLine();
             assertFalse(r.err().contains(d), () -> "private key parameter leaked: " + r);
             assertFalse(r.err().contains(d.substring(0, 16)), () -> "private key prefix leaked: " + r);
             assertFalse(r.err().contains("\"d\""), () -> "JWK content leaked: " + r);

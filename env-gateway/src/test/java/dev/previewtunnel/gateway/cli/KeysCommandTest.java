@@ -54,7 +54,7 @@ class KeysCommandTest {
 
         assertEquals(3, r.exitCode(), r::toString);
         assertEquals("", r.out());
-        String line = r.singleErrorLine();
+        String line = r.cliErrorLine();
         assertTrue(line.contains("already exists"), line);
         assertTrue(line.contains("rotate"), line);
         assertTrue(java.util.Arrays.equals(before, Files.readAllBytes(dir.resolve(KeyDirectory.SIGNING_KEY_FILE))),
@@ -84,20 +84,20 @@ class KeysCommandTest {
     void rotateWithoutKeysIsRefused() {
         Result r = run("keys", "rotate", "--dir", tmp.resolve("empty").toString());
         assertEquals(3, r.exitCode(), r::toString);
-        assertTrue(r.singleErrorLine().contains("keys init"), r::toString);
+        assertTrue(r.cliErrorLine().contains("keys init"), r::toString);
     }
 
     @Test
     void keysWithoutSubcommandIsAUsageError() {
         Result r = run("keys");
         assertEquals(1, r.exitCode(), r::toString);
-        assertTrue(r.singleErrorLine().contains("(see 'env-gateway keys --help')"), r::toString);
+        assertTrue(r.cliErrorLine().contains("(see 'env-gateway keys --help')"), r::toString);
     }
 
     @Test
     void initWithoutDirIsAUsageError() {
         Result r = run("keys", "init");
         assertEquals(1, r.exitCode(), r::toString);
-        assertTrue(r.singleErrorLine().contains("--dir"), r::toString);
+        assertTrue(r.cliErrorLine().contains("--dir"), r::toString);
     }
 }

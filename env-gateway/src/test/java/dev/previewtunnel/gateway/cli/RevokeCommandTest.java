@@ -138,7 +138,7 @@ class RevokeCommandTest {
     void noAdminEndpointIsExit2() throws Exception {
         Result none = run("revoke", "--grant", "abc", "--state-dir", tmp.resolve("none").toString());
         assertEquals(2, none.exitCode(), none::toString);
-        assertTrue(none.singleErrorLine().contains("--admin-listen"), none::toString);
+        assertTrue(none.cliErrorLine().contains("--admin-listen"), none::toString);
 
         Path token = tmp.resolve("t");
         Files.writeString(token, "some-token\n");
@@ -149,7 +149,7 @@ class RevokeCommandTest {
         Result closed = run("revoke", "--grant", "abc", "--admin", "http://127.0.0.1:" + port, "--admin-token-file",
                 token.toString());
         assertEquals(2, closed.exitCode(), closed::toString);
-        assertTrue(closed.singleErrorLine().contains("no admin endpoint answers"), closed::toString);
+        assertTrue(closed.cliErrorLine().contains("no admin endpoint answers"), closed::toString);
     }
 
     @Test
@@ -166,12 +166,12 @@ class RevokeCommandTest {
         for (String[] args : cases) {
             Result r = run(args);
             assertEquals(1, r.exitCode(), () -> String.join(" ", args) + "\n" + r);
-            r.singleErrorLine();
+            r.cliErrorLine();
         }
         Result serve = run("serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0", "--admin-listen",
                 "0.0.0.0:0");
         assertEquals(1, serve.exitCode(), serve::toString);
-        assertTrue(serve.singleErrorLine().contains("--admin-listen must be a loopback address"), serve::toString);
+        assertTrue(serve.cliErrorLine().contains("--admin-listen must be a loopback address"), serve::toString);
     }
 
     private static TunnelConnection connect(EventLoopGroup group, String url, String token) throws Exception {

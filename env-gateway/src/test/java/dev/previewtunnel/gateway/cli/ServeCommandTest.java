@@ -181,7 +181,7 @@ class ServeCommandTest {
             Result r = run(args);
             assertEquals(1, r.exitCode(), () -> String.join(" ", args) + "\n" + r);
             assertEquals("", r.out(), () -> String.join(" ", args) + "\n" + r);
-            r.singleErrorLine();
+            r.cliErrorLine();
         }
         assertTrue(run(cases[3]).err().contains("--tls-cert and --tls-key must be given together"));
         assertTrue(run(cases[0]).err().startsWith("env-gateway: --listen must be HOST:PORT"));
@@ -191,7 +191,7 @@ class ServeCommandTest {
     void serveWithoutKeysIsRefused() {
         Result r = run("serve", "--keys", tmp.resolve("none").toString(), "--env", "e", "--listen", "127.0.0.1:0");
         assertEquals(3, r.exitCode(), r::toString);
-        r.singleErrorLine();
+        r.cliErrorLine();
     }
 
     @Test

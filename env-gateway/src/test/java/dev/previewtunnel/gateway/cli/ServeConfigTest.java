@@ -75,38 +75,38 @@ class ServeConfigTest {
         env.put("PTUN_GATEWAY_DIAL_TIMEOUT", "soon");
         Result r = run("serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0");
         assertEquals(1, r.exitCode(), r::toString);
-        assertTrue(r.singleErrorLine().contains("dial-timeout (from PTUN_GATEWAY_DIAL_TIMEOUT): invalid duration 'soon'"),
+        assertTrue(r.cliErrorLine().contains("dial-timeout (from PTUN_GATEWAY_DIAL_TIMEOUT): invalid duration 'soon'"),
                 r::toString);
         env.clear();
 
         env.put("PTUN_GATEWAY_DRAIN_TIMEOUT", "3h");
         Result range = run("serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0");
         assertEquals(1, range.exitCode(), range::toString);
-        assertTrue(range.singleErrorLine().contains("drain-timeout (from PTUN_GATEWAY_DRAIN_TIMEOUT) must be at most 1h, got 3h"),
+        assertTrue(range.cliErrorLine().contains("drain-timeout (from PTUN_GATEWAY_DRAIN_TIMEOUT) must be at most 1h, got 3h"),
                 range::toString);
         env.clear();
 
         Path config = Files.writeString(tmp.resolve("c.json"), "{\"listen\": \"0.0.0.0:70000\"}");
         Result file = run("serve", "--config", config.toString(), "--keys", keys, "--env", "e");
         assertEquals(1, file.exitCode(), file::toString);
-        assertTrue(file.singleErrorLine().contains("listen (from config file " + config + ") must be HOST:PORT"),
+        assertTrue(file.cliErrorLine().contains("listen (from config file " + config + ") must be HOST:PORT"),
                 file::toString);
 
         Path unknown = Files.writeString(tmp.resolve("u.json"), "{\"listn\": \"127.0.0.1:0\"}");
         Result typo = run("serve", "--config", unknown.toString(), "--keys", keys, "--env", "e");
         assertEquals(1, typo.exitCode(), typo::toString);
-        assertTrue(typo.singleErrorLine().contains("unknown key \"listn\""), typo::toString);
+        assertTrue(typo.cliErrorLine().contains("unknown key \"listn\""), typo::toString);
 
         env.put("PTUN_GATEWAY_ALLOW_TARGET", "10.0.0.0/8,nonsense");
         Result cidr = run("serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0");
         assertEquals(1, cidr.exitCode(), cidr::toString);
-        assertTrue(cidr.singleErrorLine().contains("allow-target (from PTUN_GATEWAY_ALLOW_TARGET): not a CIDR"),
+        assertTrue(cidr.cliErrorLine().contains("allow-target (from PTUN_GATEWAY_ALLOW_TARGET): not a CIDR"),
                 cidr::toString);
         env.clear();
 
         Result missing = run("serve", "--keys", keys, "--env", "e");
         assertEquals(1, missing.exitCode(), missing::toString);
-        assertTrue(missing.singleErrorLine().contains(
+        assertTrue(missing.cliErrorLine().contains(
                 "missing --listen HOST:PORT (or PTUN_GATEWAY_LISTEN, or \"listen\" in a --config file)"), missing::toString);
     }
 }
