@@ -12,6 +12,8 @@ import java.util.regex.Pattern;
 public final class Converters {
     // Lower-case units only: "5M" could mean minutes or months, so it is refused rather than guessed.
     private static final Pattern SHORT_DURATION = Pattern.compile("(\\d{1,9})([smhd])");
+    // Binary units only, spelled out: "64K" or "64KB" could mean 64,000 or 65,536 bytes, so they are refused.
+    private static final Pattern SIZE = Pattern.compile("(\\d{1,12})\\s*(|B|KiB|MiB|GiB)");
 
     private Converters() {
     }
@@ -83,6 +85,91 @@ public final class Converters {
             } catch (IllegalArgumentException e) {
                 throw new TypeConversionException("must be HOST:PORT (e.g. 127.0.0.1:8080 or [::1]:8080), got '"
                         + Cli.shown(value) + "': " + e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * A byte count: {@code 65536}, {@code 64KiB}, {@code 1MiB}, {@code 2GiB} (binary units, spelled out).
+     *
+     * @return a positive number of bytes
+     * @throws IllegalArgumentException with a one-line reason for anything else
+     */
+    public static long parseSize(String text) {
+        String t = text == null ? "" : text.strip();
+        Matcher m = SIZE.matcher(t);
+        if (!m.matches()) {
+            throw new IllegalArgumentException("invalid size '" + Cli.shown(t) + "'; use bytes or KiB/MiB/GiB, "
+                    + "e.g. 65536, 64KiB or 1MiB (K, KB and MB are refused: decimal or binary?)");
+        }
+        long n = Long.parseLong(m.group(1));
+        long unit = switch (m.group(2)) {
+            case "KiB" -> 1L << 10;
+            case "MiB" -> 1L << 20;
+            case "GiB" -> 1L << 30;
+            default -> 1;
+        };
+        if (n == 0) {
+            throw new IllegalArgumentException("size must be positive: '" + t + "'");
+        }
+        if (n > Long.MAX_VALUE / unit) {
+            throw new IllegalArgumentException("size is too large: '" + Cli.shown(t) + "'");
+        }
+        return n * unit;
+    }
+
+    /** 262144 -> "256KiB", 1048576 -> "1MiB", 1000 -> "1000" (bytes): the form {@link #parseSize} reads back. */
+    public static String humanSize(long bytes) {
+        if (bytes > 0 && bytes % (1L << 30) == 0) {
+            return bytes / (1L << 30) + "GiB";
+        }
+        if (bytes > 0 && bytes % (1L << 20) == 0) {
+            return bytes / (1L << 20) + "MiB";
+        }
+        if (bytes > 0 && bytes % (1L << 10) == 0) {
+            return bytes / (1L << 10) + "KiB";
+        }
+        return Long.toString(bytes);
+    }
+
+    /** A byte count, see {@link #parseSize}. */
+    public static final class SizeConverter implements ITypeConverter<Long> {
+        @Override
+        public Long convert(String value) {
+            try {
+                return parseSize(value);
+            } catch (IllegalArgumentException e) {
+                throw new TypeConversionException(e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * A positive decimal number such as {@code 200} or {@code 0.5}.
+     *
+     * @throws IllegalArgumentException for anything else (including NaN, infinity and exponents)
+     */
+    public static double parseRate(String text) {
+        String t = text == null ? "" : text.strip();
+        if (!t.matches("\\d{1,9}(\\.\\d{1,6})?")) {
+            throw new IllegalArgumentException("must be a positive number such as 200 or 0.5, got '"
+                    + Cli.shown(t) + "'");
+        }
+        double v = Double.parseDouble(t);
+        if (v <= 0) {
+            throw new IllegalArgumentException("must be positive, got '" + t + "'");
+        }
+        return v;
+    }
+
+    /** A positive decimal number, see {@link #parseRate}. */
+    public static final class RateConverter implements ITypeConverter<Double> {
+        @Override
+        public Double convert(String value) {
+            try {
+                return parseRate(value);
+            } catch (IllegalArgumentException e) {
+                throw new TypeConversionException(e.getMessage());
             }
         }
     }

@@ -60,6 +60,16 @@ public final class Settings {
         this.keys = keys;
     }
 
+    /** The keys of a command, gathered from its groups of options (plain options, limits...). */
+    @SafeVarargs
+    public static Set<String> keys(java.util.Collection<String>... groups) {
+        Set<String> all = new TreeSet<>();
+        for (java.util.Collection<String> g : groups) {
+            all.addAll(g);
+        }
+        return Set.copyOf(all);
+    }
+
     /**
      * Replaces the process environment as seen by every {@link Settings} (tests); null restores it.
      */
@@ -153,10 +163,6 @@ public final class Settings {
     }
 
     /**
-     * How messages name a setting: {@code --listen} when it came from the flag (or the default),
-     * {@code listen (from PTUN_GATEWAY_LISTEN)}, or {@code listen (from config file F)}.
-     */
-    /**
      * {@code text}, the value of {@code key}, as a loopback HOST:PORT (see {@link Cli#parseListen}); anything else
      * is invalid: the address is for local tools only.
      */
@@ -169,6 +175,10 @@ public final class Settings {
         return address;
     }
 
+    /**
+     * How messages name a setting: {@code --listen} when it came from the flag (or the default),
+     * {@code listen (from PTUN_GATEWAY_LISTEN)}, or {@code listen (from config file F)}.
+     */
     public String name(String key) {
         return origins.getOrDefault(key, "--" + key);
     }
@@ -273,6 +283,36 @@ public final class Settings {
 
     public Integer integer(String key, Integer flag, Integer def) {
         return get(key, flag, Settings::wholeNumber, def);
+    }
+
+    /** A byte count ({@code 65536}, {@code 64KiB}, {@code 1MiB}); see {@link Converters#parseSize}. */
+    public long size(String key, Long flag, long def) {
+        return get(key, flag, Converters::parseSize, def);
+    }
+
+    /** A positive decimal number ({@code 200}, {@code 0.5}); see {@link Converters#parseRate}. */
+    public double rate(String key, Double flag, double def) {
+        return get(key, flag, Converters::parseRate, def);
+    }
+
+    /**
+     * {@code value} when within [min, max], else a usage error naming the setting and where it came from:
+     * {@code max-frame-size (from PTUN_GATEWAY_MAX_FRAME_SIZE) must be at most 16MiB, got 32MiB}.
+     *
+     * @param bytes true to show the bounds as sizes (64KiB), false as plain numbers
+     */
+    public long inRange(String key, long value, long min, long max, boolean bytes) {
+        if (value < min || value > max) {
+            java.util.function.LongFunction<String> shown = bytes ? Converters::humanSize : Long::toString;
+            throw invalid(key, "must be " + (value < min ? "at least " + shown.apply(min)
+                    : "at most " + shown.apply(max)) + ", got " + shown.apply(value));
+        }
+        return value;
+    }
+
+    /** Like {@link #inRange(String, long, long, long, boolean)} for a duration. */
+    public Duration inRange(String key, Duration value, Duration min, Duration max) {
+        return Cli.requireRange(spec, value, name(key), min, max);
     }
 
     public Boolean bool(String key, Boolean flag, Boolean def) {

@@ -62,4 +62,47 @@ class ConvertersTest {
         assertEquals("must be HOST:PORT (e.g. 127.0.0.1:8080 or [::1]:8080), got '::1:80': missing :PORT "
                 + "(IPv6 needs brackets)", e.getMessage());
     }
+
+    @Test
+    void sizesInBytesOrBinaryUnitsRoundTrip() {
+        Converters.SizeConverter sizes = new Converters.SizeConverter();
+        assertEquals(65_536L, sizes.convert("65536"));
+        assertEquals(65_536L, sizes.convert("64KiB"));
+        assertEquals(65_536L, sizes.convert(" 64 KiB "));
+        assertEquals(1L << 20, sizes.convert("1MiB"));
+        assertEquals(3L << 30, sizes.convert("3GiB"));
+        assertEquals(100L, sizes.convert("100B"));
+        for (long n : new long[]{1, 1000, 1024, 16_777_215, 1L << 20, 3L << 30, 5L << 10}) {
+            assertEquals(n, Converters.parseSize(Converters.humanSize(n)), () -> "round trip of " + n);
+        }
+        assertEquals("256KiB", Converters.humanSize(256 * 1024));
+        assertEquals("16777215", Converters.humanSize(16_777_215));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"64K", "64KB", "1MB", "1mb", "1.5MiB", "-1", "KiB", "", "lots", "99999999999999MiB"})
+    void ambiguousOrMalformedSizesAreRefusedWithTheReason(String text) {
+        TypeConversionException e = assertThrows(TypeConversionException.class,
+                () -> new Converters.SizeConverter().convert(text));
+        assertTrue(e.getMessage().contains("use bytes or KiB/MiB/GiB") || e.getMessage().contains("too large"),
+                e.getMessage());
+        assertEquals(1, e.getMessage().lines().count());
+    }
+
+    @Test
+    void zeroSizeIsRefused() {
+        assertEquals("size must be positive: '0KiB'",
+                assertThrows(IllegalArgumentException.class, () -> Converters.parseSize("0KiB")).getMessage());
+    }
+
+    @Test
+    void ratesArePositiveDecimals() {
+        Converters.RateConverter rates = new Converters.RateConverter();
+        assertEquals(200.0, rates.convert("200"));
+        assertEquals(0.5, rates.convert("0.5"));
+        for (String bad : new String[]{"0", "0.0", "-1", "NaN", "Infinity", "1e3", "", "2.5.1"}) {
+            TypeConversionException e = assertThrows(TypeConversionException.class, () -> rates.convert(bad), bad);
+            assertTrue(e.getMessage().startsWith("must be"), e.getMessage());
+        }
+    }
 }

@@ -25,8 +25,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Precedence flags > environment > config file > defaults, and every way a value can be wrong. */
 class SettingsConfigTest {
-    private static final Set<String> KEYS = Set.of("listen", "dial-timeout", "pool", "control", "allow-target",
-            "keys", "grant-file");
+    private static final Set<String> KEYS = Settings.keys(Set.of("listen", "dial-timeout", "pool", "control",
+            "allow-target", "keys", "grant-file"), Set.of("stream-window", "rate"));
 
     @Command(name = "x")
     static final class X {
@@ -153,5 +153,29 @@ class SettingsConfigTest {
         assertEquals("missing --listen HOST:PORT (or PTUN_T_LISTEN, or \"listen\" in a --config file)", e.getMessage());
         assertEquals("PTUN_T_DIAL_TIMEOUT", s.envName("dial-timeout"));
         assertThrows(IllegalStateException.class, () -> s.string("undeclared", null, null), "a bug, not input");
+    }
+
+    @Test
+    void sizesRatesAndRangesNameTheKeyAndWhereItCameFrom() throws Exception {
+        Path file = config("{\"stream-window\": 65536, \"rate\": 2.5, \"pool\": 70}");
+        env.put("PTUN_T_DIAL_TIMEOUT", "2h");
+        Settings s = load(file);
+        assertEquals(65_536L, s.size("stream-window", null, 1024), "a JSON number is bytes");
+        assertEquals(2.5, s.rate("rate", null, 200), 0.0);
+        assertEquals(4L << 20, load(file).size("stream-window", 4L << 20, 1024), "the flag wins");
+        ParameterException big = assertThrows(ParameterException.class,
+                () -> s.inRange("stream-window", 2L << 30, 64 << 10, 1 << 30, true));
+        assertEquals("stream-window (from config file " + file + ") must be at most 1GiB, got 2GiB", big.getMessage());
+        s.integer("pool", null, 2);
+        assertEquals("pool (from config file " + file + ") must be at most 64, got 70", assertThrows(
+                ParameterException.class, () -> s.inRange("pool", 70, 1, 64, false)).getMessage());
+        assertEquals(5, s.inRange("pool", 5, 1, 64, false), "in range: returned as is");
+        Duration d = s.duration("dial-timeout", null, Duration.ofSeconds(5));
+        assertEquals("dial-timeout (from PTUN_T_DIAL_TIMEOUT) must be at most 1h, got 2h", assertThrows(
+                ParameterException.class, () -> s.inRange("dial-timeout", d, Duration.ofSeconds(1),
+                        Duration.ofHours(1))).getMessage());
+        Settings bad = load(config("{\"stream-window\": \"64K\"}"));
+        assertTrue(assertThrows(ParameterException.class, () -> bad.size("stream-window", null, 1024)).getMessage()
+                .startsWith("stream-window (from config file "), "parse errors name the key too");
     }
 }

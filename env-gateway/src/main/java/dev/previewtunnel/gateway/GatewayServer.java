@@ -220,6 +220,11 @@ public final class GatewayServer implements AutoCloseable {
         return (tls ? "wss://" : "ws://") + host + ":" + a.getPort() + config.path();
     }
 
+    /** The configuration this server runs with (limits included). */
+    public GatewayConfig config() {
+        return config;
+    }
+
     public LiveStreams liveStreams() {
         return context.liveStreams();
     }

@@ -29,6 +29,14 @@ public final class MuxProtocol {
     public static final String TOKEN_HEADER = "Authorization";
     public static final String TOKEN_SCHEME = "Bearer ";
 
+    /**
+     * The largest WebSocket message either side sends. HTTP/2 runs over the messages as a byte stream (a frame
+     * may span messages), so this is a chunking size, not a frame limit; it is fixed by the protocol rather than
+     * taken from local settings so that a receiver configured with a smaller message limit than its peer's never
+     * sees a message it must refuse. Every receiver accepts at least this much ({@link MuxSettings}).
+     */
+    public static final int MAX_SENT_MESSAGE = 64 * 1024;
+
     private MuxProtocol() {
     }
 

@@ -39,9 +39,13 @@ public record MuxSettings(
         if (maxHeaderListSize < 1024) {
             throw new IllegalArgumentException("maxHeaderListSize must be >= 1024, was " + maxHeaderListSize);
         }
-        requireRange("maxWebSocketMessage", maxWebSocketMessage, maxFrameSize + 9, 64 * 1024 * 1024);
+        // At least what every peer sends (HTTP/2 frames may span messages, so the frame size does not matter).
+        requireRange("maxWebSocketMessage", maxWebSocketMessage, MuxProtocol.MAX_SENT_MESSAGE, 64 * 1024 * 1024);
         requireRange("maxRstPerWindow", maxRstPerWindow, 1, Integer.MAX_VALUE);
         requireRange("rstWindowSeconds", rstWindowSeconds, 1, 3600);
+        if (pingInterval.isZero() || pingInterval.isNegative() || pingTimeout.isZero() || pingTimeout.isNegative()) {
+            throw new IllegalArgumentException("ping interval and timeout must be positive");
+        }
         if (streamWriteLowWaterMark <= 0 || streamWriteHighWaterMark < streamWriteLowWaterMark) {
             throw new IllegalArgumentException("stream write water marks must satisfy 0 < low <= high");
         }

@@ -34,21 +34,23 @@ import java.nio.channels.ClosedChannelException;
  * frame) after the close frame and hold the connection open for its timeout.
  */
 public final class WebSocketByteBridge extends ChannelDuplexHandler {
-    private final int maxMessageSize;
+    private final int maxSentMessage;
     private final boolean answersViolations;
     private CoalescingBufferQueue pending;
     private boolean closeSent;
 
-    public WebSocketByteBridge(int maxMessageSize) {
-        this(maxMessageSize, false);
+    public WebSocketByteBridge(int maxSentMessage) {
+        this(maxSentMessage, false);
     }
 
     /**
+     * @param maxSentMessage    the largest binary message this side sends ({@link MuxProtocol#MAX_SENT_MESSAGE});
+     *                          the size of messages it accepts is the WebSocket decoder's limit
      * @param answersViolations true when the WebSocket decoder is configured not to close on a protocol violation
      *                          (it then only throws) and this handler must answer it
      */
-    public WebSocketByteBridge(int maxMessageSize, boolean answersViolations) {
-        this.maxMessageSize = maxMessageSize;
+    public WebSocketByteBridge(int maxSentMessage, boolean answersViolations) {
+        this.maxSentMessage = maxSentMessage;
         this.answersViolations = answersViolations;
     }
 
@@ -147,7 +149,7 @@ public final class WebSocketByteBridge extends ChannelDuplexHandler {
     public void flush(ChannelHandlerContext ctx) {
         while (!pending.isEmpty()) {
             ChannelPromise messagePromise = ctx.newPromise();
-            ByteBuf payload = pending.remove(ctx.alloc(), maxMessageSize, messagePromise);
+            ByteBuf payload = pending.remove(ctx.alloc(), maxSentMessage, messagePromise);
             ctx.write(new BinaryWebSocketFrame(payload), messagePromise);
         }
         ctx.flush();

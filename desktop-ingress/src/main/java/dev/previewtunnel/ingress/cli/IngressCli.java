@@ -3,6 +3,7 @@ package dev.previewtunnel.ingress.cli;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.ExitCodes;
+import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.ingress.session.StateFiles;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -34,10 +35,10 @@ final class IngressCli {
      * opposite of --no-control). Every command that takes --config accepts the same file and reads what it needs.
      * Tokens and grants are never settings: only the files holding them are.
      */
-    static final Set<String> CONFIG_KEYS = Set.of("gateway", "token-file", "grant-file", "listen", "pool",
+    static final Set<String> CONFIG_KEYS = Settings.keys(Set.of("gateway", "token-file", "grant-file", "listen", "pool",
             "gateway-ca", "state-dir", "session-id", "control", "control-listen", "metrics-listen", "drain-timeout",
             "grant-refresh-command", "grant-refresh-arg", "grant-refresh-url", "grant-refresh-token-file",
-            "grant-refresh-timeout");
+            "grant-refresh-timeout"), LimitOptions.KEYS);
     /** A token or grant file is a few KiB at most; anything this big is the wrong file. */
     static final long MAX_SECRET_FILE = 1024 * 1024;
     static final String SESSION_ID = "[A-Za-z0-9._-]{1,64}";

@@ -25,6 +25,7 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.Future;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -201,6 +202,10 @@ final class RunCommand implements Callable<Integer> {
             description = "How long the refresh command or URL may take (default: 10s).")
     Duration grantRefreshTimeout;
 
+    @ArgGroup(validate = false, heading = "%nLimits and timeouts (each also PTUN_INGRESS_<NAME> and a config-file "
+            + "key; see docs/security.md):%n")
+    LimitOptions limits = new LimitOptions();
+
     private final Object lock = new Object();
     private Ingress ingress; // guarded by lock
     private Path credentialsFile; // guarded by lock
@@ -255,6 +260,8 @@ final class RunCommand implements Callable<Integer> {
         Path tokenPath = s.path("token-file", tokenFile, null);
         List<Path> grantPaths = s.paths("grant-file", grantFiles);
         Path dir = s.path("state-dir", stateDir, IngressCli.defaultStateDir()).toAbsolutePath().normalize();
+        IngressConfig ingressConfig = (limits == null ? new LimitOptions() : limits)
+                .applyTo(IngressConfig.defaults(listenAddress, gatewayUri).withPoolSize(poolSize), s);
 
         // 2. Secrets, TLS, refresh hook. Nothing here may echo a token or a grant.
         String tokenValue = readToken(tokenPath);
@@ -271,7 +278,10 @@ final class RunCommand implements Callable<Integer> {
         }
 
         // 3. Start, write the credential, start the control API and metrics, announce, wait.
-        IngressConfig ingressConfig = IngressConfig.defaults(listenAddress, gatewayUri).withPoolSize(poolSize);
+        org.slf4j.spi.LoggingEventBuilder limitsLine = log.atInfo().setMessage("limits in effect")
+                .addKeyValue("event", "limits");
+        LimitOptions.describe(ingressConfig).forEach(limitsLine::addKeyValue);
+        limitsLine.log();
         PrometheusMeterRegistry registry = metricsAddress == null ? null : MetricsServer.newRegistry();
         Ingress running = start(ingressConfig, tokenValue, ssl, listenAddress, registry);
         running.sessions().add(first);

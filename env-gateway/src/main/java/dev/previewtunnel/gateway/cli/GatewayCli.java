@@ -2,6 +2,7 @@ package dev.previewtunnel.gateway.cli;
 
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.ExitCodes;
+import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.grants.KeyDirectory;
 
 import java.io.IOException;
@@ -18,9 +19,9 @@ final class GatewayCli {
      * Keys of the gateway's JSON config file: the long option names of 'serve' without "--". Every command that
      * takes --config accepts the same file and reads the keys it needs.
      */
-    static final Set<String> CONFIG_KEYS = Set.of("keys", "env", "listen", "path", "tls-cert", "tls-key",
+    static final Set<String> CONFIG_KEYS = Settings.keys(Set.of("keys", "env", "listen", "path", "tls-cert", "tls-key",
             "dial-timeout", "drain-timeout", "max-grant-lifetime", "allow-target", "admin-listen", "state-dir",
-            "metrics-listen");
+            "metrics-listen"), LimitOptions.KEYS);
     /** In the state directory: where a running gateway's admin endpoint listens (no secret). */
     static final String ADMIN_STATE_FILE = "admin.json";
     /** In the state directory: the admin endpoint's bearer token (owner-only). */

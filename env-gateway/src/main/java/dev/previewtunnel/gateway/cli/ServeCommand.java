@@ -28,6 +28,7 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -160,6 +161,10 @@ final class ServeCommand implements Callable<Integer> {
                     + "127.0.0.1:9464 (default: off).")
     String metricsListen;
 
+    @ArgGroup(validate = false, heading = "%nAbuse limits (each also PTUN_GATEWAY_<NAME> and a config-file key; "
+            + "what each defends: docs/security.md):%n")
+    LimitOptions limits = new LimitOptions();
+
     private final Object lock = new Object();
     private GatewayServer server; // guarded by lock
     private MetricsServer metrics; // guarded by lock
@@ -202,6 +207,8 @@ final class ServeCommand implements Callable<Integer> {
         InetSocketAddress metricsAddress = loopbackOrNull(s, "metrics-listen",
                 s.string("metrics-listen", metricsListen, null), 9464);
         Path state = s.path("state-dir", stateDir, GatewayCli.defaultStateDir());
+        GatewayConfig limited = (limits == null ? new LimitOptions() : limits)
+                .applyTo(GatewayConfig.defaults(env, listenAddress), s);
 
         // 2. TLS and keys.
         SslContext tls = cert == null ? null : loadTls(cert, key);
@@ -226,9 +233,12 @@ final class ServeCommand implements Callable<Integer> {
         // 3. Configuration.
         TargetPolicy targetPolicy = allowed.isEmpty()
                 ? TargetPolicy.loopbackOnly() : TargetPolicy.loopbackPlus(List.copyOf(allowed));
-        GatewayConfig base = GatewayConfig.defaults(env, listenAddress);
-        GatewayConfig gatewayConfig = new GatewayConfig(base.environment(), base.listen(), tunnelPath, base.mux(),
-                policy, targetPolicy, dial, base.handshakeTimeout(), drain, base.ioThreads());
+        GatewayConfig gatewayConfig = new GatewayConfig(env, listenAddress, tunnelPath, limited.mux(), policy,
+                targetPolicy, dial, limited.handshakeTimeout(), drain, limited.ioThreads(), limited.limits());
+        org.slf4j.spi.LoggingEventBuilder limitsLine = log.atInfo().setMessage("limits in effect")
+                .addKeyValue("event", "limits");
+        LimitOptions.describe(gatewayConfig).forEach(limitsLine::addKeyValue);
+        limitsLine.log();
         if (!allowed.isEmpty()) {
             String cidrs = allowed.stream().map(Cidr::toString).collect(Collectors.joining(","));
             log.warn("non-loopback targets are enabled: grants may reach {} in addition to loopback", cidrs);

@@ -1,0 +1,209 @@
+package dev.previewtunnel.gateway.cli;
+
+import dev.previewtunnel.cli.Cli;
+import dev.previewtunnel.cli.Converters;
+import dev.previewtunnel.cli.Settings;
+import dev.previewtunnel.gateway.GatewayConfig;
+import dev.previewtunnel.gateway.GatewayLimits;
+import dev.previewtunnel.mux.MuxProtocol;
+import dev.previewtunnel.mux.MuxSettings;
+import picocli.CommandLine.Option;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The abuse limits of {@code serve}, each a flag, a {@code PTUN_GATEWAY_*} variable and a config-file key with the
+ * default of {@link GatewayLimits#defaults()}, {@link MuxSettings#defaults()} and {@link GatewayConfig#defaults}.
+ * What each one defends is in docs/security.md; the help text states the default and the accepted range, and a
+ * value outside the range stops the start naming the key (never clamped).
+ *
+ * <p>The defaults in the descriptions are literals (annotations need constants); {@code LimitOptionsTest} checks
+ * them against the default objects so the two cannot drift apart.
+ */
+final class LimitOptions {
+    static final String STREAMS_PER_CONNECTION = "max-streams-per-connection";
+    static final String STREAMS_PER_SESSION = "max-streams-per-session";
+    static final String OPENS_PER_SECOND = "max-opens-per-second";
+    static final String OPEN_BURST = "open-burst";
+    static final String PENDING_DIALS = "max-pending-dials";
+    static final String HEADER_LIST = "max-header-list-size";
+    static final String FRAME_SIZE = "max-frame-size";
+    static final String WEBSOCKET_MESSAGE = "max-websocket-message";
+    static final String RESETS = "max-resets";
+    static final String RESET_WINDOW = "reset-window";
+    static final String STREAM_WINDOW = "stream-window";
+    static final String STREAM_IDLE = "stream-idle-timeout";
+    static final String CONNECTION_IDLE = "connection-idle-timeout";
+    static final String HANDSHAKE = "handshake-timeout";
+    static final String KEEPALIVE_INTERVAL = "keepalive-interval";
+    static final String KEEPALIVE_TIMEOUT = "keepalive-timeout";
+
+    /** Every key, for the config file's list of known keys. */
+    static final List<String> KEYS = List.of(STREAMS_PER_CONNECTION, STREAMS_PER_SESSION, OPENS_PER_SECOND,
+            OPEN_BURST, PENDING_DIALS, HEADER_LIST, FRAME_SIZE, WEBSOCKET_MESSAGE, RESETS, RESET_WINDOW,
+            STREAM_WINDOW, STREAM_IDLE, CONNECTION_IDLE, HANDSHAKE, KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT);
+
+    private static final Duration WEEK = Duration.ofDays(7);
+
+    @Option(names = "--" + STREAMS_PER_CONNECTION, paramLabel = "N",
+            description = "Concurrent streams on one tunnel connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS); "
+                    + "1 to 100000 (default: 1024).")
+    Integer streamsPerConnection;
+
+    @Option(names = "--" + STREAMS_PER_SESSION, paramLabel = "N",
+            description = "Concurrent streams of one browser session across all its connections; more are "
+                    + "refused with too_many_streams (session_stream_limit); 1 to 1000000 (default: 512).")
+    Integer streamsPerSession;
+
+    @Option(names = "--" + OPENS_PER_SECOND, paramLabel = "RATE", converter = Converters.RateConverter.class,
+            description = "Sustained stream opens per second per browser session (token bucket rate, counted "
+                    + "after the grant verified; too_many_streams (session_rate_limit) beyond it); 0.1 to 1000000 (default: 200).")
+    Double opensPerSecond;
+
+    @Option(names = "--" + OPEN_BURST, paramLabel = "N",
+            description = "Stream opens a session may make at once (token bucket size); a page load that "
+                    + "opens and aborts hundreds of connections must fit; 1 to 1000000 (default: 1000).")
+    Integer openBurst;
+
+    @Option(names = "--" + PENDING_DIALS, paramLabel = "N",
+            description = "Target dials in progress on one tunnel connection; more are refused with "
+                    + "too_many_streams (pending_dial_limit); 1 to 100000 (default: 128).")
+    Integer pendingDials;
+
+    @Option(names = "--" + HEADER_LIST, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
+            description = "Largest header list of a stream open (a grant is under 1KiB); 4KiB to 1MiB "
+                    + "(default: 16KiB).")
+    Long headerListSize;
+
+    @Option(names = "--" + FRAME_SIZE, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
+            description = "Largest HTTP/2 frame the gateway accepts (SETTINGS_MAX_FRAME_SIZE); 16KiB to "
+                    + "16777215 (default: 64KiB).")
+    Long frameSize;
+
+    @Option(names = "--" + WEBSOCKET_MESSAGE, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
+            description = "Largest WebSocket message accepted; bigger ones close the connection (1009). Peers "
+                    + "send at most 64KiB, so that is the minimum; 64KiB to 64MiB (default: 256KiB).")
+    Long webSocketMessage;
+
+    @Option(names = "--" + RESETS, paramLabel = "N",
+            description = "RST_STREAM frames one connection may send within --" + RESET_WINDOW + "; one more "
+                    + "closes it with GOAWAY ENHANCE_YOUR_CALM (rapid reset). A page load aborts hundreds; "
+                    + "1 to 1000000 (default: 2000).")
+    Integer resets;
+
+    @Option(names = "--" + RESET_WINDOW, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
+            description = "The window of --" + RESETS + ", whole seconds; 1s to 1h (default: 30s).")
+    Duration resetWindow;
+
+    @Option(names = "--" + STREAM_WINDOW, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
+            description = "HTTP/2 receive window of each stream: the most a stream can make the gateway buffer, "
+                    + "and (divided by the round-trip time) a stream's throughput cap; the connection window is "
+                    + "this times --" + STREAMS_PER_CONNECTION + "; 64KiB to 1GiB (default: 1MiB).")
+    Long streamWindow;
+
+    @Option(names = "--" + STREAM_IDLE, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
+            description = "Close a stream with no bytes either way for this long; 1s to 7d (default: 30m).")
+    Duration streamIdleTimeout;
+
+    @Option(names = "--" + CONNECTION_IDLE, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
+            description = "Close (GOAWAY) a tunnel connection without streams for this long; 1s to 7d "
+                    + "(default: 10m).")
+    Duration connectionIdleTimeout;
+
+    @Option(names = "--" + HANDSHAKE, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
+            description = "From accept to completed WebSocket upgrade, a fixed deadline (slowloris); 1s to 10m "
+                    + "(default: 10s).")
+    Duration handshakeTimeout;
+
+    @Option(names = "--" + KEEPALIVE_INTERVAL, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
+            description = "Send an HTTP/2 PING after this long without traffic; 1s to 1h (default: 15s).")
+    Duration keepaliveInterval;
+
+    @Option(names = "--" + KEEPALIVE_TIMEOUT, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
+            description = "Close the connection when a PING is not answered within this; 1s to 1h "
+                    + "(default: 20s).")
+    Duration keepaliveTimeout;
+
+    /**
+     * {@code base} with every limit taken from the flags, else the environment, else the config file, else the
+     * defaults in {@code base}.
+     */
+    GatewayConfig applyTo(GatewayConfig base, Settings s) {
+        MuxSettings m = base.mux();
+        GatewayLimits l = base.limits();
+        int perConnection = (int) s.inRange(STREAMS_PER_CONNECTION, s.integer(STREAMS_PER_CONNECTION,
+                streamsPerConnection, m.maxConcurrentStreams()), 1, 100_000, false);
+        int perSession = (int) s.inRange(STREAMS_PER_SESSION, s.integer(STREAMS_PER_SESSION, streamsPerSession,
+                l.streamsPerSession()), 1, 1_000_000, false);
+        double rate = s.rate(OPENS_PER_SECOND, opensPerSecond, l.opensPerSecond());
+        if (rate < 0.1 || rate > 1_000_000) {
+            throw s.invalid(OPENS_PER_SECOND, "must be 0.1 to 1000000, got " + rate);
+        }
+        int burst = (int) s.inRange(OPEN_BURST, s.integer(OPEN_BURST, openBurst, l.openBurst()), 1, 1_000_000,
+                false);
+        int dials = (int) s.inRange(PENDING_DIALS, s.integer(PENDING_DIALS, pendingDials,
+                l.pendingDialsPerConnection()), 1, 100_000, false);
+        long headers = s.inRange(HEADER_LIST, s.size(HEADER_LIST, headerListSize, m.maxHeaderListSize()),
+                4 << 10, 1 << 20, true);
+        int frame = (int) s.inRange(FRAME_SIZE, s.size(FRAME_SIZE, frameSize, m.maxFrameSize()), 16 << 10,
+                (1 << 24) - 1, true);
+        int message = (int) s.inRange(WEBSOCKET_MESSAGE, s.size(WEBSOCKET_MESSAGE, webSocketMessage,
+                m.maxWebSocketMessage()), MuxProtocol.MAX_SENT_MESSAGE, 64 << 20, true);
+        int resetCount = (int) s.inRange(RESETS, s.integer(RESETS, resets, m.maxRstPerWindow()), 1, 1_000_000,
+                false);
+        Duration window = s.inRange(RESET_WINDOW, s.duration(RESET_WINDOW, resetWindow,
+                Duration.ofSeconds(m.rstWindowSeconds())), Duration.ofSeconds(1), Duration.ofHours(1));
+        if (window.toMillis() % 1000 != 0) {
+            throw s.invalid(RESET_WINDOW, "must be whole seconds, got " + window);
+        }
+        int streamWin = (int) s.inRange(STREAM_WINDOW, s.size(STREAM_WINDOW, streamWindow, m.streamWindow()),
+                64 << 10, 1 << 30, true);
+        Duration streamIdle = s.inRange(STREAM_IDLE, s.duration(STREAM_IDLE, streamIdleTimeout,
+                l.streamIdleTimeout()), Duration.ofSeconds(1), WEEK);
+        Duration connectionIdle = s.inRange(CONNECTION_IDLE, s.duration(CONNECTION_IDLE, connectionIdleTimeout,
+                l.connectionIdleTimeout()), Duration.ofSeconds(1), WEEK);
+        Duration handshake = s.inRange(HANDSHAKE, s.duration(HANDSHAKE, handshakeTimeout, base.handshakeTimeout()),
+                Duration.ofSeconds(1), Duration.ofMinutes(10));
+        Duration pingEvery = s.inRange(KEEPALIVE_INTERVAL, s.duration(KEEPALIVE_INTERVAL, keepaliveInterval,
+                m.pingInterval()), Duration.ofSeconds(1), Duration.ofHours(1));
+        Duration pingWait = s.inRange(KEEPALIVE_TIMEOUT, s.duration(KEEPALIVE_TIMEOUT, keepaliveTimeout,
+                m.pingTimeout()), Duration.ofSeconds(1), Duration.ofHours(1));
+
+        MuxSettings mux = new MuxSettings(streamWin, perConnection, frame, headers, message, resetCount,
+                (int) window.toSeconds(), pingEvery, pingWait, m.streamWriteLowWaterMark(),
+                m.streamWriteHighWaterMark());
+        GatewayLimits limits = new GatewayLimits(perSession, rate, burst, dials, streamIdle, connectionIdle);
+        return base.withMux(mux).withLimits(limits).withHandshakeTimeout(handshake);
+    }
+
+    /** The limits of {@code config} by key, in the forms the flags take: for the startup log line. */
+    static Map<String, String> describe(GatewayConfig config) {
+        MuxSettings m = config.mux();
+        GatewayLimits l = config.limits();
+        Map<String, String> out = new LinkedHashMap<>();
+        out.put(STREAMS_PER_CONNECTION, Integer.toString(m.maxConcurrentStreams()));
+        out.put(STREAMS_PER_SESSION, Integer.toString(l.streamsPerSession()));
+        out.put(OPENS_PER_SECOND, rate(l.opensPerSecond()));
+        out.put(OPEN_BURST, Integer.toString(l.openBurst()));
+        out.put(PENDING_DIALS, Integer.toString(l.pendingDialsPerConnection()));
+        out.put(HEADER_LIST, Converters.humanSize(m.maxHeaderListSize()));
+        out.put(FRAME_SIZE, Converters.humanSize(m.maxFrameSize()));
+        out.put(WEBSOCKET_MESSAGE, Converters.humanSize(m.maxWebSocketMessage()));
+        out.put(RESETS, Integer.toString(m.maxRstPerWindow()));
+        out.put(RESET_WINDOW, m.rstWindowSeconds() + "s");
+        out.put(STREAM_WINDOW, Converters.humanSize(m.streamWindow()));
+        out.put(STREAM_IDLE, Cli.human(l.streamIdleTimeout()));
+        out.put(CONNECTION_IDLE, Cli.human(l.connectionIdleTimeout()));
+        out.put(HANDSHAKE, Cli.human(config.handshakeTimeout()));
+        out.put(KEEPALIVE_INTERVAL, Cli.human(m.pingInterval()));
+        out.put(KEEPALIVE_TIMEOUT, Cli.human(m.pingTimeout()));
+        return out;
+    }
+
+    private static String rate(double r) {
+        return r == Math.rint(r) ? Long.toString((long) r) : Double.toString(r);
+    }
+}
