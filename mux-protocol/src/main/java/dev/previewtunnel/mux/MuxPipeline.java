@@ -85,7 +85,7 @@ public final class MuxPipeline {
         p.addLast("ptun-idle", new IdleStateHandler(0, 0, idleMillis, TimeUnit.MILLISECONDS));
         // The server's WebSocket decoder is built from decoderConfig (violations answered by the bridge); the
         // client's comes from Netty's client handshaker, which answers them itself.
-        p.addLast(BRIDGE, new WebSocketByteBridge(MuxProtocol.MAX_SENT_MESSAGE, server));
+        p.addLast(BRIDGE, new WebSocketByteBridge(MuxProtocol.MAX_SENT_MESSAGE, server, !server));
         p.addLast(CODEC, codec);
         p.addLast("ptun-keepalive", new KeepAliveHandler(settings.pingTimeout()));
         p.addLast(MULTIPLEX, inboundStreamHandler == null
