@@ -14,6 +14,8 @@ import java.time.Duration;
  * @param pendingDialsPerConnection dials in progress on one tunnel connection
  * @param streamIdleTimeout     a stream with no bytes either way for this long is closed
  * @param connectionIdleTimeout a tunnel connection with no streams for this long is closed (GOAWAY)
+ * @param queuedBytesPerConnection target bytes one connection's streams may hold unsent, shared among them as
+ *                              their write high-water marks (see {@link StreamWriteShares})
  */
 public record GatewayLimits(
         int streamsPerSession,
@@ -21,7 +23,8 @@ public record GatewayLimits(
         int openBurst,
         int pendingDialsPerConnection,
         Duration streamIdleTimeout,
-        Duration connectionIdleTimeout) {
+        Duration connectionIdleTimeout,
+        long queuedBytesPerConnection) {
 
     public GatewayLimits {
         if (streamsPerSession < 1 || opensPerSecond <= 0 || openBurst < 1 || pendingDialsPerConnection < 1) {
@@ -31,9 +34,12 @@ public record GatewayLimits(
                 || connectionIdleTimeout.isNegative() || connectionIdleTimeout.isZero()) {
             throw new IllegalArgumentException("idle timeouts must be positive");
         }
+        if (queuedBytesPerConnection < StreamWriteShares.MIN_HIGH) {
+            throw new IllegalArgumentException("queuedBytesPerConnection must be at least 32 KiB");
+        }
     }
 
     public static GatewayLimits defaults() {
-        return new GatewayLimits(512, 200, 1000, 128, Duration.ofMinutes(30), Duration.ofMinutes(10));
+        return new GatewayLimits(512, 200, 1000, 128, Duration.ofMinutes(30), Duration.ofMinutes(10), 8L << 20);
     }
 }

@@ -139,7 +139,8 @@ public final class GatewayServer implements AutoCloseable {
                 .bind(config.listen())
                 .sync()
                 .channel();
-        log.info("gateway listening on {} (transport {})", url(tls != null), transports.name());
+        log.info("gateway listening on {} (transport {}{})", url(tls != null), transports.name(),
+                tls == null ? "" : ", tls " + (tls instanceof io.netty.handler.ssl.OpenSslContext ? "openssl" : "jdk"));
     }
 
     private final class Acceptor implements TunnelServerUpgradeHandler.Acceptor {
@@ -147,12 +148,12 @@ public final class GatewayServer implements AutoCloseable {
         public ChannelHandler inboundStreamHandler(Channel parent, Object principal) {
             String connectionId = "c" + connectionIds.incrementAndGet();
             parent.attr(CONNECTION_ID).set(connectionId);
-            ConnectionState state = new ConnectionState(connectionId);
+            ConnectionState state = new ConnectionState(connectionId, new StreamWriteShares(
+                    config.limits().queuedBytesPerConnection(), config.mux().streamWriteHighWaterMark()));
             return new ChannelInitializer<Http2StreamChannel>() {
                 @Override
                 protected void initChannel(Http2StreamChannel ch) {
-                    ch.config().setOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(
-                            config.mux().streamWriteLowWaterMark(), config.mux().streamWriteHighWaterMark()));
+                    state.writeShares.add(ch); // its write high-water mark: a share of the connection's budget
                     ch.pipeline().addLast(context.metrics().streamMeter()); // observes only: bytes, open time
                     ch.pipeline().addLast(new StreamAuthorizer(context, state));
                 }

@@ -35,6 +35,7 @@ final class LimitOptions {
     static final String RESETS = "max-resets";
     static final String RESET_WINDOW = "reset-window";
     static final String STREAM_WINDOW = "stream-window";
+    static final String QUEUED_BYTES = "max-queued-bytes";
     static final String STREAM_IDLE = "stream-idle-timeout";
     static final String CONNECTION_IDLE = "connection-idle-timeout";
     static final String HANDSHAKE = "handshake-timeout";
@@ -44,7 +45,7 @@ final class LimitOptions {
     /** Every key, for the config file's list of known keys. */
     static final List<String> KEYS = List.of(STREAMS_PER_CONNECTION, STREAMS_PER_SESSION, OPENS_PER_SECOND,
             OPEN_BURST, PENDING_DIALS, HEADER_LIST, FRAME_SIZE, WEBSOCKET_MESSAGE, RESETS, RESET_WINDOW,
-            STREAM_WINDOW, STREAM_IDLE, CONNECTION_IDLE, HANDSHAKE, KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT);
+            STREAM_WINDOW, QUEUED_BYTES, STREAM_IDLE, CONNECTION_IDLE, HANDSHAKE, KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT);
 
     private static final Duration WEEK = Duration.ofDays(7);
 
@@ -104,6 +105,13 @@ final class LimitOptions {
                     + "this times --" + STREAMS_PER_CONNECTION + "; 64KiB to 1GiB (default: 1MiB).")
     Long streamWindow;
 
+    @Option(names = "--" + QUEUED_BYTES, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
+            description = "Target bytes the streams of one tunnel connection may hold unsent, together: each "
+                    + "stream stops reading its target at its share (this divided by the connection's streams, "
+                    + "as a power of two from 32KiB up to 512KiB). Bounds the gateway's buffer memory per "
+                    + "connection, about this plus 64KiB per stream; 1MiB to 1GiB (default: 8MiB).")
+    Long queuedBytes;
+
     @Option(names = "--" + STREAM_IDLE, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
             description = "Close a stream with no bytes either way for this long; 1s to 7d (default: 30m).")
     Duration streamIdleTimeout;
@@ -161,6 +169,8 @@ final class LimitOptions {
         }
         int streamWin = (int) s.inRange(STREAM_WINDOW, s.size(STREAM_WINDOW, streamWindow, m.streamWindow()),
                 64 << 10, 1 << 30, true);
+        long queuedLimit = s.inRange(QUEUED_BYTES, s.size(QUEUED_BYTES, queuedBytes, l.queuedBytesPerConnection()),
+                1 << 20, 1 << 30, true);
         Duration streamIdle = s.inRange(STREAM_IDLE, s.duration(STREAM_IDLE, streamIdleTimeout,
                 l.streamIdleTimeout()), Duration.ofSeconds(1), WEEK);
         Duration connectionIdle = s.inRange(CONNECTION_IDLE, s.duration(CONNECTION_IDLE, connectionIdleTimeout,
@@ -175,7 +185,8 @@ final class LimitOptions {
         MuxSettings mux = new MuxSettings(streamWin, perConnection, frame, headers, message, resetCount,
                 (int) window.toSeconds(), pingEvery, pingWait, m.streamWriteLowWaterMark(),
                 m.streamWriteHighWaterMark());
-        GatewayLimits limits = new GatewayLimits(perSession, rate, burst, dials, streamIdle, connectionIdle);
+        GatewayLimits limits = new GatewayLimits(perSession, rate, burst, dials, streamIdle, connectionIdle,
+                queuedLimit);
         return base.withMux(mux).withLimits(limits).withHandshakeTimeout(handshake);
     }
 
@@ -195,6 +206,7 @@ final class LimitOptions {
         out.put(RESETS, Integer.toString(m.maxRstPerWindow()));
         out.put(RESET_WINDOW, m.rstWindowSeconds() + "s");
         out.put(STREAM_WINDOW, Converters.humanSize(m.streamWindow()));
+        out.put(QUEUED_BYTES, Converters.humanSize(l.queuedBytesPerConnection()));
         out.put(STREAM_IDLE, Cli.human(l.streamIdleTimeout()));
         out.put(CONNECTION_IDLE, Cli.human(l.connectionIdleTimeout()));
         out.put(HANDSHAKE, Cli.human(config.handshakeTimeout()));

@@ -40,13 +40,12 @@ public final class GatewayFuzzAccess {
 
     /** The inbound-stream handler of one connection, as {@code GatewayServer.Acceptor#inboundStreamHandler}. */
     public ChannelHandler streamHandler(String connectionId) {
-        ConnectionState state = new ConnectionState(connectionId);
+        ConnectionState state = new ConnectionState(connectionId, new StreamWriteShares(
+                context.config().limits().queuedBytesPerConnection(), context.config().mux().streamWriteHighWaterMark()));
         return new ChannelInitializer<Http2StreamChannel>() {
             @Override
             protected void initChannel(Http2StreamChannel ch) {
-                ch.config().setOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(
-                        context.config().mux().streamWriteLowWaterMark(),
-                        context.config().mux().streamWriteHighWaterMark()));
+                state.writeShares.add(ch);
                 ch.pipeline().addLast(new StreamAuthorizer(context, state));
             }
         };

@@ -182,7 +182,7 @@ class GatewayInputFuzzTest {
         String session = "fuzz-session";
 
         GatewayLimits generous = new GatewayLimits(1_000_000, 1e6, Integer.MAX_VALUE, 1_000_000,
-                Duration.ofMinutes(30), Duration.ofMinutes(10));
+                Duration.ofMinutes(30), Duration.ofMinutes(10), GatewayLimits.defaults().queuedBytesPerConnection());
         GatewayConfig config = GatewayConfig.defaults(ENV, new InetSocketAddress("127.0.0.1", 0))
                 .withLimits(generous)
                 // A name never reaches DNS here: every lookup fails (policy_unresolvable).
