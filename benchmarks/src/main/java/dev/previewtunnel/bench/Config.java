@@ -97,6 +97,7 @@ final class Config {
                 case "--pingpong" -> c.pingCount = Integer.parseInt(args[++i]);
                 case "--opens" -> c.openCount = Integer.parseInt(args[++i]);
                 case "--open-warm" -> c.openWarm = Integer.parseInt(args[++i]);
+                case "--open-warm-seconds" -> c.openWarmMaxMillis = Long.parseLong(args[++i]) * 1000;
                 case "--streams" -> c.streams = Integer.parseInt(args[++i]);
                 case "--hol-streams" -> c.holStreams = Integer.parseInt(args[++i]);
                 case "--window-ms" -> {
@@ -139,6 +140,7 @@ final class Config {
                   --pingpong N            measured 64-byte round trips (default 20000)
                   --opens N               measured stream opens (default 500)
                   --open-warm N           unmeasured stream opens first (default 1000)
+                  --open-warm-seconds N   time bound of those warm-up opens (default 8)
                   --streams N             concurrent streams of figure 4 (default 1000)
                   --hol-streams N         transferring streams of figure 5 (default 50)
                   --window-ms N           measurement window of figures 4 and 5 (default 5000)
