@@ -1,5 +1,12 @@
 package dev.previewtunnel.cli;
 
+import io.netty.channel.ChannelException;
+import org.slf4j.Logger;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
@@ -89,6 +96,51 @@ public final class ServiceLifecycle {
             System.out.flush();
             System.err.flush();
             Runtime.getRuntime().halt(code);
+        }
+    }
+
+    /**
+     * The body of the shutdown hook: logs that the stop began ({@code "event":"stopping"}), runs {@code stop}, and
+     * when run as the main program halts with 0, or 4 when stopping failed, rather than the signal's 128+n.
+     */
+    public static void onSignal(Logger log, Runnable stop, boolean standalone) {
+        log.atInfo().setMessage("shutdown signal received, draining").addKeyValue("event", "stopping").log();
+        int code = ExitCodes.OK;
+        try {
+            stop.run();
+        } catch (RuntimeException e) {
+            log.error("graceful shutdown failed: {}", e.toString());
+            code = ExitCodes.INTERNAL;
+        }
+        haltIfStandalone(standalone, code);
+    }
+
+    /**
+     * How a command reports that it could not start listening on {@code address}: exit 2 with the address and the
+     * reason. Netty rethrows the bind failure itself: java.net.BindException (NIO), NativeIoException (epoll).
+     *
+     * @param what which listener, e.g. {@code " (--admin-listen)"}, or empty for the main one
+     */
+    public static RuntimeException bindFailure(Exception e, String what, InetSocketAddress address) {
+        if (e instanceof IOException || e instanceof ChannelException) {
+            return new CliException(ExitCodes.UNREACHABLE, "cannot listen on " + Cli.hostPort(address) + what
+                    + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
+        }
+        if (e instanceof RuntimeException r) {
+            return r;
+        }
+        return new CliException(ExitCodes.INTERNAL, "cannot start" + what + ": " + e.getClass().getName());
+    }
+
+    /** Deletes a state file the command wrote, if it is there; a failure is only a warning naming the file. */
+    public static void deleteQuietly(Logger log, Path file) {
+        if (file == null) {
+            return;
+        }
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            log.warn("cannot delete {} ({}); delete it by hand", file, e.getClass().getSimpleName());
         }
     }
 }

@@ -20,7 +20,6 @@ import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.StateFiles;
 import dev.previewtunnel.mux.MuxProtocol;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.netty.channel.ChannelException;
 import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.Future;
 import org.slf4j.Logger;
@@ -301,7 +300,7 @@ final class RunCommand implements Callable<Integer> {
                 controlServer.close();
             }
             running.close();
-            deleteQuietly(credentials);
+            ServiceLifecycle.deleteQuietly(log, credentials);
             shutdownQuietly(refresher);
             throw e;
         }
@@ -523,7 +522,7 @@ final class RunCommand implements Callable<Integer> {
             Thread.currentThread().interrupt();
             throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
         } catch (Exception e) {
-            throw bindFailure(e, "", listenAddress);
+            throw ServiceLifecycle.bindFailure(e, "", listenAddress);
         }
     }
 
@@ -537,20 +536,8 @@ final class RunCommand implements Callable<Integer> {
             throw new CliException(ExitCodes.REFUSED, "permission denied writing " + dir.resolve(
                     ControlServer.STATE_FILE));
         } catch (Exception e) {
-            throw bindFailure(e, " (--control-listen)", address);
+            throw ServiceLifecycle.bindFailure(e, " (--control-listen)", address);
         }
-    }
-
-    /** Netty rethrows the bind failure itself: java.net.BindException (NIO), NativeIoException (epoll). */
-    private static RuntimeException bindFailure(Exception e, String what, InetSocketAddress address) {
-        if (e instanceof IOException || e instanceof ChannelException) {
-            return new CliException(ExitCodes.UNREACHABLE, "cannot listen on " + Cli.hostPort(address) + what
-                    + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
-        }
-        if (e instanceof RuntimeException r) {
-            return r;
-        }
-        return new CliException(ExitCodes.INTERNAL, "cannot start" + what + ": " + e.getClass().getName());
     }
 
     /** Ingress.start does not wait for the gateway; say so when the first attempt fails. */
@@ -583,15 +570,7 @@ final class RunCommand implements Callable<Integer> {
 
     /** Shutdown hook: clean stop; when run as the main program, exit 0 rather than the signal's 128+n. */
     private void onSignal() {
-        log.atInfo().setMessage("shutdown signal received, draining").addKeyValue("event", "stopping").log();
-        int code = ExitCodes.OK;
-        try {
-            stop("signal");
-        } catch (RuntimeException e) {
-            log.error("shutdown failed: {}", e.toString());
-            code = ExitCodes.INTERNAL;
-        }
-        ServiceLifecycle.haltIfStandalone(IngressMain.standalone, code);
+        ServiceLifecycle.onSignal(log, () -> stop("signal"), IngressMain.standalone);
     }
 
     /**
@@ -640,9 +619,10 @@ final class RunCommand implements Callable<Integer> {
             if (controlServer != null) {
                 controlServer.close();
             }
-            deleteQuietly(credentials);
+            ServiceLifecycle.deleteQuietly(log, credentials);
             if (dir != null) {
-                running.sessions().all().forEach(s -> deleteQuietly(StateFiles.credentialsFile(dir, s.id())));
+                running.sessions().all().forEach(
+                        s -> ServiceLifecycle.deleteQuietly(log, StateFiles.credentialsFile(dir, s.id())));
             }
             running.close(drainFor);
             if (metricsServer != null) {
@@ -668,17 +648,6 @@ final class RunCommand implements Callable<Integer> {
         }
         if (refresher != null && executor != null) {
             executor.shutdownNow();
-        }
-    }
-
-    private static void deleteQuietly(Path file) {
-        if (file == null) {
-            return;
-        }
-        try {
-            Files.deleteIfExists(file);
-        } catch (IOException e) {
-            log.warn("cannot delete {} ({}); delete it by hand", file, e.getClass().getSimpleName());
         }
     }
 

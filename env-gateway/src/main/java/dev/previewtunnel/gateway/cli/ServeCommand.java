@@ -23,7 +23,6 @@ import dev.previewtunnel.mux.local.OwnerOnlyFiles;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.netty.channel.ChannelException;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import org.slf4j.Logger;
@@ -272,7 +271,7 @@ final class ServeCommand implements Callable<Integer> {
             if (metricsServer != null) {
                 metricsServer.close();
             }
-            deleteQuietly(adminFile);
+            ServiceLifecycle.deleteQuietly(log, adminFile);
             throw e;
         }
         boolean closeNow;
@@ -330,7 +329,7 @@ final class ServeCommand implements Callable<Integer> {
             Thread.currentThread().interrupt();
             throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
         } catch (Exception e) {
-            throw bindFailure(e, "", listenAddress);
+            throw ServiceLifecycle.bindFailure(e, "", listenAddress);
         }
     }
 
@@ -343,20 +342,8 @@ final class ServeCommand implements Callable<Integer> {
         } catch (AccessDeniedException e) {
             throw new CliException(ExitCodes.REFUSED, "permission denied writing the admin token file " + tokenFile);
         } catch (Exception e) {
-            throw bindFailure(e, " (--admin-listen)", address);
+            throw ServiceLifecycle.bindFailure(e, " (--admin-listen)", address);
         }
-    }
-
-    /** Netty rethrows a bind failure itself: java.net.BindException (NIO), NativeIoException (epoll). */
-    private static RuntimeException bindFailure(Exception e, String what, InetSocketAddress address) {
-        if (e instanceof IOException || e instanceof ChannelException) {
-            return new CliException(ExitCodes.UNREACHABLE, "cannot listen on " + Cli.hostPort(address) + what
-                    + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
-        }
-        if (e instanceof RuntimeException r) {
-            return r;
-        }
-        return new CliException(ExitCodes.INTERNAL, "cannot start" + what + ": " + e.getClass().getName());
     }
 
     /** Creates the state directory (rwx------) if missing; an existing one keeps its permissions, with a warning. */
@@ -397,28 +384,9 @@ final class ServeCommand implements Callable<Integer> {
         }
     }
 
-    private static void deleteQuietly(Path file) {
-        if (file == null) {
-            return;
-        }
-        try {
-            Files.deleteIfExists(file);
-        } catch (IOException e) {
-            log.warn("cannot delete {} ({})", file, e.getClass().getSimpleName());
-        }
-    }
-
     /** Shutdown hook: graceful close; when run as the main program, exit 0 rather than the signal's 128+n. */
     private void onSignal() {
-        log.atInfo().setMessage("shutdown signal received, draining").addKeyValue("event", "stopping").log();
-        int code = ExitCodes.OK;
-        try {
-            stop("signal");
-        } catch (RuntimeException e) {
-            log.error("graceful shutdown failed: {}", e.toString());
-            code = ExitCodes.INTERNAL;
-        }
-        ServiceLifecycle.haltIfStandalone(GatewayMain.standalone, code);
+        ServiceLifecycle.onSignal(log, () -> stop("signal"), GatewayMain.standalone);
     }
 
     /**
@@ -454,7 +422,7 @@ final class ServeCommand implements Callable<Integer> {
     private void closeGracefully(GatewayServer s, MetricsServer metricsServer, Path adminFile, String reason) {
         long t0 = System.nanoTime();
         try {
-            deleteQuietly(adminFile); // the admin endpoint goes first (GatewayServer.close), and with it its token
+            ServiceLifecycle.deleteQuietly(log, adminFile); // the admin endpoint goes first (GatewayServer.close), and with it its token
             s.close();
             if (metricsServer != null) {
                 metricsServer.close();
