@@ -7,6 +7,7 @@ import dev.previewtunnel.grants.RevocationList;
 import dev.previewtunnel.grants.VerificationKeysSource;
 import dev.previewtunnel.grants.VerifiedToken;
 import dev.previewtunnel.mux.MuxSettings;
+import dev.previewtunnel.mux.ReadBuffers;
 import dev.previewtunnel.mux.Transports;
 import dev.previewtunnel.mux.TunnelServerUpgradeHandler;
 import dev.previewtunnel.mux.audit.AuditLog;
@@ -122,6 +123,7 @@ public final class GatewayServer implements AutoCloseable {
                 // A restarted gateway must get its port back while old connections sit in TIME_WAIT.
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.RCVBUF_ALLOCATOR, ReadBuffers.allocator())
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {

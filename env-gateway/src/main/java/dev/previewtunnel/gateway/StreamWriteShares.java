@@ -22,7 +22,8 @@ import java.util.Set;
  * every other stream of the connection (a test of that design deadlocked exactly so). Per-stream marks keep a
  * stalled stream's cost to its own share.
  *
- * <p>Bound: about {@code max(budget, streams x MIN_HIGH)} plus one read (up to 64 KiB) per stream. The mark is
+ * <p>Bound: about {@code max(budget, streams x MIN_HIGH)} plus one read (up to 16 KiB,
+ * {@link dev.previewtunnel.mux.ReadBuffers#MAX_READ}) per stream. The mark is
  * recomputed when streams come and go and applied to all streams only when its value changes (a handful of times
  * as a connection grows to hundreds of streams). Confined to the connection's event loop, which its streams share.
  */

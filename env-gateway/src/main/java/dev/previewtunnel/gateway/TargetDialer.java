@@ -1,5 +1,6 @@
 package dev.previewtunnel.gateway;
 
+import dev.previewtunnel.mux.ReadBuffers;
 import dev.previewtunnel.mux.SocketHalfCloseHandler;
 import dev.previewtunnel.mux.TunnelError;
 import dev.previewtunnel.mux.TunnelStreamException;
@@ -54,6 +55,7 @@ final class TargetDialer {
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) timeout.toMillis())
                 .option(ChannelOption.WRITE_BUFFER_WATER_MARK, waterMark)
+                .option(ChannelOption.RCVBUF_ALLOCATOR, ReadBuffers.allocator())
                 .handler(SocketHalfCloseHandler.INSTANCE)
                 .connect(new InetSocketAddress(addresses.get(index), port))
                 .addListener(f -> {

@@ -33,9 +33,11 @@ public final class MuxProtocol {
      * The largest WebSocket message either side sends. HTTP/2 runs over the messages as a byte stream (a frame
      * may span messages), so this is a chunking size, not a frame limit; it is fixed by the protocol rather than
      * taken from local settings so that a receiver configured with a smaller message limit than its peer's never
-     * sees a message it must refuse. Every receiver accepts at least this much ({@link MuxSettings}).
+     * sees a message it must refuse. Every receiver accepts at least this much ({@link MuxSettings}). 16 KiB keeps
+     * a masked client frame (payload and 8-byte header in one buffer) inside Netty's pooled sizes; see
+     * {@link ReadBuffers}.
      */
-    public static final int MAX_SENT_MESSAGE = 64 * 1024;
+    public static final int MAX_SENT_MESSAGE = 16 * 1024;
 
     private MuxProtocol() {
     }

@@ -75,6 +75,7 @@ public final class TunnelClient {
                 .channel(channelType)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) timeout.toMillis())
+                .option(ChannelOption.RCVBUF_ALLOCATOR, ReadBuffers.allocator())
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {

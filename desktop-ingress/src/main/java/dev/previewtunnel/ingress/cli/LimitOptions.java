@@ -63,8 +63,8 @@ final class LimitOptions {
     Long streamWindow;
 
     @Option(names = "--" + WEBSOCKET_MESSAGE, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
-            description = "Largest WebSocket message accepted from the gateway, which sends at most 64KiB; "
-                    + "64KiB to 64MiB (default: 256KiB).")
+            description = "Largest WebSocket message accepted from the gateway, which sends at most 16KiB; "
+                    + "16KiB to 64MiB (default: 256KiB).")
     Long webSocketMessage;
 
     @Option(names = "--" + KEEPALIVE_INTERVAL, paramLabel = "DURATION", converter = Converters.DurationConverter.class,

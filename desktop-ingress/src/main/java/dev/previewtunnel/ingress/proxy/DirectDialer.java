@@ -1,6 +1,7 @@
 package dev.previewtunnel.ingress.proxy;
 
 import dev.previewtunnel.mux.Authority;
+import dev.previewtunnel.mux.ReadBuffers;
 import dev.previewtunnel.mux.SocketHalfCloseHandler;
 import dev.previewtunnel.mux.TunnelError;
 import dev.previewtunnel.mux.TunnelStreamException;
@@ -75,6 +76,7 @@ public final class DirectDialer {
 
     private void connect(EventLoop loop, InetSocketAddress address, Promise<Channel> promise) {
         ChannelFuture f = new Bootstrap().group(loop).channel(channelType)
+                .option(ChannelOption.RCVBUF_ALLOCATOR, ReadBuffers.allocator())
                 .option(ChannelOption.AUTO_READ, false)
                 .option(ChannelOption.ALLOW_HALF_CLOSURE, true)
                 .option(ChannelOption.TCP_NODELAY, true)

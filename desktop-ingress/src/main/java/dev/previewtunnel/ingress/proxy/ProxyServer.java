@@ -1,5 +1,6 @@
 package dev.previewtunnel.ingress.proxy;
 
+import dev.previewtunnel.mux.ReadBuffers;
 import dev.previewtunnel.mux.SocketHalfCloseHandler;
 import dev.previewtunnel.mux.Transports;
 import io.netty.bootstrap.ServerBootstrap;
@@ -29,6 +30,7 @@ public final class ProxyServer implements AutoCloseable {
                 .group(group)
                 .channel(transports.serverSocketChannel())
                 .childOption(ChannelOption.AUTO_READ, false)
+                .childOption(ChannelOption.RCVBUF_ALLOCATOR, ReadBuffers.allocator())
                 .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(low, high))

@@ -86,7 +86,7 @@ final class LimitOptions {
 
     @Option(names = "--" + WEBSOCKET_MESSAGE, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
             description = "Largest WebSocket message accepted; bigger ones close the connection (1009). Peers "
-                    + "send at most 64KiB, so that is the minimum; 64KiB to 64MiB (default: 256KiB).")
+                    + "send at most 16KiB, so that is the minimum; 16KiB to 64MiB (default: 256KiB).")
     Long webSocketMessage;
 
     @Option(names = "--" + RESETS, paramLabel = "N",
@@ -109,7 +109,7 @@ final class LimitOptions {
             description = "Target bytes the streams of one tunnel connection may hold unsent, together: each "
                     + "stream stops reading its target at its share (this divided by the connection's streams, "
                     + "as a power of two from 32KiB up to 512KiB). Bounds the gateway's buffer memory per "
-                    + "connection, about this plus 64KiB per stream; 1MiB to 1GiB (default: 8MiB).")
+                    + "connection, about this plus 16KiB (one read) per stream; 1MiB to 1GiB (default: 8MiB).")
     Long queuedBytes;
 
     @Option(names = "--" + STREAM_IDLE, paramLabel = "DURATION", converter = Converters.DurationConverter.class,

@@ -205,9 +205,9 @@ class ServeLimitsTest {
         assertRefused(base, "max-frame-size (from PTUN_GATEWAY_MAX_FRAME_SIZE) must be at most 16777215, got 32MiB");
         env.clear();
 
-        Path file = Files.writeString(tmp.resolve("small.json"), "{\"max-websocket-message\": \"16KiB\"}");
+        Path file = Files.writeString(tmp.resolve("small.json"), "{\"max-websocket-message\": \"8KiB\"}");
         assertRefused(concat(base, "--config", file.toString()),
-                "max-websocket-message (from config file " + file + ") must be at least 64KiB, got 16KiB");
+                "max-websocket-message (from config file " + file + ") must be at least 16KiB, got 8KiB");
         Path typo = Files.writeString(tmp.resolve("typo.json"), "{\"max-stream-per-session\": 5}");
         assertRefused(concat(base, "--config", typo.toString()), "unknown key \"max-stream-per-session\"");
     }

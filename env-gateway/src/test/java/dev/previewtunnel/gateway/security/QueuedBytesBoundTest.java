@@ -4,6 +4,7 @@ import dev.previewtunnel.gateway.GatewayLimits;
 import dev.previewtunnel.testing.Await;
 import dev.previewtunnel.mux.Authority;
 import dev.previewtunnel.mux.MuxSettings;
+import dev.previewtunnel.mux.ReadBuffers;
 import dev.previewtunnel.mux.TunnelConnection;
 import io.micrometer.core.instrument.Counter;
 import io.netty.handler.codec.http2.Http2StreamChannel;
@@ -32,7 +33,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <p>Twenty streams download endlessly from loopback targets to a client that never reads: each stream's HTTP/2
  * window (1 MiB) fills, then the gateway queues target bytes until it stops reading. What it read from the
  * targets beyond the windows is what it holds. With a 1 MiB budget (each stream's mark: a 32 KiB share) that is
- * at most the budget plus one 64 KiB read per stream; with the budget out of the way (1 GiB) each stream holds its
+ * at most the budget plus one read (16 KiB) per stream; with the budget out of the way (1 GiB) each stream holds its
  * own 512 KiB high-water mark, so the same run shows what the budget saves.
  */
 class QueuedBytesBoundTest {
@@ -41,8 +42,8 @@ class QueuedBytesBoundTest {
     private static final long HIGH_WATER = MuxSettings.defaults().streamWriteHighWaterMark();
     /** StreamWriteShares.MIN_HIGH: no stream's mark goes below it. */
     private static final long MIN_SHARE = 32 * 1024;
-    /** The most one read of a target socket delivers (Netty's adaptive allocator). */
-    private static final long READ = 64 * 1024;
+    /** The most one read of a target socket delivers. */
+    private static final long READ = ReadBuffers.MAX_READ;
 
     @TempDir
     Path tmp;

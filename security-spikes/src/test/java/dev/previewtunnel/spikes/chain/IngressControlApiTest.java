@@ -83,6 +83,8 @@ class IngressControlApiTest {
                 .header("Authorization", "Bearer " + token).header("Origin", "http://evil.example").build(),
                 HttpResponse.BodyHandlers.ofString());
         assertEquals(403, fromAPage.statusCode());
+        // Ingress.start does not wait for the gateway: wait for the pool's first connection, then the API must say so.
+        assertTrue(stack.ingress().firstConnection().await(10, TimeUnit.SECONDS), "first tunnel connection");
         JsonNode status = call("GET", "/v1/status", null, 200);
         assertEquals("connected", status.get("tunnel").get("state").asText());
     }
