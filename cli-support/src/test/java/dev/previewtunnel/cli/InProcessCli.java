@@ -66,6 +66,63 @@ public final class InProcessCli {
         }
     }
 
+    /** {@code base} followed by {@code more}: a command line with extra flags. */
+    public static String[] concat(String[] base, String... more) {
+        String[] out = new String[base.length + more.length];
+        System.arraycopy(base, 0, out, 0, base.length);
+        System.arraycopy(more, 0, out, base.length, more.length);
+        return out;
+    }
+
+    /** The JSON log line on stderr whose formatted message is {@code message}; fails when there is none. */
+    public static JsonNode logLine(String err, String message) {
+        for (String line : err.lines().toList()) {
+            if (!line.startsWith("{")) {
+                continue;
+            }
+            try {
+                JsonNode node = JSON.readTree(line);
+                if (message.equals(node.path("formattedMessage").asText())) {
+                    return node;
+                }
+            } catch (Exception e) {
+                throw new AssertionError("stderr line is not JSON: " + line, e);
+            }
+        }
+        throw new AssertionError("no '" + message + "' log line in:\n" + err);
+    }
+
+    /** A structured field of a log line: logback's {@code kvpList} is an array of one-key objects. */
+    public static String keyValue(JsonNode logLine, String key) {
+        for (JsonNode pair : logLine.path("kvpList")) {
+            if (pair.has(key)) {
+                return pair.get(key).asText();
+            }
+        }
+        throw new AssertionError("no " + key + " in " + logLine);
+    }
+
+    /**
+     * Each option {@code --KEY} of {@code command} ends its description with {@code (default: VALUE)} where VALUE
+     * is {@code defaults.get(KEY)}, and {@code doc} (a page of docs/) names it as {@code `--KEY`}: the help and the
+     * docs cannot drift from the default objects.
+     */
+    public static void assertDefaultsDescribed(picocli.CommandLine.Model.CommandSpec command,
+                                               java.util.Collection<String> keys, java.util.Map<String, String> defaults,
+                                               String doc) {
+        java.util.regex.Pattern stated = java.util.regex.Pattern.compile("\\(default: ([^)]+)\\)\\.?$");
+        assertEquals(new java.util.TreeSet<>(keys), new java.util.TreeSet<>(defaults.keySet()), "keys and defaults");
+        for (String key : keys) {
+            picocli.CommandLine.Model.OptionSpec option = command.findOption("--" + key);
+            assertTrue(option != null, "no option --" + key);
+            String description = String.join(" ", option.description());
+            java.util.regex.Matcher m = stated.matcher(description);
+            assertTrue(m.find(), () -> key + ": no '(default: ...)' in " + description);
+            assertEquals(defaults.get(key), m.group(1), "--help default of " + key);
+            assertTrue(doc.contains("`--" + key + "`"), "the docs list --" + key);
+        }
+    }
+
     /** Neither stream contains any of the secrets (a token, a grant, a password). */
     public static void assertNoSecrets(String out, String err, String... secrets) {
         for (String secret : secrets) {

@@ -41,6 +41,7 @@ import java.util.List;
 
 import static dev.previewtunnel.cli.InProcessCli.assertNoSecrets;
 import static dev.previewtunnel.cli.InProcessCli.logMessages;
+import static dev.previewtunnel.cli.InProcessCli.concat;
 import static dev.previewtunnel.ingress.cli.IngressCliHarness.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -449,12 +450,6 @@ class RunCommandTest {
         failed.close();
         assertEquals(1, r.exitCode(), r::toString);
         assertNull(failed.command.ingress());
-    }
-
-    private static String[] concat(String[] base, String... more) {
-        String[] all = java.util.Arrays.copyOf(base, base.length + more.length);
-        System.arraycopy(more, 0, all, base.length, more.length);
-        return all;
     }
 
     private static List<String> strings(JsonNode array) {

@@ -24,6 +24,7 @@ import java.util.HashMap;
 import java.util.Map;
 
 import static dev.previewtunnel.cli.InProcessCli.assertNoSecrets;
+import static dev.previewtunnel.cli.InProcessCli.concat;
 import static dev.previewtunnel.ingress.cli.IngressCliHarness.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -152,11 +153,5 @@ class RunConfigTest {
             running.close();
         }
         assertNoSecrets(running.captured.out(), running.captured.err(), token, old, fresh);
-    }
-
-    private static String[] concat(String[] base, String... more) {
-        String[] all = java.util.Arrays.copyOf(base, base.length + more.length);
-        System.arraycopy(more, 0, all, base.length, more.length);
-        return all;
     }
 }

@@ -1,7 +1,7 @@
 package dev.previewtunnel.ingress.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.cli.InProcessCli;
 import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.ingress.IngressConfig;
@@ -14,7 +14,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
-import picocli.CommandLine.Model.OptionSpec;
 
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -27,11 +26,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
+import static dev.previewtunnel.cli.InProcessCli.concat;
 import static dev.previewtunnel.ingress.cli.IngressCliHarness.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -43,8 +40,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the proxy enforces them, and out-of-range values stop the start with the key and the reason.
  */
 class RunLimitsTest {
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Pattern DEFAULT = Pattern.compile("\\(default: ([^)]+)\\)\\.?$");
 
     @TempDir
     static Path shared;
@@ -80,18 +75,9 @@ class RunLimitsTest {
     void helpStatesTheDefaultsOfTheDefaultObjectsAndTheDocsListEveryKey() throws Exception {
         Map<String, String> defaults = LimitOptions.describe(IngressConfig.defaults(
                 new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), URI.create("ws://127.0.0.1:1/tunnel")));
-        assertEquals(new LinkedHashSet<>(LimitOptions.KEYS), defaults.keySet());
         assertTrue(IngressCli.CONFIG_KEYS.containsAll(LimitOptions.KEYS), "each limit is a config-file key");
-        CommandLine cli = new CommandLine(new RunCommand());
-        String securityDoc = Files.readString(Path.of("..", "docs", "security.md"));
-        for (String key : LimitOptions.KEYS) {
-            OptionSpec option = cli.getCommandSpec().findOption("--" + key);
-            assertNotNull(option, key);
-            Matcher m = DEFAULT.matcher(String.join(" ", option.description()));
-            assertTrue(m.find(), () -> key + ": no '(default: ...)' in " + String.join(" ", option.description()));
-            assertEquals(defaults.get(key), m.group(1), "--help default of " + key);
-            assertTrue(securityDoc.contains("`--" + key + "`"), "docs/security.md lists --" + key);
-        }
+        InProcessCli.assertDefaultsDescribed(new CommandLine(new RunCommand()).getCommandSpec(), LimitOptions.KEYS,
+                defaults, Files.readString(Path.of("..", "docs", "security.md")));
     }
 
     @Test
@@ -116,9 +102,9 @@ class RunLimitsTest {
             assertEquals(Duration.ofSeconds(7), c.mux().pingInterval());
             assertEquals(MuxSettings.defaults().pingTimeout(), c.mux().pingTimeout(), "untouched: default");
             assertEquals(Duration.ofSeconds(5), c.connectTimeout(), "untouched: default");
-            JsonNode line = limitsLine(running.captured.err());
-            assertEquals("4MiB", kvp(line, "stream-window"));
-            assertEquals("9s", kvp(line, "request-head-timeout"));
+            JsonNode line = InProcessCli.logLine(running.captured.err(), "limits in effect");
+            assertEquals("4MiB", InProcessCli.keyValue(line, "stream-window"));
+            assertEquals("9s", InProcessCli.keyValue(line, "request-head-timeout"));
         } finally {
             running.close();
         }
@@ -180,30 +166,5 @@ class RunLimitsTest {
         Result r = run(args);
         assertEquals(1, r.exitCode(), () -> String.join(" ", args) + "\n" + r);
         assertTrue(r.cliErrorLine().contains(expected), () -> "expected '" + expected + "' in\n" + r);
-    }
-
-    private static String[] concat(String[] a, String... b) {
-        String[] out = new String[a.length + b.length];
-        System.arraycopy(a, 0, out, 0, a.length);
-        System.arraycopy(b, 0, out, a.length, b.length);
-        return out;
-    }
-
-    private static JsonNode limitsLine(String err) throws Exception {
-        for (String line : err.lines().toList()) {
-            if (line.startsWith("{") && line.contains("\"limits in effect\"")) {
-                return JSON.readTree(line);
-            }
-        }
-        throw new AssertionError("no 'limits in effect' log line in:\n" + err);
-    }
-
-    private static String kvp(JsonNode line, String key) {
-        for (JsonNode pair : line.get("kvpList")) {
-            if (pair.has(key)) {
-                return pair.get(key).asText();
-            }
-        }
-        throw new AssertionError("no " + key + " in " + line);
     }
 }

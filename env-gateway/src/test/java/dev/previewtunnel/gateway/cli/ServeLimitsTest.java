@@ -2,6 +2,7 @@ package dev.previewtunnel.gateway.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.cli.InProcessCli;
 import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.gateway.GatewayConfig;
@@ -24,7 +25,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
-import picocli.CommandLine.Model.OptionSpec;
 
 import java.io.InputStream;
 import java.net.InetAddress;
@@ -36,12 +36,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
+import static dev.previewtunnel.cli.InProcessCli.concat;
 import static dev.previewtunnel.gateway.cli.CliHarness.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -56,7 +54,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ServeLimitsTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Pattern DEFAULT = Pattern.compile("\\(default: ([^)]+)\\)\\.?$");
 
     @TempDir
     Path tmp;
@@ -79,18 +76,9 @@ class ServeLimitsTest {
     void helpStatesTheDefaultsOfTheDefaultObjectsAndTheDocsListEveryKey() throws Exception {
         Map<String, String> defaults = LimitOptions.describe(
                 GatewayConfig.defaults("e", new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)));
-        assertEquals(new LinkedHashSet<>(LimitOptions.KEYS), defaults.keySet());
         assertTrue(GatewayCli.CONFIG_KEYS.containsAll(LimitOptions.KEYS), "each limit is a config-file key");
-        CommandLine cli = new CommandLine(new ServeCommand());
-        String securityDoc = Files.readString(Path.of("..", "docs", "security.md"));
-        for (String key : LimitOptions.KEYS) {
-            OptionSpec option = cli.getCommandSpec().findOption("--" + key);
-            assertNotNull(option, key);
-            Matcher m = DEFAULT.matcher(String.join(" ", option.description()));
-            assertTrue(m.find(), () -> key + ": no '(default: ...)' in " + String.join(" ", option.description()));
-            assertEquals(defaults.get(key), m.group(1), "--help default of " + key);
-            assertTrue(securityDoc.contains("`--" + key + "`"), "docs/security.md lists --" + key);
-        }
+        InProcessCli.assertDefaultsDescribed(new CommandLine(new ServeCommand()).getCommandSpec(), LimitOptions.KEYS,
+                defaults, Files.readString(Path.of("..", "docs", "security.md")));
         // The values the described defaults stand for are the ones the gateway runs with by default.
         assertEquals(512, GatewayLimits.defaults().streamsPerSession());
         assertEquals(1024, MuxSettings.defaults().maxConcurrentStreams());
@@ -129,10 +117,10 @@ class ServeLimitsTest {
             assertEquals(MuxSettings.defaults().maxConcurrentStreams(), mux.maxConcurrentStreams());
             assertEquals(MuxSettings.defaults().pingTimeout(), mux.pingTimeout());
 
-            JsonNode line = limitsLine(serve.captured.err());
-            assertEquals("13", kvp(line, "open-burst"));
-            assertEquals("4MiB", kvp(line, "stream-window"));
-            assertEquals("2.5", kvp(line, "max-opens-per-second"));
+            JsonNode line = InProcessCli.logLine(serve.captured.err(), "limits in effect");
+            assertEquals("13", InProcessCli.keyValue(line, "open-burst"));
+            assertEquals("4MiB", InProcessCli.keyValue(line, "stream-window"));
+            assertEquals("2.5", InProcessCli.keyValue(line, "max-opens-per-second"));
         } finally {
             serve.close();
         }
@@ -216,31 +204,5 @@ class ServeLimitsTest {
         Result r = run(args);
         assertEquals(1, r.exitCode(), () -> String.join(" ", args) + "\n" + r);
         assertTrue(r.cliErrorLine().contains(expected), () -> "expected '" + expected + "' in\n" + r);
-    }
-
-    private static String[] concat(String[] a, String... b) {
-        String[] out = new String[a.length + b.length];
-        System.arraycopy(a, 0, out, 0, a.length);
-        System.arraycopy(b, 0, out, a.length, b.length);
-        return out;
-    }
-
-    static JsonNode limitsLine(String err) throws Exception {
-        for (String line : err.lines().toList()) {
-            if (line.startsWith("{") && line.contains("\"limits in effect\"")) {
-                return JSON.readTree(line);
-            }
-        }
-        throw new AssertionError("no 'limits in effect' log line in:\n" + err);
-    }
-
-    /** A value of logback's kvpList: an array of one-key objects. */
-    static String kvp(JsonNode line, String key) {
-        for (JsonNode pair : line.get("kvpList")) {
-            if (pair.has(key)) {
-                return pair.get(key).asText();
-            }
-        }
-        throw new AssertionError("no " + key + " in " + line);
     }
 }
