@@ -1,16 +1,15 @@
 package dev.previewtunnel.ingress.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.previewtunnel.cli.Settings;
+import dev.previewtunnel.cli.FakeEnvironment;
 import dev.previewtunnel.grants.UnverifiedGrantView;
 import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
 import dev.previewtunnel.sampleapp.SampleApp;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.net.URI;
@@ -20,8 +19,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
 
 import static dev.previewtunnel.cli.InProcessCli.assertNoSecrets;
 import static dev.previewtunnel.cli.InProcessCli.concat;
@@ -40,7 +37,8 @@ class RunConfigTest {
 
     @TempDir
     Path tmp;
-    private final Map<String, String> env = new HashMap<>();
+    @RegisterExtension
+    final FakeEnvironment env = new FakeEnvironment();
 
     @BeforeAll
     static void start() throws Exception {
@@ -52,16 +50,6 @@ class RunConfigTest {
         if (stack != null) {
             stack.close();
         }
-    }
-
-    @BeforeEach
-    void environment() {
-        Settings.environmentForTests(env);
-    }
-
-    @AfterEach
-    void restore() {
-        Settings.environmentForTests(null);
     }
 
     @Test

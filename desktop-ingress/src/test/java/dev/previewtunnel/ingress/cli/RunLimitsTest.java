@@ -3,15 +3,14 @@ package dev.previewtunnel.ingress.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.previewtunnel.cli.InProcessCli;
 import dev.previewtunnel.cli.InProcessCli.Result;
-import dev.previewtunnel.cli.Settings;
+import dev.previewtunnel.cli.FakeEnvironment;
 import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
 import dev.previewtunnel.mux.MuxSettings;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
@@ -25,7 +24,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 
 import static dev.previewtunnel.cli.InProcessCli.concat;
@@ -47,7 +45,8 @@ class RunLimitsTest {
 
     @TempDir
     Path tmp;
-    private final Map<String, String> env = new HashMap<>();
+    @RegisterExtension
+    final FakeEnvironment env = new FakeEnvironment();
 
     @BeforeAll
     static void start() throws Exception {
@@ -59,16 +58,6 @@ class RunLimitsTest {
         if (stack != null) {
             stack.close();
         }
-    }
-
-    @BeforeEach
-    void environment() {
-        Settings.environmentForTests(env);
-    }
-
-    @AfterEach
-    void restore() {
-        Settings.environmentForTests(null);
     }
 
     @Test

@@ -2,12 +2,12 @@ package dev.previewtunnel.gateway.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.previewtunnel.cli.Settings;
+import dev.previewtunnel.cli.FakeEnvironment;
 import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.gateway.cli.CliHarness.RunningServe;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.net.URI;
@@ -16,8 +16,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
-import java.util.Map;
 
 import static dev.previewtunnel.gateway.cli.CliHarness.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -30,17 +28,12 @@ class ServeConfigTest {
 
     @TempDir
     Path tmp;
-    private final Map<String, String> env = new HashMap<>();
+    @RegisterExtension
+    final FakeEnvironment env = new FakeEnvironment();
 
     @BeforeEach
     void keys() {
         assertEquals(0, run("keys", "init", "--dir", tmp.resolve("keys").toString()).exitCode());
-        Settings.environmentForTests(env);
-    }
-
-    @AfterEach
-    void restore() {
-        Settings.environmentForTests(null);
     }
 
     @Test

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.cli.InProcessCli;
 import dev.previewtunnel.cli.InProcessCli.Result;
-import dev.previewtunnel.cli.Settings;
+import dev.previewtunnel.cli.FakeEnvironment;
 import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayLimits;
 import dev.previewtunnel.gateway.cli.CliHarness.RunningServe;
@@ -20,9 +20,9 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.util.concurrent.Future;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
@@ -35,7 +35,6 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -58,18 +57,13 @@ class ServeLimitsTest {
     @TempDir
     Path tmp;
     private String keys;
-    private final Map<String, String> env = new HashMap<>();
+    @RegisterExtension
+    final FakeEnvironment env = new FakeEnvironment();
 
     @BeforeEach
     void keysAndEnvironment() {
         keys = tmp.resolve("keys").toString();
         assertEquals(0, run("keys", "init", "--dir", keys).exitCode());
-        Settings.environmentForTests(env);
-    }
-
-    @AfterEach
-    void restore() {
-        Settings.environmentForTests(null);
     }
 
     @Test
