@@ -100,6 +100,17 @@ public final class ServiceLifecycle {
     }
 
     /**
+     * Logs the limits a command runs with, one structured field per setting ({@code "event":"limits"}), so that
+     * what a flag, a variable or the config file changed can be checked in the log.
+     */
+    public static void logLimits(Logger log, java.util.Map<String, String> limits) {
+        org.slf4j.spi.LoggingEventBuilder line = log.atInfo().setMessage("limits in effect")
+                .addKeyValue("event", "limits");
+        limits.forEach(line::addKeyValue);
+        line.log();
+    }
+
+    /**
      * The body of the shutdown hook: logs that the stop began ({@code "event":"stopping"}), runs {@code stop}, and
      * when run as the main program halts with 0, or 4 when stopping failed, rather than the signal's 128+n.
      */

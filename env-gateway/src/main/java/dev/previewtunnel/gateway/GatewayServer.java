@@ -27,6 +27,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http2.Http2StreamChannel;
+import io.netty.handler.ssl.OpenSslContext;
 import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import org.slf4j.Logger;
@@ -142,7 +143,7 @@ public final class GatewayServer implements AutoCloseable {
                 .sync()
                 .channel();
         log.info("gateway listening on {} (transport {}{})", url(tls != null), transports.name(),
-                tls == null ? "" : ", tls " + (tls instanceof io.netty.handler.ssl.OpenSslContext ? "openssl" : "jdk"));
+                tls == null ? "" : ", tls " + (tls instanceof OpenSslContext ? "openssl" : "jdk"));
     }
 
     private final class Acceptor implements TunnelServerUpgradeHandler.Acceptor {
@@ -150,8 +151,7 @@ public final class GatewayServer implements AutoCloseable {
         public ChannelHandler inboundStreamHandler(Channel parent, Object principal) {
             String connectionId = "c" + connectionIds.incrementAndGet();
             parent.attr(CONNECTION_ID).set(connectionId);
-            ConnectionState state = new ConnectionState(connectionId, new StreamWriteShares(
-                    config.limits().queuedBytesPerConnection(), config.mux().streamWriteHighWaterMark()));
+            ConnectionState state = ConnectionState.of(connectionId, config);
             return new ChannelInitializer<Http2StreamChannel>() {
                 @Override
                 protected void initChannel(Http2StreamChannel ch) {

@@ -19,7 +19,7 @@ import java.util.Map;
  * by the request-head size and deadline; the tunnel side by what the ingress accepts from the gateway (stream
  * window, WebSocket message size) and how quickly it notices a dead gateway (keepalive, timeouts).
  *
- * <p>The defaults in the descriptions are literals (annotations need constants); {@code LimitOptionsTest} checks
+ * <p>The defaults in the descriptions are literals (annotations need constants); {@code RunLimitsTest} checks
  * them against the default objects.
  */
 final class LimitOptions {
@@ -36,7 +36,8 @@ final class LimitOptions {
     static final List<String> KEYS = List.of(REQUEST_HEAD_TIMEOUT, MAX_REQUEST_HEADERS, CONNECT_TIMEOUT,
             OPEN_TIMEOUT, STREAM_WINDOW, WEBSOCKET_MESSAGE, KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT);
 
-    @Option(names = "--" + REQUEST_HEAD_TIMEOUT, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
+    @Option(names = "--" + REQUEST_HEAD_TIMEOUT, paramLabel = "DURATION",
+            converter = Converters.DurationConverter.class,
             description = "A browser connection must send each request head within this after the previous "
                     + "exchange (slowloris; also ends idle keep-alive connections); 1s to 1h (default: 30s).")
     Duration requestHeadTimeout;

@@ -254,13 +254,13 @@ final class RunCommand implements Callable<Integer> {
         String metricsText = s.string("metrics-listen", metricsListen, null);
         InetSocketAddress metricsAddress = metricsText == null ? null
                 : s.loopbackListen(spec, "metrics-listen", metricsText, 9465);
-        Duration drainFor = Cli.requireRange(spec, s.duration("drain-timeout", drainTimeout, Duration.ofSeconds(2)),
-                s.name("drain-timeout"), Duration.ofMillis(1), Duration.ofHours(1));
+        Duration drainFor = s.inRange("drain-timeout", s.duration("drain-timeout", drainTimeout, Duration.ofSeconds(2)),
+                Duration.ofMillis(1), Duration.ofHours(1));
         Path tokenPath = s.path("token-file", tokenFile, null);
         List<Path> grantPaths = s.paths("grant-file", grantFiles);
         Path dir = s.path("state-dir", stateDir, IngressCli.defaultStateDir()).toAbsolutePath().normalize();
-        IngressConfig ingressConfig = (limits == null ? new LimitOptions() : limits)
-                .applyTo(IngressConfig.defaults(listenAddress, gatewayUri).withPoolSize(poolSize), s);
+        IngressConfig ingressConfig = limits.applyTo(
+                IngressConfig.defaults(listenAddress, gatewayUri).withPoolSize(poolSize), s);
 
         // 2. Secrets, TLS, refresh hook. Nothing here may echo a token or a grant.
         String tokenValue = readToken(tokenPath);
@@ -277,10 +277,7 @@ final class RunCommand implements Callable<Integer> {
         }
 
         // 3. Start, write the credential, start the control API and metrics, announce, wait.
-        org.slf4j.spi.LoggingEventBuilder limitsLine = log.atInfo().setMessage("limits in effect")
-                .addKeyValue("event", "limits");
-        LimitOptions.describe(ingressConfig).forEach(limitsLine::addKeyValue);
-        limitsLine.log();
+        ServiceLifecycle.logLimits(log, LimitOptions.describe(ingressConfig));
         PrometheusMeterRegistry registry = metricsAddress == null ? null : MetricsServer.newRegistry();
         Ingress running = start(ingressConfig, tokenValue, ssl, listenAddress, registry);
         running.sessions().add(first);

@@ -20,7 +20,7 @@ import java.util.Map;
  * What each one defends is in docs/security.md; the help text states the default and the accepted range, and a
  * value outside the range stops the start naming the key (never clamped).
  *
- * <p>The defaults in the descriptions are literals (annotations need constants); {@code LimitOptionsTest} checks
+ * <p>The defaults in the descriptions are literals (annotations need constants); {@code ServeLimitsTest} checks
  * them against the default objects so the two cannot drift apart.
  */
 final class LimitOptions {
@@ -45,7 +45,8 @@ final class LimitOptions {
     /** Every key, for the config file's list of known keys. */
     static final List<String> KEYS = List.of(STREAMS_PER_CONNECTION, STREAMS_PER_SESSION, OPENS_PER_SECOND,
             OPEN_BURST, PENDING_DIALS, HEADER_LIST, FRAME_SIZE, WEBSOCKET_MESSAGE, RESETS, RESET_WINDOW,
-            STREAM_WINDOW, QUEUED_BYTES, STREAM_IDLE, CONNECTION_IDLE, HANDSHAKE, KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT);
+            STREAM_WINDOW, QUEUED_BYTES, STREAM_IDLE, CONNECTION_IDLE, HANDSHAKE, KEEPALIVE_INTERVAL,
+            KEEPALIVE_TIMEOUT);
 
     private static final Duration WEEK = Duration.ofDays(7);
 
@@ -61,7 +62,8 @@ final class LimitOptions {
 
     @Option(names = "--" + OPENS_PER_SECOND, paramLabel = "RATE", converter = Converters.RateConverter.class,
             description = "Sustained stream opens per second per browser session (token bucket rate, counted "
-                    + "after the grant verified; too_many_streams (session_rate_limit) beyond it); 0.1 to 1000000 (default: 200).")
+                    + "after the grant verified; too_many_streams (session_rate_limit) beyond it); 0.1 to 1000000 "
+                    + "(default: 200).")
     Double opensPerSecond;
 
     @Option(names = "--" + OPEN_BURST, paramLabel = "N",

@@ -189,12 +189,12 @@ final class ServeCommand implements Callable<Integer> {
             throw s.invalid("path", "must start with / and contain only letters, digits and . _ ~ / -, got '"
                     + Cli.shown(tunnelPath) + "'");
         }
-        Duration dial = Cli.requireRange(spec, s.duration("dial-timeout", dialTimeout, Duration.ofSeconds(5)),
-                s.name("dial-timeout"), Duration.ofMillis(100), MAX_TIMEOUT);
-        Duration drain = Cli.requireRange(spec, s.duration("drain-timeout", drainTimeout, Duration.ofSeconds(10)),
-                s.name("drain-timeout"), Duration.ofMillis(1), MAX_TIMEOUT);
-        Duration maxLifetime = Cli.requireRange(spec, s.duration("max-grant-lifetime", maxGrantLifetime,
-                Duration.ofMinutes(15)), s.name("max-grant-lifetime"), Duration.ofSeconds(1), GrantIssuer.MAX_TTL);
+        Duration dial = s.inRange("dial-timeout", s.duration("dial-timeout", dialTimeout, Duration.ofSeconds(5)),
+                Duration.ofMillis(100), MAX_TIMEOUT);
+        Duration drain = s.inRange("drain-timeout", s.duration("drain-timeout", drainTimeout, Duration.ofSeconds(10)),
+                Duration.ofMillis(1), MAX_TIMEOUT);
+        Duration maxLifetime = s.inRange("max-grant-lifetime", s.duration("max-grant-lifetime", maxGrantLifetime,
+                Duration.ofMinutes(15)), Duration.ofSeconds(1), GrantIssuer.MAX_TTL);
         Path cert = s.path("tls-cert", tlsCert, null);
         Path key = s.path("tls-key", tlsKey, null);
         if ((cert == null) != (key == null)) {
@@ -206,8 +206,7 @@ final class ServeCommand implements Callable<Integer> {
         InetSocketAddress metricsAddress = loopbackOrNull(s, "metrics-listen",
                 s.string("metrics-listen", metricsListen, null), 9464);
         Path state = s.path("state-dir", stateDir, GatewayCli.defaultStateDir());
-        GatewayConfig limited = (limits == null ? new LimitOptions() : limits)
-                .applyTo(GatewayConfig.defaults(env, listenAddress), s);
+        GatewayConfig limited = limits.applyTo(GatewayConfig.defaults(env, listenAddress), s);
 
         // 2. TLS and keys.
         SslContext tls = cert == null ? null : loadTls(cert, key);
@@ -234,10 +233,7 @@ final class ServeCommand implements Callable<Integer> {
                 ? TargetPolicy.loopbackOnly() : TargetPolicy.loopbackPlus(List.copyOf(allowed));
         GatewayConfig gatewayConfig = new GatewayConfig(env, listenAddress, tunnelPath, limited.mux(), policy,
                 targetPolicy, dial, limited.handshakeTimeout(), drain, limited.ioThreads(), limited.limits());
-        org.slf4j.spi.LoggingEventBuilder limitsLine = log.atInfo().setMessage("limits in effect")
-                .addKeyValue("event", "limits");
-        LimitOptions.describe(gatewayConfig).forEach(limitsLine::addKeyValue);
-        limitsLine.log();
+        ServiceLifecycle.logLimits(log, LimitOptions.describe(gatewayConfig));
         if (!allowed.isEmpty()) {
             String cidrs = allowed.stream().map(Cidr::toString).collect(Collectors.joining(","));
             log.warn("non-loopback targets are enabled: grants may reach {} in addition to loopback", cidrs);
@@ -422,7 +418,8 @@ final class ServeCommand implements Callable<Integer> {
     private void closeGracefully(GatewayServer s, MetricsServer metricsServer, Path adminFile, String reason) {
         long t0 = System.nanoTime();
         try {
-            ServiceLifecycle.deleteQuietly(log, adminFile); // the admin endpoint goes first (GatewayServer.close), and with it its token
+            // The admin endpoint goes first (GatewayServer.close), and with it its token.
+            ServiceLifecycle.deleteQuietly(log, adminFile);
             s.close();
             if (metricsServer != null) {
                 metricsServer.close();

@@ -8,7 +8,6 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http2.Http2StreamChannel;
@@ -40,8 +39,7 @@ public final class GatewayFuzzAccess {
 
     /** The inbound-stream handler of one connection, as {@code GatewayServer.Acceptor#inboundStreamHandler}. */
     public ChannelHandler streamHandler(String connectionId) {
-        ConnectionState state = new ConnectionState(connectionId, new StreamWriteShares(
-                context.config().limits().queuedBytesPerConnection(), context.config().mux().streamWriteHighWaterMark()));
+        ConnectionState state = ConnectionState.of(connectionId, context.config());
         return new ChannelInitializer<Http2StreamChannel>() {
             @Override
             protected void initChannel(Http2StreamChannel ch) {
