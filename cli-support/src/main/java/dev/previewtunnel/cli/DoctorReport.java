@@ -54,6 +54,36 @@ public final class DoctorReport {
         add(new Check(id, Status.SKIP, message, ExitCodes.OK));
     }
 
+    /**
+     * The doctor's settings, as the command it checks would load them ({@link Settings#load}); a config file that
+     * cannot be used is reported as the failed check {@code config} and null is returned, and a file in use is
+     * reported as an ok check that names it.
+     */
+    public Settings loadSettings(picocli.CommandLine.Model.CommandSpec spec, java.nio.file.Path configFlag,
+                                 String envPrefix, java.util.Set<String> keys) {
+        Settings s;
+        try {
+            s = Settings.load(spec, configFlag, envPrefix, keys);
+        } catch (picocli.CommandLine.ParameterException e) {
+            fail("config", ExitCodes.USAGE, e.getMessage());
+            return null;
+        }
+        if (s.file() != null) {
+            ok("config", "settings from " + s.file() + " (flags and " + envPrefix + "* variables override it)");
+        }
+        return s;
+    }
+
+    /** A setting read with {@code read}; an invalid one is reported as the failed check {@code config}, and null. */
+    public <T> T setting(java.util.function.Supplier<T> read) {
+        try {
+            return read.get();
+        } catch (picocli.CommandLine.ParameterException e) {
+            fail("config", ExitCodes.USAGE, e.getMessage());
+            return null;
+        }
+    }
+
     /** A failed check; {@code exitCode} is {@link ExitCodes#UNREACHABLE} or {@link ExitCodes#REFUSED}. */
     public void fail(String id, int exitCode, String message) {
         add(new Check(id, Status.FAIL, message, exitCode));

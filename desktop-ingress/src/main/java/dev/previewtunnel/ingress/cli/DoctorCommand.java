@@ -133,22 +133,16 @@ final class DoctorCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         report = new DoctorReport(spec.commandLine().getOut(), json);
-        Settings s;
-        try {
-            s = Settings.load(spec, config, IngressCli.ENV_PREFIX, IngressCli.CONFIG_KEYS);
-        } catch (ParameterException e) {
-            report.fail("config", ExitCodes.USAGE, e.getMessage());
+        Settings s = report.loadSettings(spec, config, IngressCli.ENV_PREFIX, IngressCli.CONFIG_KEYS);
+        if (s == null) {
             report.summary("desktop-ingress");
             return report.exitCode();
         }
-        if (s.file() != null) {
-            report.ok("config", "settings from " + s.file() + " (flags and PTUN_INGRESS_* variables override it)");
-        }
-        Path dir = setting(() -> s.path("state-dir", stateDir, IngressCli.defaultStateDir()));
-        String gatewayText = setting(() -> s.string("gateway", gateway, null));
-        Path token = setting(() -> s.path("token-file", tokenFile, null));
-        Path ca = setting(() -> s.path("gateway-ca", gatewayCa, null));
-        List<Path> grantPaths = setting(() -> s.paths("grant-file", grantFiles));
+        Path dir = report.setting(() -> s.path("state-dir", stateDir, IngressCli.defaultStateDir()));
+        String gatewayText = report.setting(() -> s.string("gateway", gateway, null));
+        Path token = report.setting(() -> s.path("token-file", tokenFile, null));
+        Path ca = report.setting(() -> s.path("gateway-ca", gatewayCa, null));
+        List<Path> grantPaths = report.setting(() -> s.paths("grant-file", grantFiles));
 
         JsonNode running = null;
         if (dir != null) {
@@ -177,15 +171,6 @@ final class DoctorCommand implements Callable<Integer> {
         checkTargets(gatewayUri, tokenValue, tokenAccepted, ca, grantPaths == null ? List.of() : grantPaths);
         report.summary("desktop-ingress");
         return report.exitCode();
-    }
-
-    private <T> T setting(java.util.function.Supplier<T> read) {
-        try {
-            return read.get();
-        } catch (ParameterException e) {
-            report.fail("config", ExitCodes.USAGE, e.getMessage());
-            return null;
-        }
     }
 
     // ---- state directory, credentials, the running ingress

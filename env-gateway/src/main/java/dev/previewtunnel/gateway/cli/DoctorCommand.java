@@ -21,7 +21,6 @@ import dev.previewtunnel.mux.MuxProtocol;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 import java.io.IOException;
@@ -116,24 +115,18 @@ final class DoctorCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         report = new DoctorReport(spec.commandLine().getOut(), json);
-        Settings s;
-        try {
-            s = Settings.load(spec, config, GatewayCli.ENV_PREFIX, GatewayCli.CONFIG_KEYS);
-        } catch (ParameterException e) {
-            report.fail("config", ExitCodes.USAGE, e.getMessage());
+        Settings s = report.loadSettings(spec, config, GatewayCli.ENV_PREFIX, GatewayCli.CONFIG_KEYS);
+        if (s == null) {
             report.summary("env-gateway");
             return report.exitCode();
         }
-        if (s.file() != null) {
-            report.ok("config", "settings from " + s.file() + " (flags and PTUN_GATEWAY_* variables override it)");
-        }
-        String env = setting(() -> s.string("env", environment, null));
-        Path keysPath = setting(() -> s.path("keys", keys, null));
-        String listenText = setting(() -> s.string("listen", listen, null));
-        String path = setting(() -> s.string("path", null, MuxProtocol.DEFAULT_PATH));
-        Path cert = setting(() -> s.path("tls-cert", null, null));
-        Path key = setting(() -> s.path("tls-key", null, null));
-        List<Cidr> allowed = setting(() -> s.list("allow-target", null, CidrConverter::parse));
+        String env = report.setting(() -> s.string("env", environment, null));
+        Path keysPath = report.setting(() -> s.path("keys", keys, null));
+        String listenText = report.setting(() -> s.string("listen", listen, null));
+        String path = report.setting(() -> s.string("path", null, MuxProtocol.DEFAULT_PATH));
+        Path cert = report.setting(() -> s.path("tls-cert", null, null));
+        Path key = report.setting(() -> s.path("tls-key", null, null));
+        List<Cidr> allowed = report.setting(() -> s.list("allow-target", null, CidrConverter::parse));
 
         VerificationKeys verifyKeys = checkKeys(keysPath);
         checkClock(keysPath);
@@ -158,15 +151,6 @@ final class DoctorCommand implements Callable<Integer> {
     }
 
     /** A setting whose value is invalid is a failed "config" check, not an abort: the other checks still run. */
-    private <T> T setting(java.util.function.Supplier<T> read) {
-        try {
-            return read.get();
-        } catch (ParameterException e) {
-            report.fail("config", ExitCodes.USAGE, e.getMessage());
-            return null;
-        }
-    }
-
     // ---- keys
 
     private VerificationKeys checkKeys(Path keysPath) {
