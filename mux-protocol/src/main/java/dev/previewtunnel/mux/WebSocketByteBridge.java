@@ -45,8 +45,8 @@ public final class WebSocketByteBridge extends ChannelDuplexHandler {
      *                          the size of messages it accepts is the WebSocket decoder's limit
      * @param answersViolations true when the WebSocket decoder is configured not to close on a protocol violation
      *                          (it then only throws) and this handler must answer it
-     * @param masks             true on the client side, whose encoder masks every payload byte: payloads are
-     *                          then made contiguous first (see {@link #flatten})
+     * @param masks             true on the client side, which must mask every payload byte: data messages are
+     *                          then encoded here, masked while copied ({@link MaskedBinaryFrames})
      */
     public WebSocketByteBridge(int maxSentMessage, boolean answersViolations, boolean masks) {
         this.maxSentMessage = maxSentMessage;
@@ -150,28 +150,14 @@ public final class WebSocketByteBridge extends ChannelDuplexHandler {
         while (!pending.isEmpty()) {
             ChannelPromise messagePromise = ctx.newPromise();
             ByteBuf payload = pending.remove(ctx.alloc(), maxSentMessage, messagePromise);
-            if (masks && payload.nioBufferCount() > 1) {
-                payload = flatten(ctx, payload);
+            if (masks) {
+                // Encoded here: Netty's encoder passes the finished frame through untouched (MaskedBinaryFrames).
+                ctx.write(MaskedBinaryFrames.encode(ctx.alloc(), payload), messagePromise);
+            } else {
+                // The server does not mask: a coalesced payload goes to the socket as a gathering write, no copy.
+                ctx.write(new BinaryWebSocketFrame(payload), messagePromise);
             }
-            ctx.write(new BinaryWebSocketFrame(payload), messagePromise);
         }
         ctx.flush();
-    }
-
-    /**
-     * One contiguous copy of a coalesced payload. The client must mask every byte it sends, and Netty's encoder
-     * masks 8 bytes at a time through {@code getLong}, which on a composite buffer looks up the component for
-     * every call: that was 39% of the ingress's CPU while uploading. One memcpy per component instead measured
-     * +33% upload throughput and -24% ingress CPU per GiB (docs/performance.md, finding 2). The server does not
-     * mask, and its composite payloads go to the socket as a gathering write without a copy.
-     */
-    private static ByteBuf flatten(ChannelHandlerContext ctx, ByteBuf composite) {
-        try {
-            ByteBuf flat = ctx.alloc().directBuffer(composite.readableBytes());
-            flat.writeBytes(composite, composite.readerIndex(), composite.readableBytes());
-            return flat;
-        } finally {
-            composite.release();
-        }
     }
 }
