@@ -19,7 +19,8 @@ final class Config {
     int pool = 4;
 
     long bulkBytes = 1L << 30;      // per direction, per repetition
-    long bulkWarmBytes = 256L << 20;
+    long bulkWarmBytes = 256L << 20; // one warm-up transfer each way; the first is also reported as "cold"
+    long bulkWarmMillis = 10_000;    // ... repeated, alternating, until this much time has passed (JIT: see docs)
     int bulkReps = 3;               // median reported
     long bulkMaxMillis = 20_000;    // a repetition stops early (and is scaled) past this
 
@@ -61,6 +62,7 @@ final class Config {
         c.smoke = true;
         c.bulkBytes = 16L << 20;
         c.bulkWarmBytes = 4L << 20;
+        c.bulkWarmMillis = 0;
         c.bulkReps = 1;
         c.pingWarm = 100;
         c.pingCount = 300;
@@ -94,6 +96,7 @@ final class Config {
                 case "--page-loads" -> c.pageLoads = Integer.parseInt(args[++i]);
                 case "--bulk-mib" -> c.bulkBytes = Long.parseLong(args[++i]) << 20;
                 case "--bulk-reps" -> c.bulkReps = Integer.parseInt(args[++i]);
+                case "--bulk-warm-seconds" -> c.bulkWarmMillis = Long.parseLong(args[++i]) * 1000;
                 case "--pingpong" -> c.pingCount = Integer.parseInt(args[++i]);
                 case "--opens" -> c.openCount = Integer.parseInt(args[++i]);
                 case "--open-warm" -> c.openWarm = Integer.parseInt(args[++i]);
@@ -137,6 +140,9 @@ final class Config {
                   --page-loads N          measured cold page loads per path for figure 7 (default 5)
                   --bulk-mib N            bytes per bulk repetition and direction (default 1024)
                   --bulk-reps N           bulk repetitions, median reported (default 3)
+                  --bulk-warm-seconds N   unmeasured 256 MiB transfers, alternating directions, for at least
+                                          N s before the bulk repetitions (default 10; the first of them is
+                                          reported as the cold figure)
                   --pingpong N            measured 64-byte round trips (default 20000)
                   --opens N               measured stream opens (default 500)
                   --open-warm N           unmeasured stream opens first (default 1000)

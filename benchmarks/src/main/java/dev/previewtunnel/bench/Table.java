@@ -24,6 +24,8 @@ final class Table {
                 Row.section("1 single-stream bulk"),
                 new Row("download (target->client)", "Gbit/s", "bulk.downloadGbps", 2, true),
                 new Row("upload (client->target)", "Gbit/s", "bulk.uploadGbps", 2, true),
+                new Row("cold download, first 256 MiB", "Gbit/s", "bulk.coldDownloadGbps", 2, true),
+                new Row("cold upload, first 256 MiB", "Gbit/s", "bulk.coldUploadGbps", 2, true),
                 new Row("CPU/GiB down, env | desk", "ms", "bulk.cpuMsPerGiBDownload.env", 0, true),
                 new Row("", "ms", "bulk.cpuMsPerGiBDownload.desk", 0, true),
                 new Row("CPU/GiB up, env | desk", "ms", "bulk.cpuMsPerGiBUpload.env", 0, true),
