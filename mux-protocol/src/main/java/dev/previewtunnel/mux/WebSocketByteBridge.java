@@ -14,6 +14,7 @@ import io.netty.handler.codec.http.websocketx.PingWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.PongWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import io.netty.handler.codec.http.websocketx.WebSocketFrame;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.ReferenceCountUtil;
 
 import java.nio.channels.ClosedChannelException;
@@ -37,6 +38,7 @@ public final class WebSocketByteBridge extends ChannelDuplexHandler {
     private final int maxSentMessage;
     private final boolean answersViolations;
     private final boolean masks;
+    private boolean contiguous;
     private CoalescingBufferQueue pending;
     private boolean closeSent;
 
@@ -46,7 +48,8 @@ public final class WebSocketByteBridge extends ChannelDuplexHandler {
      * @param answersViolations true when the WebSocket decoder is configured not to close on a protocol violation
      *                          (it then only throws) and this handler must answer it
      * @param masks             true on the client side, which must mask every payload byte: data messages are
-     *                          then encoded here, masked while copied ({@link MaskedBinaryFrames})
+     *                          then encoded here, masked while copied ({@link BinaryFrames}); the server
+     *                          encodes its own into one buffer too when the connection runs over TLS
      */
     public WebSocketByteBridge(int maxSentMessage, boolean answersViolations, boolean masks) {
         this.maxSentMessage = maxSentMessage;
@@ -57,6 +60,7 @@ public final class WebSocketByteBridge extends ChannelDuplexHandler {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         pending = new CoalescingBufferQueue(ctx.channel(), 4, false);
+        contiguous = ctx.pipeline().get(SslHandler.class) != null;
     }
 
     @Override
@@ -151,10 +155,13 @@ public final class WebSocketByteBridge extends ChannelDuplexHandler {
             ChannelPromise messagePromise = ctx.newPromise();
             ByteBuf payload = pending.remove(ctx.alloc(), maxSentMessage, messagePromise);
             if (masks) {
-                // Encoded here: Netty's encoder passes the finished frame through untouched (MaskedBinaryFrames).
-                ctx.write(MaskedBinaryFrames.encode(ctx.alloc(), payload), messagePromise);
+                // Encoded here: Netty's encoder passes the finished frame through untouched (BinaryFrames).
+                ctx.write(BinaryFrames.masked(ctx.alloc(), payload), messagePromise);
+            } else if (contiguous) {
+                // Under TLS, one buffer per message: see BinaryFrames for the copy this avoids.
+                ctx.write(BinaryFrames.unmasked(ctx.alloc(), payload), messagePromise);
             } else {
-                // The server does not mask: a coalesced payload goes to the socket as a gathering write, no copy.
+                // Plain TCP: the header and the coalesced payload go to the socket as a gathering write, no copy.
                 ctx.write(new BinaryWebSocketFrame(payload), messagePromise);
             }
         }

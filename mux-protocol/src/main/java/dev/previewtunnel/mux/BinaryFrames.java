@@ -8,8 +8,8 @@ import java.nio.ByteOrder;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Encodes the client's binary WebSocket messages (RFC 6455 section 5.2: FIN, opcode 2, a masking key, the payload
- * XORed with it) into one buffer, masking while it copies.
+ * Encodes a binary WebSocket message (RFC 6455 section 5.2: FIN, opcode 2, the length, and on the client a masking
+ * key and the payload XORed with it) into one contiguous buffer.
  *
  * <p>Why not Netty's {@code WebSocket08FrameEncoder}: it masks 8 bytes at a time through {@code getLong} on the
  * payload and {@code writeLong} on the output, and every one of those calls goes through bounds checks, an
@@ -20,46 +20,67 @@ import java.util.concurrent.ThreadLocalRandom;
  *
  * <p>Only data messages take this path; control frames (ping, pong, close) still go through Netty's encoder,
  * and the decoding side is Netty's decoder in every case (the tests decode these frames with it).
+ *
+ * <p>The server does not mask, and over plain TCP Netty's encoder is the better choice there: it sends the header
+ * and the coalesced payload as one gathering write, without a copy. Under TLS it is not: {@code SslHandler} copies
+ * small writes into its own buffer, and a copy from a composite payload into a pooled buffer goes through
+ * {@code CompositeByteBuf.nioBuffer}, which first merges the components into a new heap buffer (Netty 4.2.18's
+ * {@code AdaptiveByteBuf.setBytes}); that was 9% of the gateway's event-loop CPU downloading over {@code wss://}.
+ * {@link #unmasked} makes the one copy instead, component by component, direct to direct.
  */
-final class MaskedBinaryFrames {
+final class BinaryFrames {
     private static final int FIN_BINARY = 0x80 | 0x2;
     private static final int MASK_BIT = 0x80;
 
-    private MaskedBinaryFrames() {
+    private BinaryFrames() {
     }
 
     /**
-     * One masked binary frame holding {@code payload}'s readable bytes, with a fresh random masking key.
-     * {@code payload} is released.
+     * One masked binary frame (the client's) holding {@code payload}'s readable bytes, with a fresh random masking
+     * key. {@code payload} is released.
      */
-    static ByteBuf encode(ByteBufAllocator alloc, ByteBuf payload) {
-        return encode(alloc, payload, ThreadLocalRandom.current().nextInt());
+    static ByteBuf masked(ByteBufAllocator alloc, ByteBuf payload) {
+        return masked(alloc, payload, ThreadLocalRandom.current().nextInt());
     }
 
-    /** As {@link #encode(ByteBufAllocator, ByteBuf)} with the given masking key (for tests). */
-    static ByteBuf encode(ByteBufAllocator alloc, ByteBuf payload, int maskingKey) {
+    /** As {@link #masked(ByteBufAllocator, ByteBuf)} with the given masking key (for tests). */
+    static ByteBuf masked(ByteBufAllocator alloc, ByteBuf payload, int maskingKey) {
+        return encode(alloc, payload, true, maskingKey);
+    }
+
+    /** One unmasked binary frame (the server's) of {@code payload}'s readable bytes; {@code payload} is released. */
+    static ByteBuf unmasked(ByteBufAllocator alloc, ByteBuf payload) {
+        return encode(alloc, payload, false, 0);
+    }
+
+    private static ByteBuf encode(ByteBufAllocator alloc, ByteBuf payload, boolean mask, int maskingKey) {
         try {
             int length = payload.readableBytes();
             int lengthBytes = length < 126 ? 0 : length <= 0xFFFF ? 2 : 8;
-            ByteBuf frame = alloc.directBuffer(2 + lengthBytes + 4 + length);
+            int maskBit = mask ? MASK_BIT : 0;
+            ByteBuf frame = alloc.directBuffer(2 + lengthBytes + (mask ? 4 : 0) + length);
             boolean done = false;
             try {
                 frame.writeByte(FIN_BINARY);
                 if (lengthBytes == 0) {
-                    frame.writeByte(MASK_BIT | length);
+                    frame.writeByte(maskBit | length);
                 } else if (lengthBytes == 2) {
-                    frame.writeByte(MASK_BIT | 126);
+                    frame.writeByte(maskBit | 126);
                     frame.writeShort(length);
                 } else {
-                    frame.writeByte(MASK_BIT | 127);
+                    frame.writeByte(maskBit | 127);
                     frame.writeLong(length);
                 }
-                frame.writeInt(maskingKey);
+                if (mask) {
+                    frame.writeInt(maskingKey);
+                }
                 int start = frame.writerIndex();
                 // A composite payload copies component by component (no merged temporary copy).
                 payload.getBytes(payload.readerIndex(), frame, start, length);
                 frame.writerIndex(start + length);
-                maskInPlace(frame, start, length, maskingKey);
+                if (mask) {
+                    maskInPlace(frame, start, length, maskingKey);
+                }
                 done = true;
                 return frame;
             } finally {

@@ -18,11 +18,12 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 /**
- * The client's own frame encoding, checked against Netty's decoder in its server configuration (masked frames
- * required, no mask mismatch allowed): every payload, split into any components and with any key, must come out
- * of the decoder byte for byte, and the header must use the shortest length form RFC 6455 allows.
+ * Our own frame encoding, checked against Netty's decoder: masked frames in its server configuration (masked frames
+ * required, no mask mismatch allowed), unmasked ones in its client configuration. Every payload, split into any
+ * components and with any key, must come out of the decoder byte for byte, and the header must use the shortest
+ * length form RFC 6455 allows.
  */
-class MaskedBinaryFramesTest {
+class BinaryFramesTest {
     private static final ByteBufAllocator ALLOC = ByteBufAllocator.DEFAULT;
     private static final int[] EDGE_LENGTHS = {0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 125, 126, 127, 128, 4095,
             MuxProtocol.MAX_SENT_MESSAGE - 1, MuxProtocol.MAX_SENT_MESSAGE, 65_535, 65_536, 70_001};
@@ -31,7 +32,8 @@ class MaskedBinaryFramesTest {
     void edgeLengthsDecodeToTheSamePayload() {
         Random random = new Random(1);
         for (int length : EDGE_LENGTHS) {
-            roundTrip(random, length);
+            roundTrip(random, length, true);
+            roundTrip(random, length, false);
         }
     }
 
@@ -40,7 +42,7 @@ class MaskedBinaryFramesTest {
         Random random = new Random(20261130);
         for (int i = 0; i < 400; i++) {
             int length = random.nextInt(4) == 0 ? random.nextInt(130) : random.nextInt(70_000);
-            roundTrip(random, length);
+            roundTrip(random, length, random.nextBoolean());
         }
     }
 
@@ -53,6 +55,17 @@ class MaskedBinaryFramesTest {
     }
 
     @Test
+    void unmaskedFrameIsHeaderAndPayloadAsSent() {
+        byte[] payload = {1, 2, 3, (byte) 0xFF};
+        ByteBuf frame = BinaryFrames.unmasked(ALLOC, Unpooled.wrappedBuffer(payload));
+        try {
+            assertArrayEquals(new byte[]{(byte) 0x82, 4, 1, 2, 3, (byte) 0xFF}, bytesOf(frame));
+        } finally {
+            frame.release();
+        }
+    }
+
+    @Test
     void slowPathForBuffersOfSeveralRegionsMasksTheSameWay() {
         Random random = new Random(7);
         for (int length : EDGE_LENGTHS) {
@@ -62,8 +75,8 @@ class MaskedBinaryFramesTest {
             ByteBuf flat = Unpooled.directBuffer(length).writeBytes(bytes);
             CompositeByteBuf split = composite(random, bytes);
             try {
-                MaskedBinaryFrames.maskInPlace(flat, 0, length, key);
-                MaskedBinaryFrames.maskInPlace(split, 0, length, key);
+                BinaryFrames.maskInPlace(flat, 0, length, key);
+                BinaryFrames.maskInPlace(split, 0, length, key);
                 assertArrayEquals(bytesOf(flat), bytesOf(split), "length " + length);
                 assertArrayEquals(reference(bytes, key), bytesOf(flat), "length " + length);
             } finally {
@@ -73,22 +86,25 @@ class MaskedBinaryFramesTest {
         }
     }
 
-    private static void roundTrip(Random random, int length) {
+    private static void roundTrip(Random random, int length, boolean masked) {
         byte[] bytes = new byte[length];
         random.nextBytes(bytes);
-        ByteBuf frame = MaskedBinaryFrames.encode(ALLOC, composite(random, bytes), random.nextInt());
+        ByteBuf frame = masked ? BinaryFrames.masked(ALLOC, composite(random, bytes), random.nextInt())
+                : BinaryFrames.unmasked(ALLOC, composite(random, bytes));
+        // The receiving end: the server expects masked frames, the client unmasked ones; neither allows the other.
         EmbeddedChannel server = new EmbeddedChannel(new WebSocket08FrameDecoder(WebSocketDecoderConfig.newBuilder()
-                .expectMaskedFrames(true).allowMaskMismatch(false).maxFramePayloadLength(1 << 20).build()));
+                .expectMaskedFrames(masked).allowMaskMismatch(false).maxFramePayloadLength(1 << 20).build()));
         try {
             // Arrive in random pieces, as from a socket.
             while (frame.isReadable()) {
                 server.writeInbound(frame.readRetainedSlice(1 + random.nextInt(frame.readableBytes())));
             }
             BinaryWebSocketFrame decoded = assertInstanceOf(BinaryWebSocketFrame.class, server.readInbound(),
-                    "length " + length);
+                    "length " + length + (masked ? " masked" : " unmasked"));
             try {
                 assertEquals(true, decoded.isFinalFragment());
-                assertArrayEquals(bytes, bytesOf(decoded.content()), "length " + length);
+                assertArrayEquals(bytes, bytesOf(decoded.content()),
+                        "length " + length + (masked ? " masked" : " unmasked"));
             } finally {
                 decoded.release();
             }
@@ -100,7 +116,7 @@ class MaskedBinaryFramesTest {
     }
 
     private static void assertHeader(int length, int headerBeforeKey, int lengthCode) {
-        ByteBuf frame = MaskedBinaryFrames.encode(ALLOC, Unpooled.wrappedBuffer(new byte[length]), 0x01020304);
+        ByteBuf frame = BinaryFrames.masked(ALLOC, Unpooled.wrappedBuffer(new byte[length]), 0x01020304);
         try {
             assertEquals(headerBeforeKey + 4 + length, frame.readableBytes());
             assertEquals(0x82, frame.getUnsignedByte(0), "FIN and binary opcode");
