@@ -155,6 +155,7 @@ public final class GatewayServer implements AutoCloseable {
             return new ChannelInitializer<Http2StreamChannel>() {
                 @Override
                 protected void initChannel(Http2StreamChannel ch) {
+                    ReadBuffers.relayReads(ch); // relayed to its target once granted
                     state.writeShares.add(ch); // its write high-water mark: a share of the connection's budget
                     ch.pipeline().addLast(context.metrics().streamMeter()); // observes only: bytes, open time
                     ch.pipeline().addLast(new StreamAuthorizer(context, state));

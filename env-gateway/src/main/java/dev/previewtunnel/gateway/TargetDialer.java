@@ -55,7 +55,7 @@ final class TargetDialer {
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) timeout.toMillis())
                 .option(ChannelOption.WRITE_BUFFER_WATER_MARK, waterMark)
-                .option(ChannelOption.RCVBUF_ALLOCATOR, ReadBuffers.allocator())
+                .option(ChannelOption.RCVBUF_ALLOCATOR, ReadBuffers.relayAllocator())
                 .handler(SocketHalfCloseHandler.INSTANCE)
                 .connect(new InetSocketAddress(addresses.get(index), port))
                 .addListener(f -> {

@@ -1,6 +1,7 @@
 package dev.previewtunnel.mux;
 
 import io.netty.channel.AdaptiveRecvByteBufAllocator;
+import io.netty.channel.Channel;
 import io.netty.channel.RecvByteBufAllocator;
 
 /**
@@ -24,8 +25,25 @@ public final class ReadBuffers {
     private ReadBuffers() {
     }
 
-    /** For {@code ChannelOption.RCVBUF_ALLOCATOR} of every tunnel, target and browser socket (shareable). */
+    /** For {@code ChannelOption.RCVBUF_ALLOCATOR} of the tunnel sockets (shareable). */
     public static RecvByteBufAllocator allocator() {
         return ALLOCATOR;
+    }
+
+    /**
+     * For {@code ChannelOption.RCVBUF_ALLOCATOR} of a socket that a {@link RelayHandler} will relay (a target or a
+     * direct-egress socket): the same sizes, and several reads per {@code read()} once linked ({@link RelayReads}).
+     * A new instance per channel: never share it through a server's child option.
+     */
+    public static RecvByteBufAllocator relayAllocator() {
+        return new RelayReads(ALLOCATOR);
+    }
+
+    /**
+     * Installs {@link #relayAllocator()} on {@code channel} (an accepted browser socket, a tunnel stream): call it
+     * from the channel's initializer, before its first read.
+     */
+    public static void relayReads(Channel channel) {
+        channel.config().setRecvByteBufAllocator(relayAllocator());
     }
 }

@@ -70,6 +70,9 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         self = ctx.channel();
+        // Only now, with this handler in place: a channel told earlier to read on could pass bytes to a pipeline
+        // that has no relay yet (link may run on the other channel's loop), and they would be dropped.
+        RelayReads.linkPeer(self, peer);
         if (self.isActive()) {
             self.read();
         }

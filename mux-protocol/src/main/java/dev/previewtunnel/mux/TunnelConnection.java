@@ -98,6 +98,7 @@ public final class TunnelConnection {
                 .handler(new ChannelInitializer<Http2StreamChannel>() {
                     @Override
                     protected void initChannel(Http2StreamChannel ch) {
+                        ReadBuffers.relayReads(ch);
                         ch.pipeline().addLast(new StreamOpenHandler(promise, timeout), new StreamByteAdapter());
                     }
                 })

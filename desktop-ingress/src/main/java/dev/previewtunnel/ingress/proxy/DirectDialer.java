@@ -76,7 +76,7 @@ public final class DirectDialer {
 
     private void connect(EventLoop loop, InetSocketAddress address, Promise<Channel> promise) {
         ChannelFuture f = new Bootstrap().group(loop).channel(channelType)
-                .option(ChannelOption.RCVBUF_ALLOCATOR, ReadBuffers.allocator())
+                .option(ChannelOption.RCVBUF_ALLOCATOR, ReadBuffers.relayAllocator())
                 .option(ChannelOption.AUTO_READ, false)
                 .option(ChannelOption.ALLOW_HALF_CLOSURE, true)
                 .option(ChannelOption.TCP_NODELAY, true)

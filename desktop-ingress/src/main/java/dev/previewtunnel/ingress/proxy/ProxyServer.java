@@ -30,13 +30,13 @@ public final class ProxyServer implements AutoCloseable {
                 .group(group)
                 .channel(transports.serverSocketChannel())
                 .childOption(ChannelOption.AUTO_READ, false)
-                .childOption(ChannelOption.RCVBUF_ALLOCATOR, ReadBuffers.allocator())
                 .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(low, high))
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        ReadBuffers.relayReads(ch); // before its first read: Netty keeps the first read handle
                         HttpDecoderConfig decoder = new HttpDecoderConfig()
                                 .setMaxInitialLineLength(8192)
                                 .setMaxHeaderSize(context.config().maxRequestHead())

@@ -87,6 +87,43 @@ class ChainRawStreamTest {
         ws.sendClose(WebSocket.NORMAL_CLOSURE, "done").get(10, TimeUnit.SECONDS);
     }
 
+    /**
+     * A target that speaks first (a banner, then its FIN) puts bytes right behind the CONNECT's 200, the moment
+     * at which a stream could be read before its relay is in place; every one of many streams must get them all.
+     */
+    @Test
+    void bytesTheTargetSendsFirstReachEveryStream() throws Exception {
+        try (RawSourceServer banner = new RawSourceServer(10)) {
+            stack.grant("localhost", banner.port());
+            for (int i = 0; i < 200; i++) {
+                CompletableFuture<Long> received = new CompletableFuture<>();
+                AtomicLong count = new AtomicLong();
+                ProxyClients.connectTunnel(clientGroup, stack.proxy(), stack.session(), "localhost", banner.port(),
+                        new ChannelInboundHandlerAdapter() {
+                            @Override
+                            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                                count.addAndGet(((ByteBuf) msg).readableBytes());
+                                ((ByteBuf) msg).release();
+                            }
+
+                            @Override
+                            public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+                                if (evt instanceof ChannelInputShutdownEvent) {
+                                    received.complete(count.get());
+                                    ctx.close();
+                                }
+                            }
+
+                            @Override
+                            public void channelInactive(ChannelHandlerContext ctx) {
+                                received.complete(count.get());
+                            }
+                        }, true);
+                assertEquals(10L, received.get(10, TimeUnit.SECONDS), "bytes on stream " + i);
+            }
+        }
+    }
+
     @Test
     void halfCloseStillDeliversTheWholeResponse() throws Exception {
         try (RawEchoServer echo = RawEchoServer.start("127.0.0.1", 0)) {
