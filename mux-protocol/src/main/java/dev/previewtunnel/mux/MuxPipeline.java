@@ -5,7 +5,9 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.DecoderException;
+import io.netty.handler.codec.http.websocketx.WebSocket08FrameDecoder;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
 import io.netty.handler.codec.http2.DefaultHttp2WindowUpdateFrame;
 import io.netty.handler.codec.http2.Http2FrameCodec;
@@ -81,6 +83,7 @@ public final class MuxPipeline {
                 .build();
 
         ChannelPipeline p = channel.pipeline();
+        cumulateWithoutCopies(p, codec, server);
         long idleMillis = settings.pingInterval().toMillis();
         p.addLast("ptun-idle", new IdleStateHandler(0, 0, idleMillis, TimeUnit.MILLISECONDS));
         // The server's WebSocket decoder is built from decoderConfig (violations answered by the bridge); the
@@ -102,6 +105,21 @@ public final class MuxPipeline {
             channel.pipeline().context(MULTIPLEX).writeAndFlush(new DefaultHttp2WindowUpdateFrame(extra));
         }
         return codec;
+    }
+
+    /**
+     * HTTP/2 frames straddle WebSocket messages, and WebSocket frames straddle socket reads, so most input reaches
+     * each decoder in two pieces; Netty's default cumulator then copies the pieces into one buffer (and, past
+     * 16 KiB, into a new unpooled one). A composite cumulation holds the pieces instead: the decoders read only
+     * headers, and the payload slices go on to the relay's gathering writes. Not for the server's WebSocket decoder,
+     * which unmasks every payload in place, 8 bytes at a time: slow on a composite (docs/performance.md, finding 13).
+     */
+    private static void cumulateWithoutCopies(ChannelPipeline p, Http2FrameCodec codec, boolean server) {
+        codec.setCumulator(ByteToMessageDecoder.COMPOSITE_CUMULATOR);
+        WebSocket08FrameDecoder webSocketDecoder = p.get(WebSocket08FrameDecoder.class);
+        if (!server && webSocketDecoder != null) {
+            webSocketDecoder.setCumulator(ByteToMessageDecoder.COMPOSITE_CUMULATOR);
+        }
     }
 
     /**
