@@ -22,15 +22,15 @@ import java.util.Set;
  * every other stream of the connection (a test of that design deadlocked exactly so). Per-stream marks keep a
  * stalled stream's cost to its own share.
  *
- * <p>Bound: once a connection's streams are open, about {@code max(budget, streams x MIN_HIGH)} plus one read (up
- * to 16 KiB, {@link dev.previewtunnel.mux.ReadBuffers#MAX_READ}) per stream. While streams are still opening, a
- * stream keeps what it queued under its earlier, larger share (marks only stop reads, they release nothing), so
- * when every stream fills before the next one opens the worst case is the sum of the shares each stream had when it
- * opened, {@code highFor(budget, maxHigh, 1) + ... + highFor(budget, maxHigh, n)}, plus one read each: 2.9 MiB for
- * 20 streams on a 1 MiB budget, about 63 MiB for 1,000 streams on the default 8 MiB, against {@code n x maxHigh}
- * (10 and 500 MiB) without the budget. The mark is recomputed when streams come and go and applied to all streams
- * only when its value changes (a handful of times as a connection grows to hundreds of streams). Confined to the
- * connection's event loop, which its streams share.
+ * <p>Bound: marks only stop reads, they release nothing, so a stream keeps what it queued under an earlier, larger
+ * share. When a connection's streams are open before they fill: about {@code max(budget, streams x MIN_HIGH)} plus
+ * one read (up to 16 KiB, {@link dev.previewtunnel.mux.ReadBuffers#MAX_READ}) per stream. When every stream fills
+ * before the next one opens, the worst case (held until those streams drain) is the sum of the shares each stream
+ * had when it opened, {@code highFor(budget, maxHigh, 1) + ... + highFor(budget, maxHigh, n)}, plus one read
+ * each: 2.9 MiB for 20 streams on a 1 MiB budget, about 63 MiB for 1,000 streams on the default 8 MiB, against
+ * {@code n x maxHigh} (10 and 500 MiB) without the budget. The mark is recomputed when streams come and go and
+ * applied to all streams only when its value changes (a handful of times as a connection grows to hundreds of
+ * streams). Confined to the connection's event loop, which its streams share.
  */
 final class StreamWriteShares {
     /** The smallest per-stream mark: below it, writability would flip on almost every frame. */

@@ -5,7 +5,6 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
-import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.http.websocketx.WebSocket08FrameDecoder;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
@@ -110,15 +109,16 @@ public final class MuxPipeline {
     /**
      * HTTP/2 frames straddle WebSocket messages, and WebSocket frames straddle socket reads, so most input reaches
      * each decoder in two pieces; Netty's default cumulator then copies the pieces into one buffer (and, past
-     * 16 KiB, into a new unpooled one). A composite cumulation holds the pieces instead: the decoders read only
-     * headers, and the payload slices go on to the relay's gathering writes. Not for the server's WebSocket decoder,
-     * which unmasks every payload in place, 8 bytes at a time: slow on a composite (docs/performance.md, finding 13).
+     * 16 KiB, into a new unpooled one). A composite cumulation holds large pieces instead, a bounded number of them
+     * ({@link BoundedCompositeCumulator}): the HTTP/2 decoder reads only frame headers and its DATA payloads go on
+     * to the relay's gathering writes as slices. The server's WebSocket decoder keeps Netty's cumulator: it copies
+     * every payload to unmask it anyway (docs/performance.md, finding 13).
      */
     private static void cumulateWithoutCopies(ChannelPipeline p, Http2FrameCodec codec, boolean server) {
-        codec.setCumulator(ByteToMessageDecoder.COMPOSITE_CUMULATOR);
+        codec.setCumulator(BoundedCompositeCumulator.INSTANCE);
         WebSocket08FrameDecoder webSocketDecoder = p.get(WebSocket08FrameDecoder.class);
         if (!server && webSocketDecoder != null) {
-            webSocketDecoder.setCumulator(ByteToMessageDecoder.COMPOSITE_CUMULATOR);
+            webSocketDecoder.setCumulator(BoundedCompositeCumulator.INSTANCE);
         }
     }
 

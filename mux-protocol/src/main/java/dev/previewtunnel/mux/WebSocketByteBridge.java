@@ -143,10 +143,13 @@ public final class WebSocketByteBridge extends ChannelDuplexHandler {
      */
     @Override
     public void close(ChannelHandlerContext ctx, ChannelPromise promise) {
-        if (!pending.isEmpty()) {
-            flush(ctx);
+        try {
+            if (!pending.isEmpty()) {
+                flush(ctx);
+            }
+        } finally {
+            ctx.close(promise);
         }
-        ctx.close(promise);
     }
 
     @Override
@@ -154,12 +157,21 @@ public final class WebSocketByteBridge extends ChannelDuplexHandler {
         while (!pending.isEmpty()) {
             ChannelPromise messagePromise = ctx.newPromise();
             ByteBuf payload = pending.remove(ctx.alloc(), maxSentMessage, messagePromise);
-            if (masks) {
-                // Encoded here: Netty's encoder passes the finished frame through untouched (BinaryFrames).
-                ctx.write(BinaryFrames.masked(ctx.alloc(), payload), messagePromise);
-            } else if (contiguous) {
-                // Under TLS, one buffer per message: see BinaryFrames for the copy this avoids.
-                ctx.write(BinaryFrames.unmasked(ctx.alloc(), payload), messagePromise);
+            if (masks || contiguous) {
+                ByteBuf frame;
+                try {
+                    // Encoded here: Netty's encoder passes a finished frame through untouched. The client masks;
+                    // the server under TLS saves SslHandler a copy (BinaryFrames).
+                    frame = masks ? BinaryFrames.masked(ctx.alloc(), payload)
+                            : BinaryFrames.unmasked(ctx.alloc(), payload);
+                } catch (RuntimeException | Error e) { // e.g. out of direct memory: payload already released
+                    // A lost piece would corrupt the HTTP/2 byte stream: fail everything and end the connection.
+                    messagePromise.tryFailure(e);
+                    pending.releaseAndFailAll(e);
+                    ctx.close();
+                    return;
+                }
+                ctx.write(frame, messagePromise);
             } else {
                 // Plain TCP: the header and the coalesced payload go to the socket as a gathering write, no copy.
                 ctx.write(new BinaryWebSocketFrame(payload), messagePromise);

@@ -89,8 +89,10 @@ class BinaryFramesTest {
     private static void roundTrip(Random random, int length, boolean masked) {
         byte[] bytes = new byte[length];
         random.nextBytes(bytes);
-        ByteBuf frame = masked ? BinaryFrames.masked(ALLOC, composite(random, bytes), random.nextInt())
-                : BinaryFrames.unmasked(ALLOC, composite(random, bytes));
+        CompositeByteBuf payload = composite(random, bytes);
+        ByteBuf frame = masked ? BinaryFrames.masked(ALLOC, payload, random.nextInt())
+                : BinaryFrames.unmasked(ALLOC, payload);
+        assertEquals(0, payload.refCnt(), "the payload is released once it is copied into the frame");
         // The receiving end: the server expects masked frames, the client unmasked ones; neither allows the other.
         EmbeddedChannel server = new EmbeddedChannel(new WebSocket08FrameDecoder(WebSocketDecoderConfig.newBuilder()
                 .expectMaskedFrames(masked).allowMaskMismatch(false).maxFramePayloadLength(1 << 20).build()));

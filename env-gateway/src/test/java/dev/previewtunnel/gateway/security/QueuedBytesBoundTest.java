@@ -64,13 +64,13 @@ class QueuedBytesBoundTest {
         System.out.printf("queued at the gateway without a budget: %d KiB%n", unbounded >> 10);
         assertTrue(unbounded >= STREAMS * HIGH_WATER, () -> "without the budget each stream holds its high-water "
                 + "mark, so this test can tell the difference: " + unbounded);
-        assertTrue(unbounded > 3 * bound, () -> "the budget's bound is well below the unbudgeted hold: " + bound);
     }
 
     /**
      * The most the gateway may hold for {@link #STREAMS} streams that each fill before the next opens: stream k keeps
      * the share it got when it opened (StreamWriteShares.highFor: budget / k as a power of two, from 32 to 512 KiB;
-     * marks only shrink as streams join) plus one read. 2.9 MiB for a 1 MiB budget, against 10 MiB without one.
+     * marks only shrink as streams join, and none closes here) plus one read. 2.9 MiB for a 1 MiB budget, against
+     * 10 MiB without one.
      */
     private static long worstCaseHeld(long budget) {
         long sum = 0;
