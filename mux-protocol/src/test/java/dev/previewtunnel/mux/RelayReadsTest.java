@@ -2,11 +2,17 @@ package dev.previewtunnel.mux;
 
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.RecvByteBufAllocator;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.channel.local.LocalChannel;
+import io.netty.channel.local.LocalIoHandler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -66,6 +72,43 @@ class RelayReadsTest {
         assertTrue(peer.isWritable());
         handle.readComplete();
         assertTrue(afterFullRead(handle));
+    }
+
+    /**
+     * The peer is set only once the relay handler is in the channel's pipeline. {@code link} may run on another
+     * thread than the channel's loop (the ingress links a browser socket to a stream of another loop); had it set
+     * the peer itself, the channel could read on into a pipeline whose relay was not added yet, and lose the bytes.
+     */
+    @Test
+    void readsOnOnlyOnceTheRelayIsInThePipeline() throws Exception {
+        MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(1, LocalIoHandler.newFactory());
+        LocalChannel relayed = new LocalChannel();
+        CountDownLatch gate = new CountDownLatch(1);
+        try {
+            group.register(relayed).sync();
+            ReadBuffers.relayReads(relayed);
+            relayed.eventLoop().execute(() -> awaitQuietly(gate)); // the loop is busy: handlerAdded must wait
+            RelayHandler.link(relayed, peer, null); // from this thread, as from another loop
+            RecvByteBufAllocator.Handle handle = relayed.config().getRecvByteBufAllocator().newHandle();
+            handle.reset(relayed.config());
+            assertFalse(afterFullRead(handle), "no reading on before the relay handler is added");
+            gate.countDown();
+            relayed.eventLoop().submit(() -> { }).sync(); // runs after the pending handlerAdded
+            handle.readComplete();
+            assertTrue(afterFullRead(handle), "reads on once the relay is in place");
+        } finally {
+            gate.countDown();
+            relayed.close().sync();
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
+        }
+    }
+
+    private static void awaitQuietly(CountDownLatch gate) {
+        try {
+            gate.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private RelayReads installed() {
