@@ -15,6 +15,10 @@ import io.netty.handler.codec.ByteToMessageDecoder;
  * {@code COMPOSITE_CUMULATOR} as it is: it never merges, so a peer sending one frame as thousands of 1-byte
  * WebSocket messages would make the decoder hold thousands of parts, each costing a buffer object and at least a
  * pooled size class: about 150 times the bytes it sent.
+ *
+ * <p>What a peer can still do: a small piece after a large one copies what is held, at most one incomplete frame
+ * (the decoders consume every complete one). Alternating 4 KiB and 1-byte messages costs the receiver one copy of
+ * up to the maximum frame size per 4 KiB sent: 16 times at the default 64 KiB (docs/security.md).
  */
 final class BoundedCompositeCumulator implements ByteToMessageDecoder.Cumulator {
     static final BoundedCompositeCumulator INSTANCE = new BoundedCompositeCumulator();
