@@ -1,7 +1,5 @@
 package dev.previewtunnel.mux;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelConfig;
 import io.netty.channel.RecvByteBufAllocator;
@@ -44,59 +42,25 @@ final class RelayReads implements RecvByteBufAllocator {
         return new ReadWhilePeerWritable(sizes.newHandle());
     }
 
-    private final class ReadWhilePeerWritable implements ExtendedHandle {
-        private final Handle delegate;
-        private int attempted;
-        private int last;
+    /** The sizes handle does the bookkeeping; only the decision to read on, and the count it needs, are ours. */
+    private final class ReadWhilePeerWritable extends DelegatingHandle implements ExtendedHandle {
         private int reads;
-        private final UncheckedBooleanSupplier filledItsBuffer = () -> attempted == last;
+        private final UncheckedBooleanSupplier filledItsBuffer = () -> attemptedBytesRead() == lastBytesRead();
 
         ReadWhilePeerWritable(Handle delegate) {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public ByteBuf allocate(ByteBufAllocator alloc) {
-            return delegate.allocate(alloc);
-        }
-
-        @Override
-        public int guess() {
-            return delegate.guess();
+            super(delegate);
         }
 
         @Override
         public void reset(ChannelConfig config) {
-            delegate.reset(config);
+            super.reset(config);
             reads = 0;
         }
 
         @Override
         public void incMessagesRead(int numMessages) {
-            delegate.incMessagesRead(numMessages);
+            super.incMessagesRead(numMessages);
             reads += numMessages;
-        }
-
-        @Override
-        public void lastBytesRead(int bytes) {
-            delegate.lastBytesRead(bytes);
-            last = bytes;
-        }
-
-        @Override
-        public int lastBytesRead() {
-            return delegate.lastBytesRead();
-        }
-
-        @Override
-        public void attemptedBytesRead(int bytes) {
-            delegate.attemptedBytesRead(bytes);
-            attempted = bytes;
-        }
-
-        @Override
-        public int attemptedBytesRead() {
-            return delegate.attemptedBytesRead();
         }
 
         @Override
@@ -108,12 +72,13 @@ final class RelayReads implements RecvByteBufAllocator {
         public boolean continueReading(UncheckedBooleanSupplier maybeMoreDataSupplier) {
             // Not the delegate's rule, which stops after one read whenever auto-read is off.
             Channel p = peer;
-            return p != null && reads < MAX_READS && last > 0 && maybeMoreDataSupplier.get() && p.isWritable();
+            return p != null && reads < MAX_READS && lastBytesRead() > 0 && maybeMoreDataSupplier.get()
+                    && p.isWritable();
         }
 
         @Override
         public void readComplete() {
-            delegate.readComplete();
+            super.readComplete();
             // A turn ends here. A stream channel fed by its parent's read loop gets no reset() between turns.
             reads = 0;
         }
