@@ -20,6 +20,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.concurrent.Executor;
 
 /**
@@ -27,16 +28,31 @@ import java.util.concurrent.Executor;
  * The name is resolved once, off the event loop; every answer must be a public address (never the desktop's
  * loopback, link-local, private or multicast ranges, including IPv4-mapped spellings and numeric host
  * spellings), and the checked address is the one dialed, so a DNS answer cannot change between check and use.
+ * A name is judged by what it resolves to, so {@code rebind.example} answering 127.0.0.1 is refused like
+ * 127.0.0.1 itself; only {@code localhost} and {@code *.localhost} are refused by name before any lookup
+ * (RFC 6761: they are the desktop itself whatever a resolver answers).
  */
 public final class DirectDialer {
+    /** Name to addresses: the JDK's (system) resolver in production, a fixed answer in tests. */
+    @FunctionalInterface
+    interface Resolver {
+        InetAddress[] resolve(String host) throws UnknownHostException;
+    }
+
     private final Class<? extends SocketChannel> channelType;
     private final Executor blocking;
     private final Duration timeout;
+    private final Resolver resolver;
 
     public DirectDialer(Class<? extends SocketChannel> channelType, Executor blocking, Duration timeout) {
+        this(channelType, blocking, timeout, InetAddress::getAllByName);
+    }
+
+    DirectDialer(Class<? extends SocketChannel> channelType, Executor blocking, Duration timeout, Resolver resolver) {
         this.channelType = channelType;
         this.blocking = blocking;
         this.timeout = timeout;
+        this.resolver = resolver;
     }
 
     /** A socket to {@code target} with auto-read off and half-closure allowed, or a typed failure. */
@@ -45,7 +61,7 @@ public final class DirectDialer {
         blocking.execute(() -> {
             InetAddress address;
             try {
-                address = resolvePublic(target.host());
+                address = resolvePublic(target.host(), resolver);
             } catch (TunnelStreamException e) {
                 promise.tryFailure(e);
                 return;
@@ -55,15 +71,23 @@ public final class DirectDialer {
         return promise;
     }
 
-    static InetAddress resolvePublic(String host) throws TunnelStreamException {
-        if (isLocalName(host) || (NetUtil.createByteArrayFromIpAddressString(host) == null
-                && AddressClass.looksLikeNumericSpelling(host))) {
+    /**
+     * The address to dial for {@code host}, or {@link TunnelError#POLICY_REFUSED} ({@code direct_not_public})
+     * when the host is, or resolves to, anything but public addresses. Every answer is checked, not only the
+     * one dialed: a resolver that mixes a public and a loopback answer is refused.
+     */
+    static InetAddress resolvePublic(String host, Resolver resolver) throws TunnelStreamException {
+        byte[] literal = NetUtil.createByteArrayFromIpAddressString(host);
+        if (isLocalName(host) || (literal == null && AddressClass.looksLikeNumericSpelling(host))) {
             throw new TunnelStreamException(TunnelError.POLICY_REFUSED, "direct_not_public");
         }
         InetAddress[] answers;
         try {
-            answers = InetAddress.getAllByName(host);
+            answers = literal != null ? new InetAddress[] {InetAddress.getByAddress(literal)} : resolver.resolve(host);
         } catch (UnknownHostException e) {
+            throw new TunnelStreamException(TunnelError.TARGET_UNREACHABLE, "direct_unresolvable");
+        }
+        if (answers == null || answers.length == 0) {
             throw new TunnelStreamException(TunnelError.TARGET_UNREACHABLE, "direct_unresolvable");
         }
         for (InetAddress a : answers) {
@@ -97,7 +121,7 @@ public final class DirectDialer {
 
     /** Names that are the desktop itself, whatever DNS says. */
     static boolean isLocalName(String host) {
-        String h = host.endsWith(".") ? host.substring(0, host.length() - 1) : host;
+        String h = (host.endsWith(".") ? host.substring(0, host.length() - 1) : host).toLowerCase(Locale.ROOT);
         return h.equals("localhost") || h.endsWith(".localhost");
     }
 

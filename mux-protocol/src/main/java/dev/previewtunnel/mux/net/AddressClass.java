@@ -17,7 +17,10 @@ public enum AddressClass {
     /** 169.254/16, fe80::/10, and the cloud metadata addresses in them or next to them (fd00:ec2::254). */
     LINK_LOCAL,
     MULTICAST,
-    /** RFC 1918, carrier-grade NAT 100.64/10, IPv6 unique-local fc00::/7. */
+    /**
+     * RFC 1918, carrier-grade NAT 100.64/10, IPv6 unique-local fc00::/7 (and the deprecated site-local fec0::/10),
+     * the reserved 0/8 and 240/4, and NAT64 addresses that translate to a non-public IPv4 address.
+     */
     PRIVATE,
     PUBLIC;
 
@@ -41,10 +44,37 @@ public enum AddressClass {
         boolean uniqueLocal = a instanceof Inet6Address && (b[0] & 0xfe) == 0xfc;
         boolean carrierNat = a instanceof Inet4Address && (b[0] & 0xff) == 100 && (b[1] & 0xc0) == 64;
         boolean reserved = a instanceof Inet4Address && ((b[0] & 0xff) == 0 || (b[0] & 0xff) >= 240);
-        if (a.isSiteLocalAddress() || uniqueLocal || carrierNat || reserved) {
+        if (a.isSiteLocalAddress() || uniqueLocal || carrierNat || reserved || nat64ToNonPublic(b)) {
             return PRIVATE;
         }
         return PUBLIC;
+    }
+
+    /**
+     * A NAT64 address (RFC 6052 well-known prefix 64:ff9b::/96, or the local-use 64:ff9b:1::/48 of RFC 8215)
+     * reaches, through the network's NAT64 translator, the IPv4 address it embeds: on a desktop behind NAT64 a
+     * DNS answer of {@code 64:ff9b::c0a8:101} is 192.168.1.1 on the LAN. Not unwrapped as an IPv4-mapped form is,
+     * because the socket does not reach the desktop's own IPv4 address (never loopback): it is never public when
+     * the embedded address is not, and the local-use prefix is never public at all.
+     */
+    private static boolean nat64ToNonPublic(byte[] b) {
+        if (b.length != 16 || b[0] != 0 || b[1] != 0x64 || (b[2] & 0xff) != 0xff || (b[3] & 0xff) != 0x9b) {
+            return false;
+        }
+        if (b[4] == 0 && b[5] == 1) {
+            return true; // 64:ff9b:1::/48, local use
+        }
+        for (int i = 4; i < 12; i++) {
+            if (b[i] != 0) {
+                return false;
+            }
+        }
+        try {
+            InetAddress embedded = InetAddress.getByAddress(new byte[] {b[12], b[13], b[14], b[15]});
+            return of(embedded) != PUBLIC;
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("bad address length", e);
+        }
     }
 
     /**

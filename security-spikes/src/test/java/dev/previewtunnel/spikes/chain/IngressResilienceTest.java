@@ -201,17 +201,32 @@ class IngressResilienceTest {
         try (SampleApp desktopService = SampleApp.start("127.0.0.1", 0)) {
             stack.session().egress(dev.previewtunnel.ingress.session.EgressPolicy.DIRECT);
             HttpClient client = client(null);
-            for (String host : List.of("127.0.0.1", "127.0.0.2", "[::ffff:127.0.0.1]", "2130706433", "localhost",
-                    "x.localhost")) {
+            int port = desktopService.port();
+            // None of these is granted, so each goes to direct egress, which must refuse it itself: exactly
+            // policy_refused, never a not_granted that would mean the policy was not even consulted.
+            for (String host : List.of("127.0.0.1", "127.0.0.2", "[::ffff:127.0.0.1]", "[::1]", "0.0.0.0",
+                    "2130706433", "localhost", "LOCALHOST", "x.localhost")) {
                 HttpResponse<String> r = client.send(HttpRequest.newBuilder(
-                        URI.create("http://" + host + ":" + desktopService.port() + "/hello")).build(),
+                        URI.create("http://" + host + ":" + port + "/hello")).build(),
                         HttpResponse.BodyHandlers.ofString());
-                assertTrue(r.statusCode() == 403 || r.statusCode() == 502, host + " -> " + r.statusCode());
-                String code = r.headers().firstValue("ptun-error").orElse("");
-                assertTrue(code.equals("policy_refused") || code.equals("not_granted")
-                        || code.equals("target_unreachable"), host + " -> " + code);
+                assertEquals(403, r.statusCode(), host + " -> " + r.body());
+                assertEquals("policy_refused", r.headers().firstValue("ptun-error").orElse(""), host);
+            }
+            // The same through CONNECT (what a browser does for https:// and WebSockets).
+            for (String authority : List.of("127.0.0.1:" + port, "[::ffff:127.0.0.1]:" + port, "0.0.0.0:" + port,
+                    "localhost:" + port)) {
+                String answer = ProxyClients.rawExchange(stack.proxy(), stack.session(),
+                        "CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority);
+                assertTrue(answer.startsWith("HTTP/1.1 403 "), authority + " -> " + answer);
+                assertTrue(answer.toLowerCase(java.util.Locale.ROOT).contains("\r\nptun-error: policy_refused\r\n"),
+                        authority + " -> " + answer);
             }
             assertEquals(0, desktopService.acceptedConnections());
+            // The counter counts: the same service reached without the proxy shows one connection.
+            try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+                until("control connection counted", Duration.ofSeconds(10),
+                        () -> desktopService.acceptedConnections() == 1);
+            }
         }
     }
 }

@@ -44,6 +44,22 @@ final class ProxyClients {
                 .build();
     }
 
+    /**
+     * Writes {@code head} (request line and headers, no final empty line) to the proxy as it is, with the
+     * session's {@code Proxy-Authorization}, and returns everything answered until the proxy closed: for
+     * asserting the exact status line and headers of a refusal, which client libraries hide for CONNECT.
+     */
+    static String rawExchange(InetSocketAddress proxy, BrowserSession session, String head) throws java.io.IOException {
+        try (java.net.Socket s = new java.net.Socket(proxy.getAddress(), proxy.getPort())) {
+            s.setSoTimeout(15_000);
+            String auth = java.util.Base64.getEncoder().encodeToString((session.username() + ":" + session.password())
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            s.getOutputStream().write((head + "\r\nProxy-Authorization: Basic " + auth + "\r\n\r\n")
+                    .getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+            return new String(s.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1);
+        }
+    }
+
     static HttpClient httpClient(InetSocketAddress proxy, BrowserSession session) {
         return httpClient(proxy, session.username(), session.password());
     }
