@@ -115,10 +115,10 @@ public final class ControlServer implements AutoCloseable {
             return Response.ok(describe(entry, session));
         }
         if (parts.length == 6 && "grants".equals(parts[4]) && "DELETE".equals(method)) {
-            if (!session.authorities().removeGrant(parts[5])) {
+            int closed = session.detachGrant(parts[5]);
+            if (closed < 0) {
                 throw new ApiException(404, "no_such_grant", "no grant with that id in this session");
             }
-            int closed = session.closeGrant(parts[5]);
             return Response.ok(LocalApi.object().put("detached", parts[5]).put("closedConnections", closed));
         }
         throw new ApiException(404, "not_found", "no such resource");

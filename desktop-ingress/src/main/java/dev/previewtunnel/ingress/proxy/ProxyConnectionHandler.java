@@ -307,7 +307,20 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             stream.close();
             return null;
         }
-        session.track(browser, route.grantId());
+        if (!session.track(browser, route.grantId())) {
+            // Detached or closed while the open was in flight: the detach could not see this connection yet, so
+            // the stream ends here instead of outliving it.
+            stream.close();
+            if (session.isClosed()) {
+                state = State.CLOSED;
+                releasePending();
+                browser.close(); // as closing the session does to its other connections
+            } else {
+                refuse(TunnelError.NOT_GRANTED, route.requested().toString(),
+                        "The grant for this authority was detached from this browser session.", "grant_detached");
+            }
+            return null;
+        }
         audit("stream_opened", route.grant() == null ? "direct-" + kind : kind).write();
         return stream;
     }

@@ -81,6 +81,16 @@ public final class AuthorityMap {
         return entries.removeIf(e -> grantId.equals(e.grantId()));
     }
 
+    /** Whether a grant with this id is attached. */
+    public boolean hasGrant(String grantId) {
+        for (Entry e : entries) {
+            if (grantId.equals(e.grantId())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     public List<Entry> entries() {
         return List.copyOf(entries);
     }

@@ -25,6 +25,8 @@ public final class BrowserSession {
     private final byte[] password;
     private final AuthorityMap authorities;
     private volatile EgressPolicy egress = EgressPolicy.DENY;
+    /** Set once by {@link #closeAll}; guarded by {@code this}. */
+    private boolean closed;
     /** Live browser connections and the grant ids whose streams they carry. */
     private final Map<Channel, Set<String>> live = new ConcurrentHashMap<>();
 
@@ -76,32 +78,67 @@ public final class BrowserSession {
         return this;
     }
 
-    /** Records that {@code browser} now carries a stream opened under {@code grantId} (null: direct egress). */
-    public void track(Channel browser, String grantId) {
+    /**
+     * Records that {@code browser} now carries a stream opened under {@code grantId} (null: direct egress), unless
+     * the session was closed or the grant detached meanwhile: then nothing is recorded and the caller must close
+     * the stream. The check and the record happen under the lock {@link #closeAll} and {@link #closeGrant} take,
+     * and a detach removes the grant from the map before it closes connections, so a stream whose open was in
+     * flight during a detach is either refused here or closed by the detach, never left running.
+     */
+    public synchronized boolean track(Channel browser, String grantId) {
+        if (closed || (grantId != null && !authorities.hasGrant(grantId))) {
+            return false;
+        }
         Set<String> grants = live.computeIfAbsent(browser, ch -> {
             ch.closeFuture().addListener(f -> live.remove(ch));
             return ConcurrentHashMap.newKeySet();
         });
         grants.add(grantId == null ? "" : grantId);
+        return true;
     }
 
-    /** Closes every browser connection of this session; returns how many. */
+    /** Closes the session for good: no stream is tracked from now on, every browser connection is closed. */
     public int closeAll() {
-        List<Channel> all = new ArrayList<>(live.keySet());
+        List<Channel> all;
+        synchronized (this) {
+            closed = true;
+            all = new ArrayList<>(live.keySet());
+        }
         all.forEach(Channel::close);
         return all.size();
     }
 
-    /** Closes the browser connections that carry streams of {@code grantId}; returns how many. */
+    /**
+     * Detaches a grant: removes it from the authority map first (no new stream can be tracked under it), then
+     * closes the browser connections carrying its streams. Returns how many, or -1 when it was not attached.
+     */
+    public int detachGrant(String grantId) {
+        if (!authorities.removeGrant(grantId)) {
+            return -1;
+        }
+        return closeGrant(grantId);
+    }
+
+    /**
+     * Closes the browser connections that carry streams of {@code grantId}; returns how many. Call it after the
+     * grant was removed from {@link #authorities()} (as {@link #detachGrant} does).
+     */
     public int closeGrant(String grantId) {
         List<Channel> matching = new ArrayList<>();
-        live.forEach((ch, grants) -> {
-            if (grants.contains(grantId)) {
-                matching.add(ch);
-            }
-        });
+        synchronized (this) {
+            live.forEach((ch, grants) -> {
+                if (grants.contains(grantId)) {
+                    matching.add(ch);
+                }
+            });
+        }
         matching.forEach(Channel::close);
         return matching.size();
+    }
+
+    /** True once {@link #closeAll} ran. */
+    public synchronized boolean isClosed() {
+        return closed;
     }
 
     public int liveConnections() {
