@@ -11,8 +11,11 @@ public enum TunnelError {
     GRANT_REFUSED(403),
     /** The stream's grant is past its expiry. */
     GRANT_EXPIRED(401),
-    /** The stream's grant or its browser session was revoked. */
-    GRANT_REVOKED(403),
+    /**
+     * The stream's grant or its browser session was revoked. 410 Gone, a status no other failure uses, so that a
+     * person and a script can tell "revoked for good" from "never granted" (403) and "expired" (401).
+     */
+    GRANT_REVOKED(410),
     /** The target address is not allowed by the gateway's target policy. */
     POLICY_REFUSED(403),
     /** The target refused the TCP connection (nothing listening). */

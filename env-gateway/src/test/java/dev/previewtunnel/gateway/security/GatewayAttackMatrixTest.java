@@ -460,13 +460,13 @@ class GatewayAttackMatrixTest {
                         raw(connectHeaders("127.0.0.1").add(MuxProtocol.GRANT_HEADER, grant()))),
 
                 // ---- revocation
-                refused("revoked grant", "grant_revoked", "grant_revoked", 403, () -> {
+                refused("revoked grant", "grant_revoked", "grant_revoked", 410, () -> {
                     String g = grant();
                     a.gateway.revokeGrant(UnverifiedGrantView.decode(g).jti());
                     return stream(g);
                 }),
                 refused("replay after revocation (live stream reset within 1 s, re-open refused)", "grant_revoked",
-                        "grant_revoked", 403, () -> {
+                        "grant_revoked", 410, () -> {
                             String g = a.grant("s-replay", "127.0.0.1", port());
                             Http2StreamChannel live = SecurityFixture.open(conn(), target(), g);
                             Await.until("target saw the live stream", Duration.ofSeconds(5),
@@ -480,7 +480,7 @@ class GatewayAttackMatrixTest {
                             return new Outcome(o.code(), o.detail(), o.http(),
                                     "live stream reset " + resetMillis + " ms after revokeGrant");
                         }),
-                refused("revoked session", "grant_revoked", "grant_revoked", 403, () -> {
+                refused("revoked session", "grant_revoked", "grant_revoked", 410, () -> {
                     String g = a.grant("s-revoked-session", "127.0.0.1", port());
                     a.gateway.revokeSession("s-revoked-session");
                     return stream(g);

@@ -161,6 +161,33 @@ class ChainRefusalTest {
     }
 
     @Test
+    void revokedGrantGetsItsOwnStatusAndPageThroughTheProxy() throws Exception {
+        try (SampleApp revokedTarget = SampleApp.start("127.0.0.1", 0)) {
+            String grant = stack.grant("localhost", revokedTarget.port());
+            String grantId = dev.previewtunnel.grants.UnverifiedGrantView.decode(grant).jti();
+            try {
+                assertEquals(0, stack.gateway().revokeGrant(grantId), "no live stream of it to close");
+                HttpClient client = ProxyClients.httpClient(stack.proxy(), stack.session());
+                HttpResponse<String> page = client.send(HttpRequest.newBuilder(URI.create("http://localhost:"
+                        + revokedTarget.port() + "/hello")).header("Accept", "text/html").build(),
+                        HttpResponse.BodyHandlers.ofString());
+                // 410, not the 403 of not_granted nor the 401 of grant_expired: a script can tell them apart.
+                assertEquals(410, page.statusCode(), page.body());
+                assertEquals("grant_revoked", page.headers().firstValue("ptun-error").orElse(""));
+                assertTrue(page.headers().firstValue("content-type").orElse("").startsWith("text/html"));
+                assertTrue(page.body().contains("The grant for localhost:" + revokedTarget.port() + " was revoked"),
+                        page.body());
+                HttpResponse<String> text = get(client, "http://localhost:" + revokedTarget.port() + "/app.js");
+                assertEquals(410, text.statusCode());
+                assertEquals("grant_revoked", text.headers().firstValue("ptun-error").orElse(""));
+                assertEquals(0, revokedTarget.acceptedConnections());
+            } finally {
+                stack.session().authorities().removeGrant(grantId);
+            }
+        }
+    }
+
+    @Test
     void unsignedAlgNoneGrantIsRefused() throws Exception {
         int before = app.acceptedConnections();
         String real = stack.issueGrant("localhost", app.port(), Duration.ofMinutes(5));
