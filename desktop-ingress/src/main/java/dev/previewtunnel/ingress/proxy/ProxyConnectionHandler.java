@@ -1,5 +1,6 @@
 package dev.previewtunnel.ingress.proxy;
 
+import dev.previewtunnel.grants.UnverifiedGrantView;
 import dev.previewtunnel.ingress.refresh.GrantRefresher;
 import dev.previewtunnel.ingress.session.AuthorityMap;
 import dev.previewtunnel.ingress.session.BrowserSession;
@@ -603,8 +604,10 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         refreshTried = true;
         Route old = route;
         BrowserSession s = session;
-        String name = s.authorities().entries().stream().filter(e -> e.grantId().equals(old.grantId()))
-                .map(AuthorityMap.Entry::name).findFirst().orElse(null);
+        AuthorityMap.Entry oldEntry = s.authorities().entries().stream()
+                .filter(e -> e.grantId().equals(old.grantId())).findFirst().orElse(null);
+        String name = oldEntry == null ? null : oldEntry.name();
+        String environment = oldEntry == null ? null : oldEntry.view().environment();
         refresher.refresh(s.id(), old.target().toString(), old.grantId(), error).whenComplete((grant, failure) ->
                 browser.eventLoop().execute(() -> {
                     if (state != State.OPENING || !browser.isActive()) {
@@ -613,12 +616,16 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
                     Route fresh = null;
                     if (failure == null) {
                         try {
-                            AuthorityMap.Entry entry = s.authorities().add(grant, name);
-                            if (entry.target().equals(old.target())) {
+                            // Judged before it is attached: a grant for another target or environment is not
+                            // what was asked for, and attaching it could replace an unrelated entry. Nor is one
+                            // for a grant detached while the hook ran: refreshing must not undo a detach.
+                            UnverifiedGrantView view = UnverifiedGrantView.decode(grant);
+                            if (new Authority(view.targetHost(), view.targetPort()).equals(old.target())
+                                    && view.environment().equals(environment) && !view.jti().equals(old.grantId())
+                                    && s.authorities().hasGrant(old.grantId())) {
+                                s.authorities().add(grant, name);
                                 s.authorities().removeGrant(old.grantId());
                                 fresh = s.authorities().route(old.requested()).orElse(null);
-                            } else {
-                                s.authorities().removeGrant(entry.grantId()); // not what we asked for
                             }
                         } catch (IllegalArgumentException notAGrant) {
                             fresh = null;
