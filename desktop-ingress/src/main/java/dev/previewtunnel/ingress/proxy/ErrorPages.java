@@ -11,6 +11,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 
 /**
  * The small pages the browser sees when the ingress cannot carry a request: plain HTML for navigations, a short
@@ -18,6 +19,13 @@ import java.nio.charset.StandardCharsets;
  * {@code Connection: close}. They say what was asked for and why it failed, never a secret.
  */
 public final class ErrorPages {
+    /** A request in origin form: something fetched the proxy port as if it were a web server. */
+    public static final String NOT_A_PROXY_REQUEST = "not_a_proxy_request";
+    /** No, or a wrong, session credential in {@code Proxy-Authorization}. */
+    public static final String PROXY_AUTH_REQUIRED = "proxy_auth_required";
+    /** The codes the ingress answers besides the {@link TunnelError} codes, with their statuses. */
+    public static final Map<String, Integer> INGRESS_CODES = Map.of(NOT_A_PROXY_REQUEST, 400, PROXY_AUTH_REQUIRED, 407);
+
     private ErrorPages() {
     }
 
@@ -56,7 +64,8 @@ public final class ErrorPages {
             case GRANT_EXPIRED -> "The grant for " + authority + " has expired";
             case GRANT_REVOKED -> "The grant for " + authority + " was revoked";
             case GRANT_REFUSED -> "The environment refused the grant for " + authority;
-            case POLICY_REFUSED -> "The environment's policy does not allow " + authority;
+            // The gateway's target policy or this session's direct-egress policy: the detail says which.
+            case POLICY_REFUSED -> "The address policy does not allow " + authority;
             case TARGET_REFUSED -> "Nothing is listening on " + authority + " in the environment";
             case DIAL_TIMEOUT -> "Connecting to " + authority + " in the environment timed out";
             case TARGET_UNREACHABLE -> authority + " cannot be reached in the environment";

@@ -192,19 +192,21 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         if (!connect && (uri.startsWith("/") || "*".equals(uri))) {
             // A page (or any local client) talking to the ingress port as if it were a web server. Nothing
             // is dialed and no credential is asked for.
-            sendAndClose(ErrorPages.page(browser.alloc(), 400, "not_a_proxy_request",
+            sendAndClose(ErrorPages.page(browser.alloc(),
+                    ErrorPages.INGRESS_CODES.get(ErrorPages.NOT_A_PROXY_REQUEST), ErrorPages.NOT_A_PROXY_REQUEST,
                     "This port is a preview-tunnel proxy",
                     "Configure it as the browser's HTTP proxy; direct requests are refused.", html),
-                    "not_a_proxy_request", null, null);
+                    ErrorPages.NOT_A_PROXY_REQUEST, null, null);
             return;
         }
         session = context.sessions().authenticate(req.headers().get(HttpHeaderNames.PROXY_AUTHORIZATION)).orElse(null);
         if (session == null) {
-            FullHttpResponse challenge = ErrorPages.page(browser.alloc(), 407, "proxy_auth_required",
+            FullHttpResponse challenge = ErrorPages.page(browser.alloc(),
+                    ErrorPages.INGRESS_CODES.get(ErrorPages.PROXY_AUTH_REQUIRED), ErrorPages.PROXY_AUTH_REQUIRED,
                     "Proxy authentication required",
                     "This browser session has no valid preview-tunnel credential.", html);
             challenge.headers().set(HttpHeaderNames.PROXY_AUTHENTICATE, REALM);
-            sendAndClose(challenge, "proxy_auth_required", null, null);
+            sendAndClose(challenge, ErrorPages.PROXY_AUTH_REQUIRED, null, null);
             return;
         }
         Authority requested;
@@ -585,7 +587,10 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         if (cause instanceof TunnelStreamException t) {
-            refuse(t.error(), route.requested().toString(), t.detail(), t.detail());
+            String readable = "direct_not_public".equals(t.detail())
+                    ? "Direct egress never reaches this desktop's own loopback, link-local, private or multicast "
+                    + "addresses; ask for a grant if this is a preview." : t.detail();
+            refuse(t.error(), route.requested().toString(), readable, t.detail());
         } else {
             refuse(TunnelError.GATEWAY_UNREACHABLE, route.requested().toString(), cause.getMessage(), "open_failed");
         }

@@ -90,6 +90,7 @@ class DirectEgressProxyTest {
     private void assertPolicyRefused(RawProxyExchange r, String what) {
         assertEquals(403, r.status(), what + ": " + r);
         assertEquals("policy_refused", r.header("ptun-error"), what + ": " + r);
+        assertTrue(r.bodyText().contains("Direct egress never reaches this desktop's own loopback"), what + ": " + r);
     }
 
     @Test

@@ -50,12 +50,16 @@ final class ProxyClients {
      * asserting the exact status line and headers of a refusal, which client libraries hide for CONNECT.
      */
     static String rawExchange(InetSocketAddress proxy, BrowserSession session, String head) throws java.io.IOException {
+        String auth = java.util.Base64.getEncoder().encodeToString((session.username() + ":" + session.password())
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        return rawExchange(proxy, head + "\r\nProxy-Authorization: Basic " + auth);
+    }
+
+    /** As above, with exactly the headers given (none added). */
+    static String rawExchange(InetSocketAddress proxy, String head) throws java.io.IOException {
         try (java.net.Socket s = new java.net.Socket(proxy.getAddress(), proxy.getPort())) {
             s.setSoTimeout(15_000);
-            String auth = java.util.Base64.getEncoder().encodeToString((session.username() + ":" + session.password())
-                    .getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            s.getOutputStream().write((head + "\r\nProxy-Authorization: Basic " + auth + "\r\n\r\n")
-                    .getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+            s.getOutputStream().write((head + "\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
             return new String(s.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1);
         }
     }
