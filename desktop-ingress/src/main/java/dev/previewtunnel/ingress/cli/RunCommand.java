@@ -18,6 +18,7 @@ import dev.previewtunnel.ingress.refresh.GrantRefresher;
 import dev.previewtunnel.ingress.refresh.UrlGrantRefresher;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.StateFiles;
+import dev.previewtunnel.ingress.session.VirtualHostTakenException;
 import dev.previewtunnel.mux.MuxProtocol;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.handler.ssl.SslContext;
@@ -421,6 +422,8 @@ final class RunCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw Cli.usage(spec, where + " is not a readable grant (expected a JWT from 'env-gateway grant "
                     + "issue'); the value is not shown");
+        } catch (VirtualHostTakenException e) {
+            throw Cli.usage(spec, where + ": " + e.getMessage() + " (with 'grant add --name')");
         }
         targets.add(target);
         UnverifiedGrantView view = UnverifiedGrantView.decode(grant);

@@ -8,6 +8,7 @@ import dev.previewtunnel.ingress.session.AuthorityMap;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.EgressPolicy;
 import dev.previewtunnel.ingress.session.StateFiles;
+import dev.previewtunnel.ingress.session.VirtualHostTakenException;
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
 import dev.previewtunnel.mux.local.LocalApi;
 import dev.previewtunnel.mux.local.LocalApi.ApiException;
@@ -32,7 +33,8 @@ import java.util.Locale;
  *   GET    /v1/sessions                            every session with its granted authorities
  *   POST   /v1/sessions          {"id"?,"egress"?} a new session; its credential goes to an owner-only file
  *   DELETE /v1/sessions/ID                         closes the session and its live connections
- *   POST   /v1/sessions/ID/grants {"grant","name"?} attaches a grant; answers its authorities
+ *   POST   /v1/sessions/ID/grants {"grant","name"?} attaches a grant; answers its authorities (409
+ *                                                  virtual_host_taken when its virtual host names another target)
  *   DELETE /v1/sessions/ID/grants/GRANT_ID         detaches it and ends the connections that used it
  * </pre>
  */
@@ -111,6 +113,8 @@ public final class ControlServer implements AutoCloseable {
                 entry = session.authorities().add(grant, name);
             } catch (IllegalArgumentException e) {
                 throw new ApiException(400, "not_a_grant", "the value is not a readable grant");
+            } catch (VirtualHostTakenException e) {
+                throw new ApiException(409, "virtual_host_taken", e.getMessage());
             }
             return Response.ok(describe(entry, session));
         }
