@@ -22,10 +22,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
  *       several environments. NAME is the label given when the grant was attached; by default it is
  *       {@code pP} for a target {@code localhost:P} and {@code HOST-pP} for any other target host (its DNS-label
  *       form: {@code 127-0-0-2-p5173}, {@code api-internal-p8080}), so grants to two hosts on the same port get
- *       two names. The authority is a pure function of (name or target, environment, port), so it is the same
- *       after every restart of the ingress on whatever port, and cookies, localStorage and service workers
- *       survive. {@code *.localhost} is a secure context in Chromium and accepted by Vite's default host
- *       check.</li>
+ *       two names. The
+ *       authority is a pure function of (name or target, environment, port), so it is the same after every
+ *       restart of the ingress on whatever port, and cookies, localStorage and service workers survive.
+ *       {@code *.localhost} is a secure context in Chromium and accepted by Vite's default host check.</li>
  * </ul>
  *
  * <p>A virtual host names one target. A grant whose virtual host is already taken by a grant for another target
@@ -138,7 +138,7 @@ public final class AuthorityMap {
         if (best == null) {
             return Optional.empty();
         }
-        return Optional.of(new Route(requested, best.target, best.grant, best.grantId()));
+        return Optional.of(new Route(requested, best.target, best.grant, best.grantId(), best.view.environment()));
     }
 
     /** True when {@code host} is this map's virtual-host suffix or below it. */

@@ -51,6 +51,7 @@ class AuthorityMapTest {
         assertEquals(new Authority("db-internal-p8080.env.preview.localhost", 8080), db.virtualHost());
         Route toApi = map.route(api.virtualHost()).orElseThrow();
         assertEquals(new Authority("api.internal", 8080), toApi.target());
+        assertEquals("env", toApi.environment());
         assertEquals(new Authority("db.internal", 8080), map.route(db.virtualHost()).orElseThrow().target());
     }
 

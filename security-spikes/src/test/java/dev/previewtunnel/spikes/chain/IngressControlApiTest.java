@@ -145,6 +145,9 @@ class IngressControlApiTest {
         }
         assertTrue(grants != null, "session web listed");
         assertEquals(2, grants.size(), grants.toString());
+        assertEquals("default", grants.get(0).get("gateway").asText(), "one gateway: every grant uses the default");
+        JsonNode status = call("GET", "/v1/status", null, 200);
+        assertEquals(0, status.get("environments").size(), status.toString());
     }
 
     @Test
