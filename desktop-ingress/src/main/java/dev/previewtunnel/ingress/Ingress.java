@@ -159,7 +159,11 @@ public final class Ingress implements AutoCloseable {
         return virtualHostSuffix;
     }
 
+    /** Sets the suffix (see {@link AuthorityMap#isValidSuffix}) for sessions created from now on. */
     public void virtualHostSuffix(String suffix) {
+        if (!AuthorityMap.isValidSuffix(suffix)) {
+            throw new IllegalArgumentException("not a virtual-host suffix: lower-case DNS labels expected");
+        }
         this.virtualHostSuffix = suffix;
     }
 

@@ -2,6 +2,7 @@ package dev.previewtunnel.ingress.cli;
 
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.Settings;
+import dev.previewtunnel.ingress.session.AuthorityMap;
 import dev.previewtunnel.ingress.tunnel.EnvironmentGateway;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -11,19 +12,22 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
  * The options of {@code run} for sessions that see several environments: a gateway of its own (and its token
- * file) for each environment that does not use the default {@code --gateway}. Each is a flag, a {@code PTUN_INGRESS_*} variable (repeatable ones
+ * file) for each environment that does not use the default {@code --gateway}, and the suffix of the virtual
+ * hosts ({@code NAME.ENV.SUFFIX:PORT}). Each is a flag, a {@code PTUN_INGRESS_*} variable (repeatable ones
  * comma-separated) and a config-file key (repeatable ones a JSON array of strings), like every other setting.
  */
 final class EnvironmentOptions {
     static final String GATEWAY = "environment-gateway";
     static final String TOKEN_FILE = "environment-token-file";
+    static final String SUFFIX = "virtual-host-suffix";
 
     /** Every key, for the config file's list of known keys. */
-    static final List<String> KEYS = List.of(GATEWAY, TOKEN_FILE);
+    static final List<String> KEYS = List.of(GATEWAY, TOKEN_FILE, SUFFIX);
 
     @Option(names = "--" + GATEWAY, paramLabel = "ENV=URL",
             description = "Streams under grants for environment ENV go to this gateway (ws:// or wss://, as for "
@@ -35,6 +39,23 @@ final class EnvironmentOptions {
             description = "File holding the connection token of ENV's own gateway ('env-gateway token issue' "
                     + "for that environment), one per --environment-gateway. Tokens are only read from files.")
     List<String> tokenFiles = new ArrayList<>();
+
+    @Option(names = "--" + SUFFIX, paramLabel = "SUFFIX",
+            description = "Domain under which sessions' virtual hosts NAME.ENV.SUFFIX:PORT live: lower-case DNS "
+                    + "labels, e.g. preview.localhost or dev.localhost (default: preview.localhost).")
+    String virtualHostSuffix;
+
+    /** The virtual-host suffix from the flag, else the environment, else the config file, else the default. */
+    String suffix(Settings s) {
+        String suffix = s.string(SUFFIX, virtualHostSuffix, AuthorityMap.DEFAULT_SUFFIX);
+        String lower = suffix.toLowerCase(Locale.ROOT);
+        if (!AuthorityMap.isValidSuffix(lower)) {
+            throw s.invalid(SUFFIX, "must be a DNS name of lower-case labels (letters, digits, '-', at most 63 "
+                    + "each, not starting or ending with '-', 190 characters in all, not an IP address), got '"
+                    + Cli.shown(suffix) + "'");
+        }
+        return lower;
+    }
 
     /**
      * The environments with a gateway of their own, in the order given, each with the token read from its file.

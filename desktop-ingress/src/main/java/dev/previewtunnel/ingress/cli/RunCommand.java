@@ -16,6 +16,7 @@ import dev.previewtunnel.ingress.control.ControlServer;
 import dev.previewtunnel.ingress.refresh.CommandGrantRefresher;
 import dev.previewtunnel.ingress.refresh.GrantRefresher;
 import dev.previewtunnel.ingress.refresh.UrlGrantRefresher;
+import dev.previewtunnel.ingress.session.AuthorityMap;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.StateFiles;
 import dev.previewtunnel.ingress.session.VirtualHostTakenException;
@@ -86,13 +87,14 @@ import java.util.concurrent.TimeUnit;
                 "Writes each session's proxy credential, {\"username\":...,\"password\":...}, to the owner-only "
                         + "(rw-------) file STATE_DIR/session-ID.credentials.json, and, when listening, prints "
                         + "exactly one JSON line on stdout with the fields event (\"ready\"), proxy (HOST:PORT), "
-                        + "credentialsFile, session, gateway, environments (with --environment-gateway: each such "
-                        + "environment and its gateway), grants (the granted targets), version, protocol, "
+                        + "credentialsFile, session, gateway, virtualHostSuffix (unless the default), environments "
+                        + "(with --environment-gateway: each such environment and its gateway), grants (the granted "
+                        + "targets), version, protocol, "
                         + "controlStateFile (unless --no-control) and metrics (with --metrics-listen).",
                 "A session may hold grants for several environments: each environment named with "
                         + "--environment-gateway ENV=URL (and its --environment-token-file ENV=FILE) gets a pool of "
                         + "its own, every other environment's streams go to --gateway. Use the virtual hosts "
-                        + "NAME.ENV.preview.localhost:PORT for such sessions.",
+                        + "NAME.ENV.SUFFIX:PORT (--virtual-host-suffix) for such sessions.",
                 "Settings come from the flags, else environment variables (PTUN_INGRESS_ + the option name in "
                         + "upper case with _ for -, e.g. PTUN_INGRESS_GATEWAY, PTUN_INGRESS_TOKEN_FILE), else the "
                         + "JSON config file (--config or PTUN_INGRESS_CONFIG), else the defaults. Tokens and "
@@ -212,7 +214,7 @@ final class RunCommand implements Callable<Integer> {
             + "key; see docs/security.md):%n")
     LimitOptions limits = new LimitOptions();
 
-    @ArgGroup(validate = false, heading = "%nSeveral environments (each also PTUN_INGRESS_<NAME>, "
+    @ArgGroup(validate = false, heading = "%nSeveral environments and virtual hosts (each also PTUN_INGRESS_<NAME>, "
             + "comma-separated when repeatable, and a config-file key; see docs/desktop-ingress.md):%n")
     EnvironmentOptions environments = new EnvironmentOptions();
 
@@ -237,6 +239,7 @@ final class RunCommand implements Callable<Integer> {
         Settings s = Settings.load(spec, config, IngressCli.ENV_PREFIX, IngressCli.CONFIG_KEYS);
         String gatewayText = s.require("gateway", "URL", s.string("gateway", gateway, null));
         URI gatewayUri = IngressCli.parseGateway(spec, s.name("gateway"), gatewayText);
+        String suffix = environments.suffix(s);
         Path ca = s.path("gateway-ca", gatewayCa, null);
         String session = s.string("session-id", sessionId, "default");
         if (!session.matches(IngressCli.SESSION_ID)) {
@@ -277,7 +280,7 @@ final class RunCommand implements Callable<Integer> {
         if (ca != null && !tls) {
             throw Cli.usage(spec, "--gateway-ca applies to wss:// gateways only");
         }
-        BrowserSession first = BrowserSession.create(session);
+        BrowserSession first = BrowserSession.create(session, suffix);
         Set<String> targets = attachGrants(first, grantPaths, controlOn);
         SslContext ssl = tls ? IngressCli.clientTls(spec, ca) : null;
         GrantRefresher refresher = refresher(s);
@@ -293,6 +296,7 @@ final class RunCommand implements Callable<Integer> {
         ServiceLifecycle.logLimits(log, LimitOptions.describe(ingressConfig));
         PrometheusMeterRegistry registry = metricsAddress == null ? null : MetricsServer.newRegistry();
         Ingress running = start(ingressConfig, tokenValue, ssl, listenAddress, registry, ownGateways);
+        running.virtualHostSuffix(suffix);
         running.sessions().add(first);
         running.grantRefresher(refresher);
         ControlServer controlServer = null;
@@ -341,6 +345,9 @@ final class RunCommand implements Callable<Integer> {
                     .put("session", first.id())
                     .put("gateway", gatewayUri.toString());
             // Only when set: a single-environment ingress prints the very line it always did.
+            if (!suffix.equals(AuthorityMap.DEFAULT_SUFFIX)) {
+                ready.put("virtualHostSuffix", suffix);
+            }
             if (!ownGateways.isEmpty()) {
                 ObjectNode own = ready.putObject("environments");
                 ownGateways.forEach((environment, g) -> own.put(environment, g.shown()));

@@ -31,7 +31,7 @@ import java.util.Locale;
  *
  * <pre>
  *   GET    /v1/status                              tunnel state (default gateway and each environment's own),
- *                                                  proxy address, sessions
+ *                                                  proxy address, virtual-host suffix, sessions
  *   GET    /v1/sessions                            every session with its granted authorities
  *   POST   /v1/sessions          {"id"?,"egress"?} a new session; its credential goes to an owner-only file
  *   DELETE /v1/sessions/ID                         closes the session and its live connections
@@ -168,6 +168,7 @@ public final class ControlServer implements AutoCloseable {
                 .put("proxy", NetUtil.toSocketAddressString(ingress.proxyAddress()))
                 .put("gateway", gateway.getScheme() + "://" + gateway.getHost() + ":" + gateway.getPort()
                         + gateway.getPath())
+                .put("virtualHostSuffix", ingress.virtualHostSuffix())
                 .put("sessions", ingress.sessions().all().size());
         status.set("tunnel", tunnel(ingress.pool()));
         status.set("environments", environments);

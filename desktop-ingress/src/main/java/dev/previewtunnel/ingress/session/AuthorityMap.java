@@ -146,6 +146,23 @@ public final class AuthorityMap {
         return host.equals(suffix) || host.endsWith("." + suffix);
     }
 
+    /**
+     * Whether {@code suffix} may be a virtual-host suffix: lower-case DNS labels ([a-z0-9-], 1 to 63 each, not
+     * starting or ending with '-'), at most 190 characters so that NAME.ENV.SUFFIX stays a valid host name, and not
+     * all digits and dots (an IPv4 address).
+     */
+    public static boolean isValidSuffix(String suffix) {
+        if (suffix == null || suffix.isEmpty() || suffix.length() > 190 || suffix.matches("[0-9.]+")) {
+            return false;
+        }
+        for (String l : suffix.split("\\.", -1)) {
+            if (!l.matches("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     static boolean isLoopback(String host) {
         return LOOPBACK_NAMES.contains(host) || host.startsWith("127.");
     }

@@ -43,8 +43,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * One browser session with grants for two environments, each served by its own real env-gateway (own keys, own
  * token): each stream goes to its environment's gateway, each target answers on its own virtual host, byte-exact;
- * the virtual host survives a restart on another port; and a virtual host names one target (a second target under
- * the same name is refused).
+ * the virtual host (suffix from {@code --virtual-host-suffix} or its config key) survives a restart on another
+ * port; and a virtual host names one target (a second target under the same name is refused).
  *
  * <p>The two targets listen on the same port P, one on 127.0.0.1 and one on 127.0.0.2, so that only the
  * environment (and the host) tells their virtual hosts apart.
@@ -91,14 +91,16 @@ class RunEnvironmentsTest {
         String dir = tmp.resolve("state").toString();
         RunningIngress running = RunningIngress.start("run", "--gateway", e1.url(), "--token-file", token1.toString(),
                 "--environment-gateway", "e2=" + e2.url(), "--environment-token-file", "e2=" + token2,
-                "--grant-file", grants.toString(), "--session-id", SESSION, "--state-dir", dir, "--drain-timeout", "PT0.2S");
+                "--grant-file", grants.toString(), "--session-id", SESSION, "--virtual-host-suffix", "dev.localhost",
+                "--state-dir", dir, "--drain-timeout", "PT0.2S");
         try {
             JsonNode ready = running.readyLine();
             assertEquals(e2.url(), ready.get("environments").get("e2").asText(), ready::toString);
+            assertEquals("dev.localhost", ready.get("virtualHostSuffix").asText());
             HttpClient client = TestStack.proxiedClient(ready.get("proxy").asText(),
                     Path.of(ready.get("credentialsFile").asText()));
-            String vhost1 = "127-0-0-1-p" + port + ".e1.preview.localhost:" + port;
-            String vhost2 = "127-0-0-2-p" + port + ".e2.preview.localhost:" + port;
+            String vhost1 = "127-0-0-1-p" + port + ".e1.dev.localhost:" + port;
+            String vhost2 = "127-0-0-2-p" + port + ".e2.dev.localhost:" + port;
 
             // Each target through its own virtual host, byte-exact, each stream on its own gateway only.
             assertPattern(client, vhost1, 3 * 1024 * 1024 + 17);
@@ -148,19 +150,21 @@ class RunEnvironmentsTest {
         TestStack.secretFile(tmp, "grants", grant1 + "\n" + grant2 + "\n");
         TestStack.secretFile(tmp, "e1.token", e1.token + "\n");
         TestStack.secretFile(tmp, "e2.token", e2.token + "\n");
-        // Everything from the config file (relative paths from its directory).
+        // Everything from the config file (relative paths from its directory), the suffix from the environment.
         Path config = Files.writeString(tmp.resolve("ingress.json"), """
                 {"gateway": "%s", "token-file": "e1.token", "grant-file": ["grants"], "state-dir": "state",
                  "session-id": "%s", "environment-gateway": ["e2=%s"], "environment-token-file": ["e2=e2.token"],
-                 "drain-timeout": "PT0.2S"}
+                 "virtual-host-suffix": "ignored.localhost", "drain-timeout": "PT0.2S"}
                 """.formatted(e1.url(), SESSION, e2.url()));
-        String vhost2 = "127-0-0-2-p" + port + ".e2.preview.localhost:" + port;
+        env.put("PTUN_INGRESS_VIRTUAL_HOST_SUFFIX", "Stable.Localhost");
+        String vhost2 = "127-0-0-2-p" + port + ".e2.stable.localhost:" + port;
         CookieManager jar = new CookieManager();
 
         int firstProxyPort;
         RunningIngress first = RunningIngress.start("run", "--config", config.toString());
         try {
             JsonNode ready = first.readyLine();
+            assertEquals("stable.localhost", ready.get("virtualHostSuffix").asText(), "env over file, lower-cased");
             firstProxyPort = proxyPort(ready);
             HttpResponse<String> set = withCookies(ready, jar).send(HttpRequest.newBuilder(
                     URI.create("http://" + vhost2 + "/cookie/set?theme=dark")).build(),
@@ -270,6 +274,11 @@ class RunEnvironmentsTest {
                 "--environment-token-file", "e2=" + token2));
         assertTrue(badUrl.usageError().contains("--environment-gateway for e2 must be a ws:// or wss:// URL"),
                 badUrl::toString);
+        env.put("PTUN_INGRESS_VIRTUAL_HOST_SUFFIX", "bad_suffix.localhost");
+        Result badSuffix = run(base);
+        assertTrue(badSuffix.usageError().contains("virtual-host-suffix (from PTUN_INGRESS_VIRTUAL_HOST_SUFFIX) "
+                + "must be a DNS name"), badSuffix::toString);
+        env.clear();
         Result notAToken = run(concat(base, "--environment-gateway", "e2=" + e2.url(),
                 "--environment-token-file", "e2=" + TestStack.secretFile(tmp, "two-lines", "a\nb\n")));
         assertTrue(notAToken.usageError().contains("--environment-token-file e2=" + tmp.resolve("two-lines")

@@ -75,4 +75,19 @@ class AuthorityMapTest {
         assertEquals(2, map.entries().size());
         assertEquals(fresh.grantId(), map.route(first.virtualHost()).orElseThrow().grantId());
     }
+
+    @Test
+    void suffixesAreLowerCaseDnsNames() {
+        assertTrue(AuthorityMap.isValidSuffix("preview.localhost"));
+        assertTrue(AuthorityMap.isValidSuffix("localhost"));
+        assertTrue(AuthorityMap.isValidSuffix("a-1.dev.localhost"));
+        assertFalse(AuthorityMap.isValidSuffix("Preview.localhost"));
+        assertFalse(AuthorityMap.isValidSuffix("bad_label.localhost"));
+        assertFalse(AuthorityMap.isValidSuffix("-x.localhost"));
+        assertFalse(AuthorityMap.isValidSuffix("x..localhost"));
+        assertFalse(AuthorityMap.isValidSuffix(".localhost"));
+        assertFalse(AuthorityMap.isValidSuffix("127.0.0.1"));
+        assertFalse(AuthorityMap.isValidSuffix(""));
+        assertFalse(AuthorityMap.isValidSuffix("a".repeat(64) + ".localhost"));
+    }
 }

@@ -147,6 +147,7 @@ class IngressControlApiTest {
         assertEquals(2, grants.size(), grants.toString());
         assertEquals("default", grants.get(0).get("gateway").asText(), "one gateway: every grant uses the default");
         JsonNode status = call("GET", "/v1/status", null, 200);
+        assertEquals("preview.localhost", status.get("virtualHostSuffix").asText());
         assertEquals(0, status.get("environments").size(), status.toString());
     }
 
