@@ -4,7 +4,10 @@ import dev.previewtunnel.ingress.proxy.DirectDialer;
 import dev.previewtunnel.ingress.proxy.IngressContext;
 import dev.previewtunnel.ingress.refresh.GrantRefresher;
 import dev.previewtunnel.ingress.proxy.ProxyServer;
+import dev.previewtunnel.ingress.session.AuthorityMap;
 import dev.previewtunnel.ingress.session.SessionRegistry;
+import dev.previewtunnel.ingress.tunnel.EnvironmentGateway;
+import dev.previewtunnel.ingress.tunnel.EnvironmentPools;
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
 import dev.previewtunnel.mux.Transports;
 import dev.previewtunnel.mux.TunnelClient;
@@ -19,12 +22,16 @@ import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
  * The desktop side, assembled: the authenticating forward proxy browsers use, the browser sessions it
- * recognises, and the pool of tunnel connections to one environment gateway.
+ * recognises, and the pools of tunnel connections: one to the default gateway and one to each environment that
+ * has a gateway of its own ({@link EnvironmentPools}).
  */
 public final class Ingress implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Ingress.class);
@@ -33,23 +40,30 @@ public final class Ingress implements AutoCloseable {
     private final Transports transports = Transports.best();
     private final EventLoopGroup group;
     private final SessionRegistry sessions = new SessionRegistry();
-    private final TunnelPool pool;
+    private final EnvironmentPools pools;
+    private final Map<String, EnvironmentGateway> environmentGateways;
     private final ProxyServer proxy;
     private final IngressContext context;
-    private volatile String virtualHostSuffix = dev.previewtunnel.ingress.session.AuthorityMap.DEFAULT_SUFFIX;
+    private volatile String virtualHostSuffix = AuthorityMap.DEFAULT_SUFFIX;
     private volatile Future<Void> firstConnection;
     private final IngressMetrics metrics;
 
-    private Ingress(IngressConfig config, Supplier<String> token, SslContext gatewayTls, MeterRegistry registry)
-            throws InterruptedException {
+    private Ingress(IngressConfig config, Supplier<String> token, SslContext gatewayTls, MeterRegistry registry,
+                    Map<String, EnvironmentGateway> environments) throws InterruptedException {
         this.config = config;
         this.group = transports.newGroup(config.ioThreads(), "ptun-ingress");
+        this.environmentGateways = Collections.unmodifiableMap(new LinkedHashMap<>(environments));
         TunnelClient client = new TunnelClient(group, transports.socketChannel(), config.mux());
-        this.pool = new TunnelPool(client, group.next(), config.gateway(), token, gatewayTls, config.poolSize(),
-                config.connectTimeout());
-        this.metrics = registry == null ? null : new IngressMetrics(registry, pool);
-        pool.streamObserver(metrics);
-        this.context = new IngressContext(config, sessions, pool, new AuditLog("ingress"),
+        TunnelPool defaultPool = new TunnelPool(client, group.next(), config.gateway(), token, gatewayTls,
+                config.poolSize(), config.connectTimeout());
+        this.pools = new EnvironmentPools(defaultPool, environments, g -> new TunnelPool(client, group.next(),
+                g.url(), g.token(), gatewayTls, config.poolSize(), config.connectTimeout()));
+        this.metrics = registry == null ? null : new IngressMetrics(registry, defaultPool);
+        if (metrics != null) {
+            pools.byEnvironment().forEach(metrics::environmentPool);
+        }
+        pools.streamObserver(metrics);
+        this.context = new IngressContext(config, sessions, pools, new AuditLog("ingress"),
                 DirectDialer.standard(config.connectTimeout()));
         try {
             this.proxy = new ProxyServer(group, transports, context);
@@ -74,10 +88,24 @@ public final class Ingress implements AutoCloseable {
     /** As {@link #start(IngressConfig, Supplier, SslContext)}, recording {@link IngressMetrics} in {@code registry}. */
     public static Ingress start(IngressConfig config, Supplier<String> token, SslContext gatewayTls,
                                 MeterRegistry registry) throws InterruptedException {
-        Ingress ingress = new Ingress(config, token, gatewayTls, registry);
-        ingress.firstConnection = ingress.pool.start();
+        return start(config, token, gatewayTls, registry, Map.of());
+    }
+
+    /**
+     * As {@link #start(IngressConfig, Supplier, SslContext, MeterRegistry)}, with gateways of their own for some
+     * environments: a stream under a grant for one of them goes to that gateway with that gateway's token; every
+     * other environment's streams go to {@code config.gateway()} with {@code token}. {@code gatewayTls} (null for
+     * the JDK's trust store) applies to every {@code wss://} gateway.
+     */
+    public static Ingress start(IngressConfig config, Supplier<String> token, SslContext gatewayTls,
+                                MeterRegistry registry, Map<String, EnvironmentGateway> environments)
+            throws InterruptedException {
+        Ingress ingress = new Ingress(config, token, gatewayTls, registry, environments);
+        ingress.firstConnection = ingress.pools.start();
         log.info("ingress proxy on {} (transport {}), gateway {}", ingress.proxy.address(),
                 ingress.transports.name(), config.gateway().getHost() + ":" + config.gateway().getPort());
+        environments.forEach((environment, gateway) ->
+                log.info("environment {} has its own gateway {}", environment, gateway.shown()));
         return ingress;
     }
 
@@ -89,13 +117,25 @@ public final class Ingress implements AutoCloseable {
         return sessions;
     }
 
+    /** The pool to the default gateway ({@code config().gateway()}). */
     public TunnelPool pool() {
-        return pool;
+        return pools.defaultPool();
+    }
+
+    /** Every pool: the default one and those of the environments with a gateway of their own. */
+    public EnvironmentPools pools() {
+        return pools;
+    }
+
+    /** The environments with a gateway of their own, in the order given. */
+    public Map<String, EnvironmentGateway> environmentGateways() {
+        return environmentGateways;
     }
 
     /**
-     * Completes when the pool's first connection attempt settles: success once a tunnel connection is up, failure
-     * (with that attempt's error) if one fails first. The pool keeps retrying either way; this is for reporting.
+     * Completes when the default pool's first connection attempt settles: success once a tunnel connection is
+     * up, failure (with that attempt's error) if one fails first. The pool keeps retrying either way; this is for
+     * reporting. The other pools' are in {@link EnvironmentPools#firstConnections()}.
      */
     public Future<Void> firstConnection() {
         return firstConnection;
@@ -119,7 +159,11 @@ public final class Ingress implements AutoCloseable {
         return virtualHostSuffix;
     }
 
+    /** Sets the suffix (see {@link AuthorityMap#isValidSuffix}) for sessions created from now on. */
     public void virtualHostSuffix(String suffix) {
+        if (!AuthorityMap.isValidSuffix(suffix)) {
+            throw new IllegalArgumentException("not a virtual-host suffix: lower-case DNS labels expected");
+        }
         this.virtualHostSuffix = suffix;
     }
 
@@ -141,13 +185,14 @@ public final class Ingress implements AutoCloseable {
     }
 
     /**
-     * Graceful, bounded stop: no new browser connections; every tunnel connection sends GOAWAY and closes once its
-     * live streams have ended, waited for up to {@code drain}; then whatever is left is closed.
+     * Graceful, bounded stop: no new browser connections; every tunnel connection of every pool sends GOAWAY and
+     * closes once its live streams have ended, all waited for within one {@code drain}; then whatever is left is
+     * closed.
      */
     public void close(Duration drain) {
         proxy.close();
-        pool.close();
-        if (!drain.isZero() && !pool.awaitClosed(drain)) {
+        pools.close();
+        if (!drain.isZero() && !pools.awaitClosed(drain)) {
             log.info("drain timeout ({} ms) reached with streams still open; closing them", drain.toMillis());
         }
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);

@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
  * docs/operations.md:
  *
  * <pre>
- *   ptun_ingress_tunnel_connections            gauge     tunnel connections up now
+ *   ptun_ingress_tunnel_connections            gauge     tunnel connections up now (default gateway)
  *   ptun_ingress_tunnel_connections_configured gauge     pool size (--pool)
  *   ptun_ingress_tunnel_up                     gauge     1 while at least one connection is up, else 0
  *   ptun_ingress_tunnel_reconnects_total       counter   connections lost or drained (GOAWAY) and replaced
@@ -34,6 +34,9 @@ import java.util.concurrent.TimeUnit;
  *   ptun_ingress_stream_first_byte_seconds     histogram open asked to the first byte from the target
  *   ptun_ingress_stream_stalled_seconds        histogram time a stream could not be written (gateway's
  *                                                        window exhausted or write buffer above its high mark)
+ *   ptun_ingress_environment_tunnel_connections{environment}  gauge  the same three for each environment with a
+ *   ptun_ingress_environment_tunnel_up{environment}                  gateway of its own (--environment-gateway);
+ *   ptun_ingress_environment_streams_live{environment}               the untagged tunnel gauges are the default's
  * </pre>
  */
 public final class IngressMetrics implements TunnelPool.StreamObserver {
@@ -100,6 +103,22 @@ public final class IngressMetrics implements TunnelPool.StreamObserver {
                 .serviceLevelObjectives(LATENCY_BUCKETS)
                 .register(registry)
                 .record(elapsed, TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Gauges of the pool of an environment with a gateway of its own, tagged with the environment; the untagged
+     * tunnel gauges above are the default gateway's pool.
+     */
+    void environmentPool(String environment, TunnelPool pool) {
+        Gauge.builder("ptun.ingress.environment.tunnel.connections", pool, p -> p.status().connected())
+                .tag("environment", environment)
+                .description("tunnel connections up now to this environment's own gateway").register(registry);
+        Gauge.builder("ptun.ingress.environment.tunnel.up", pool, p -> p.status().connected() > 0 ? 1 : 0)
+                .tag("environment", environment)
+                .description("1 while a connection to this environment's own gateway is up").register(registry);
+        Gauge.builder("ptun.ingress.environment.streams.live", pool, p -> p.status().liveStreams())
+                .tag("environment", environment)
+                .description("tunnel streams open now to this environment's own gateway").register(registry);
     }
 
     public MeterRegistry registry() {

@@ -55,7 +55,10 @@ final class GrantCommand {
                     "Attach grants to a session; prints one JSON line per grant: grantId, environment, target, "
                             + "virtualHost, expiresAt and authorities, the host:port names the browser can use for "
                             + "it (localhost:P, 127.0.0.1:P, [::1]:P when the session's port P is not taken by "
-                            + "another environment, and NAME.ENV.preview.localhost:P always).",
+                            + "another environment, and NAME.ENV.SUFFIX:P always; SUFFIX is the ingress's "
+                            + "--virtual-host-suffix, preview.localhost by default).",
+                    "A virtual host names one target: a grant whose virtual host another target already holds "
+                            + "in the session is refused (exit 1, virtual_host_taken); give it another --name.",
                     "The grant is only read here (to learn its target), never trusted: the gateway verifies it on "
                             + "every stream."})
     static final class Add implements Callable<Integer> {
@@ -72,8 +75,8 @@ final class GrantCommand {
         Source source;
 
         @Option(names = "--name", paramLabel = "LABEL",
-                description = "Label of the grant's virtual host, LABEL.ENV.preview.localhost:P (default: pPORT). "
-                        + "Only with a single grant.")
+                description = "Label of the grant's virtual host, LABEL.ENV.SUFFIX:P (default: pPORT for a "
+                        + "localhost target, HOST-pPORT for any other host). Only with a single grant.")
         String name;
 
         @Override

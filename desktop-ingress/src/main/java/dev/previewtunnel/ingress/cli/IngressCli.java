@@ -38,10 +38,11 @@ final class IngressCli {
     static final Set<String> CONFIG_KEYS = Settings.keys(Set.of("gateway", "token-file", "grant-file", "listen", "pool",
             "gateway-ca", "state-dir", "session-id", "control", "control-listen", "metrics-listen", "drain-timeout",
             "grant-refresh-command", "grant-refresh-arg", "grant-refresh-url", "grant-refresh-token-file",
-            "grant-refresh-timeout"), LimitOptions.KEYS);
+            "grant-refresh-timeout"), LimitOptions.KEYS, EnvironmentOptions.KEYS);
     /** A token or grant file is a few KiB at most; anything this big is the wrong file. */
     static final long MAX_SECRET_FILE = 1024 * 1024;
     static final String SESSION_ID = "[A-Za-z0-9._-]{1,64}";
+    static final int MAX_TOKEN_LENGTH = 16 * 1024;
 
     private IngressCli() {
     }
@@ -102,6 +103,29 @@ final class IngressCli {
         List<String> lines = new ArrayList<>();
         content.lines().map(String::strip).filter(l -> !l.isEmpty() && !l.startsWith("#")).forEach(lines::add);
         return lines;
+    }
+
+    /**
+     * The connection token in {@code file}: exactly one line of printable ASCII without spaces. Errors name
+     * {@code option} (about the file) or {@code source} (about its content) and never show the content.
+     */
+    static String tokenFromFile(CommandSpec spec, Path file, String option, String source) {
+        List<String> lines = readSecretLines(spec, file, option);
+        if (lines.size() != 1) {
+            throw Cli.usage(spec, source + " must hold the token on one line, found "
+                    + (lines.isEmpty() ? "nothing" : lines.size() + " lines"));
+        }
+        return requireToken(spec, lines.get(0), source);
+    }
+
+    /** {@code value} when it looks like a connection token, else a usage error naming {@code source} only. */
+    static String requireToken(CommandSpec spec, String value, String source) {
+        boolean printable = value.chars().allMatch(c -> c > 0x20 && c < 0x7f);
+        if (value.isEmpty() || value.length() > MAX_TOKEN_LENGTH || !printable) {
+            throw Cli.usage(spec, source + ": not a connection token (expected one line of printable ASCII "
+                    + "without spaces, as printed by 'env-gateway token issue'); the value is not shown");
+        }
+        return value;
     }
 
     static void warnIfShared(Path file, String option) {

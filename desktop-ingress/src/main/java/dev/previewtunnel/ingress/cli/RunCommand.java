@@ -16,8 +16,11 @@ import dev.previewtunnel.ingress.control.ControlServer;
 import dev.previewtunnel.ingress.refresh.CommandGrantRefresher;
 import dev.previewtunnel.ingress.refresh.GrantRefresher;
 import dev.previewtunnel.ingress.refresh.UrlGrantRefresher;
+import dev.previewtunnel.ingress.session.AuthorityMap;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.StateFiles;
+import dev.previewtunnel.ingress.session.VirtualHostTakenException;
+import dev.previewtunnel.ingress.tunnel.EnvironmentGateway;
 import dev.previewtunnel.mux.MuxProtocol;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.handler.ssl.SslContext;
@@ -42,6 +45,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
@@ -83,8 +87,14 @@ import java.util.concurrent.TimeUnit;
                 "Writes each session's proxy credential, {\"username\":...,\"password\":...}, to the owner-only "
                         + "(rw-------) file STATE_DIR/session-ID.credentials.json, and, when listening, prints "
                         + "exactly one JSON line on stdout with the fields event (\"ready\"), proxy (HOST:PORT), "
-                        + "credentialsFile, session, gateway, grants (the granted targets), version, protocol, "
+                        + "credentialsFile, session, gateway, virtualHostSuffix (unless the default), environments "
+                        + "(with --environment-gateway: each such environment and its gateway), grants (the granted "
+                        + "targets), version, protocol, "
                         + "controlStateFile (unless --no-control) and metrics (with --metrics-listen).",
+                "A session may hold grants for several environments: each environment named with "
+                        + "--environment-gateway ENV=URL (and its --environment-token-file ENV=FILE) gets a pool of "
+                        + "its own, every other environment's streams go to --gateway. Use the virtual hosts "
+                        + "NAME.ENV.SUFFIX:PORT (--virtual-host-suffix) for such sessions.",
                 "Settings come from the flags, else environment variables (PTUN_INGRESS_ + the option name in "
                         + "upper case with _ for -, e.g. PTUN_INGRESS_GATEWAY, PTUN_INGRESS_TOKEN_FILE), else the "
                         + "JSON config file (--config or PTUN_INGRESS_CONFIG), else the defaults. Tokens and "
@@ -96,7 +106,6 @@ import java.util.concurrent.TimeUnit;
                         + "with: java -Dptun.audit.file=FILE -jar desktop-ingress.jar run ..."})
 final class RunCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
-    private static final int MAX_TOKEN_LENGTH = 16 * 1024;
 
     @Spec
     CommandSpec spec;
@@ -205,6 +214,10 @@ final class RunCommand implements Callable<Integer> {
             + "key; see docs/security.md):%n")
     LimitOptions limits = new LimitOptions();
 
+    @ArgGroup(validate = false, heading = "%nSeveral environments and virtual hosts (each also PTUN_INGRESS_<NAME>, "
+            + "comma-separated when repeatable, and a config-file key; see docs/desktop-ingress.md):%n")
+    EnvironmentOptions environments = new EnvironmentOptions();
+
     private final Object lock = new Object();
     private Ingress ingress; // guarded by lock
     private Path credentialsFile; // guarded by lock
@@ -226,11 +239,8 @@ final class RunCommand implements Callable<Integer> {
         Settings s = Settings.load(spec, config, IngressCli.ENV_PREFIX, IngressCli.CONFIG_KEYS);
         String gatewayText = s.require("gateway", "URL", s.string("gateway", gateway, null));
         URI gatewayUri = IngressCli.parseGateway(spec, s.name("gateway"), gatewayText);
-        boolean tls = "wss".equals(gatewayUri.getScheme());
+        String suffix = environments.suffix(s);
         Path ca = s.path("gateway-ca", gatewayCa, null);
-        if (ca != null && !tls) {
-            throw Cli.usage(spec, "--gateway-ca applies to wss:// gateways only");
-        }
         String session = s.string("session-id", sessionId, "default");
         if (!session.matches(IngressCli.SESSION_ID)) {
             throw s.invalid("session-id", "must be 1 to 64 letters, digits, '.', '_' or '-', got '"
@@ -264,7 +274,13 @@ final class RunCommand implements Callable<Integer> {
 
         // 2. Secrets, TLS, refresh hook. Nothing here may echo a token or a grant.
         String tokenValue = readToken(tokenPath);
-        BrowserSession first = BrowserSession.create(session);
+        Map<String, EnvironmentGateway> ownGateways = environments.gateways(spec, s);
+        boolean tls = "wss".equals(gatewayUri.getScheme())
+                || ownGateways.values().stream().anyMatch(g -> "wss".equals(g.url().getScheme()));
+        if (ca != null && !tls) {
+            throw Cli.usage(spec, "--gateway-ca applies to wss:// gateways only");
+        }
+        BrowserSession first = BrowserSession.create(session, suffix);
         Set<String> targets = attachGrants(first, grantPaths, controlOn);
         SslContext ssl = tls ? IngressCli.clientTls(spec, ca) : null;
         GrantRefresher refresher = refresher(s);
@@ -279,7 +295,8 @@ final class RunCommand implements Callable<Integer> {
         // 3. Start, write the credential, start the control API and metrics, announce, wait.
         ServiceLifecycle.logLimits(log, LimitOptions.describe(ingressConfig));
         PrometheusMeterRegistry registry = metricsAddress == null ? null : MetricsServer.newRegistry();
-        Ingress running = start(ingressConfig, tokenValue, ssl, listenAddress, registry);
+        Ingress running = start(ingressConfig, tokenValue, ssl, listenAddress, registry, ownGateways);
+        running.virtualHostSuffix(suffix);
         running.sessions().add(first);
         running.grantRefresher(refresher);
         ControlServer controlServer = null;
@@ -317,7 +334,9 @@ final class RunCommand implements Callable<Integer> {
         }
         Thread hook = ServiceLifecycle.addShutdownHook(this::onSignal, "ptun-ingress-shutdown");
         try {
-            watchFirstConnection(running, gatewayUri);
+            watchFirstConnection(running.firstConnection(), gatewayUri.getHost() + ":" + gatewayUri.getPort());
+            running.pools().firstConnections().forEach((environment, f) -> watchFirstConnection(f,
+                    ownGateways.get(environment).shown() + " (environment " + environment + ")"));
             String proxy = Cli.hostPort(running.proxyAddress());
             ObjectNode ready = Cli.json()
                     .put("event", "ready")
@@ -325,6 +344,14 @@ final class RunCommand implements Callable<Integer> {
                     .put("credentialsFile", credentials.toAbsolutePath().toString())
                     .put("session", first.id())
                     .put("gateway", gatewayUri.toString());
+            // Only when set: a single-environment ingress prints the very line it always did.
+            if (!suffix.equals(AuthorityMap.DEFAULT_SUFFIX)) {
+                ready.put("virtualHostSuffix", suffix);
+            }
+            if (!ownGateways.isEmpty()) {
+                ObjectNode own = ready.putObject("environments");
+                ownGateways.forEach((environment, g) -> own.put(environment, g.shown()));
+            }
             ArrayNode list = ready.putArray("grants");
             targets.forEach(list::add);
             ready.put("version", IngressVersionProvider.projectVersion())
@@ -370,26 +397,10 @@ final class RunCommand implements Callable<Integer> {
             throw Cli.usage(spec, "a connection token is required: --token-file FILE (recommended; "
                     + "'env-gateway token issue' prints one; or PTUN_INGRESS_TOKEN_FILE) or --token TOKEN");
         }
-        String value;
-        String source;
         if (tokenPath != null) {
-            source = "--token-file " + tokenPath;
-            List<String> lines = IngressCli.readSecretLines(spec, tokenPath, "--token-file");
-            if (lines.size() != 1) {
-                throw Cli.usage(spec, source + " must hold the token on one line, found "
-                        + (lines.isEmpty() ? "nothing" : lines.size() + " lines"));
-            }
-            value = lines.get(0);
-        } else {
-            source = "--token";
-            value = token.strip();
+            return IngressCli.tokenFromFile(spec, tokenPath, "--token-file", "--token-file " + tokenPath);
         }
-        boolean printable = value.chars().allMatch(c -> c > 0x20 && c < 0x7f);
-        if (value.isEmpty() || value.length() > MAX_TOKEN_LENGTH || !printable) {
-            throw Cli.usage(spec, source + ": not a connection token (expected one line of printable ASCII "
-                    + "without spaces, as printed by 'env-gateway token issue'); the value is not shown");
-        }
-        return value;
+        return IngressCli.requireToken(spec, token.strip(), "--token");
     }
 
     /** Adds every grant to the session; returns the granted targets in order ("localhost:5173"). */
@@ -421,6 +432,8 @@ final class RunCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw Cli.usage(spec, where + " is not a readable grant (expected a JWT from 'env-gateway grant "
                     + "issue'); the value is not shown");
+        } catch (VirtualHostTakenException e) {
+            throw Cli.usage(spec, where + ": " + e.getMessage() + " (with 'grant add --name')");
         }
         targets.add(target);
         UnverifiedGrantView view = UnverifiedGrantView.decode(grant);
@@ -512,9 +525,10 @@ final class RunCommand implements Callable<Integer> {
     }
 
     private Ingress start(IngressConfig ingressConfig, String tokenValue, SslContext ssl,
-                          InetSocketAddress listenAddress, PrometheusMeterRegistry registry) {
+                          InetSocketAddress listenAddress, PrometheusMeterRegistry registry,
+                          Map<String, EnvironmentGateway> ownGateways) {
         try {
-            return Ingress.start(ingressConfig, () -> tokenValue, ssl, registry);
+            return Ingress.start(ingressConfig, () -> tokenValue, ssl, registry, ownGateways);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
@@ -537,9 +551,8 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    /** Ingress.start does not wait for the gateway; say so when the first attempt fails. */
-    private void watchFirstConnection(Ingress running, URI gatewayUri) {
-        Future<Void> first = running.firstConnection();
+    /** Ingress.start does not wait for the gateways; say so when a pool's first attempt fails. */
+    private void watchFirstConnection(Future<Void> first, String gatewayShown) {
         if (first == null) {
             return;
         }
@@ -551,7 +564,7 @@ final class RunCommand implements Callable<Integer> {
             log.atWarn()
                     .setMessage("first connection to the gateway {} failed: {}; the proxy is up, answers with a 502 "
                             + "page meanwhile and keeps retrying")
-                    .addArgument(gatewayUri.getHost() + ":" + gatewayUri.getPort())
+                    .addArgument(gatewayShown)
                     .addArgument(cause == null || cause.getMessage() == null ? String.valueOf(cause)
                             : cause.getMessage())
                     .addKeyValue("event", "gateway_unreachable")

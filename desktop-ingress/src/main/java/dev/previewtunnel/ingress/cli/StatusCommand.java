@@ -24,7 +24,8 @@ import java.util.concurrent.Callable;
         footer = IngressMain.FOOTER,
         description = {
                 "Show a running ingress: proxy address, gateway, tunnel state (connected, or reconnecting since "
-                        + "when and why), live streams, reconnects, and every session with its authorities.",
+                        + "when and why), live streams, reconnects, the same for each environment with a gateway "
+                        + "of its own (--environment-gateway), and every session with its authorities.",
                 "Human-readable by default; --json prints the control API's status object as one JSON line. "
                         + "Only observes: never starts or changes anything. Exit 2 when no ingress runs with "
                         + "this state directory."})
@@ -47,21 +48,15 @@ final class StatusCommand implements Callable<Integer> {
             return ExitCodes.OK;
         }
         JsonNode sessions = client.get("/v1/sessions").path("sessions");
-        JsonNode tunnel = status.path("tunnel");
         PrintWriter out = spec.commandLine().getOut();
         out.printf(Locale.ROOT, "%-10s %s%n", "proxy", status.path("proxy").asText());
         out.printf(Locale.ROOT, "%-10s %s%n", "gateway", status.path("gateway").asText());
-        StringBuilder t = new StringBuilder(tunnel.path("state").asText("unknown"));
-        t.append(" (").append(tunnel.path("connected").asInt()).append('/').append(tunnel.path("size").asInt())
-                .append(" connections, ").append(tunnel.path("liveStreams").asInt()).append(" live streams, ")
-                .append(tunnel.path("reconnects").asLong()).append(" reconnects)");
-        if (tunnel.has("reconnectingSince")) {
-            t.append(" since ").append(tunnel.path("reconnectingSince").asText());
+        out.printf(Locale.ROOT, "%-10s %s%n", "tunnel", tunnel(status.path("tunnel")));
+        for (var it = status.path("environments").fields(); it.hasNext(); ) {
+            var e = it.next();
+            out.printf(Locale.ROOT, "%-10s %s: %s, %s%n", "env", Cli.shown(e.getKey()),
+                    e.getValue().path("gateway").asText(), tunnel(e.getValue().path("tunnel")));
         }
-        if (tunnel.has("lastError")) {
-            t.append("; last error: ").append(Cli.shown(tunnel.path("lastError").asText()));
-        }
-        out.printf(Locale.ROOT, "%-10s %s%n", "tunnel", t);
         out.printf(Locale.ROOT, "%-10s %d%n", "sessions", status.path("sessions").asInt());
         if (sessions.size() > 0) {
             out.println();
@@ -80,5 +75,20 @@ final class StatusCommand implements Callable<Integer> {
         }
         out.flush();
         return ExitCodes.OK;
+    }
+
+    /** One pool's state as a line: "connected (2/2 connections, ...)" or "reconnecting (...) since T; ...". */
+    private static String tunnel(JsonNode tunnel) {
+        StringBuilder t = new StringBuilder(tunnel.path("state").asText("unknown"));
+        t.append(" (").append(tunnel.path("connected").asInt()).append('/').append(tunnel.path("size").asInt())
+                .append(" connections, ").append(tunnel.path("liveStreams").asInt()).append(" live streams, ")
+                .append(tunnel.path("reconnects").asLong()).append(" reconnects)");
+        if (tunnel.has("reconnectingSince")) {
+            t.append(" since ").append(tunnel.path("reconnectingSince").asText());
+        }
+        if (tunnel.has("lastError")) {
+            t.append("; last error: ").append(Cli.shown(tunnel.path("lastError").asText()));
+        }
+        return t.toString();
     }
 }

@@ -8,6 +8,7 @@ import dev.previewtunnel.ingress.session.AuthorityMap;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.EgressPolicy;
 import dev.previewtunnel.ingress.session.StateFiles;
+import dev.previewtunnel.ingress.session.VirtualHostTakenException;
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
 import dev.previewtunnel.mux.local.LocalApi;
 import dev.previewtunnel.mux.local.LocalApi.ApiException;
@@ -18,6 +19,7 @@ import io.netty.util.NetUtil;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -28,11 +30,13 @@ import java.util.Locale;
  * the CLI ({@code session create}, {@code grant add}, {@code status --json}, ...) reads them from there.
  *
  * <pre>
- *   GET    /v1/status                              tunnel state, proxy address, sessions
+ *   GET    /v1/status                              tunnel state (default gateway and each environment's own),
+ *                                                  proxy address, virtual-host suffix, sessions
  *   GET    /v1/sessions                            every session with its granted authorities
  *   POST   /v1/sessions          {"id"?,"egress"?} a new session; its credential goes to an owner-only file
  *   DELETE /v1/sessions/ID                         closes the session and its live connections
- *   POST   /v1/sessions/ID/grants {"grant","name"?} attaches a grant; answers its authorities
+ *   POST   /v1/sessions/ID/grants {"grant","name"?} attaches a grant; answers its authorities (409
+ *                                                  virtual_host_taken when its virtual host names another target)
  *   DELETE /v1/sessions/ID/grants/GRANT_ID         detaches it and ends the connections that used it
  * </pre>
  */
@@ -111,6 +115,8 @@ public final class ControlServer implements AutoCloseable {
                 entry = session.authorities().add(grant, name);
             } catch (IllegalArgumentException e) {
                 throw new ApiException(400, "not_a_grant", "the value is not a readable grant");
+            } catch (VirtualHostTakenException e) {
+                throw new ApiException(409, "virtual_host_taken", e.getMessage());
             }
             return Response.ok(describe(entry, session));
         }
@@ -152,7 +158,26 @@ public final class ControlServer implements AutoCloseable {
     }
 
     private ObjectNode status() {
-        TunnelPool.Status pool = ingress.pool().status();
+        ObjectNode environments = LocalApi.object();
+        ingress.pools().byEnvironment().forEach((environment, pool) -> environments.set(environment,
+                LocalApi.object()
+                        .put("gateway", ingress.environmentGateways().get(environment).shown())
+                        .set("tunnel", tunnel(pool))));
+        URI gateway = ingress.config().gateway();
+        ObjectNode status = LocalApi.object()
+                .put("proxy", NetUtil.toSocketAddressString(ingress.proxyAddress()))
+                .put("gateway", gateway.getScheme() + "://" + gateway.getHost() + ":" + gateway.getPort()
+                        + gateway.getPath())
+                .put("virtualHostSuffix", ingress.virtualHostSuffix())
+                .put("sessions", ingress.sessions().all().size());
+        status.set("tunnel", tunnel(ingress.pool()));
+        status.set("environments", environments);
+        return status;
+    }
+
+    /** One pool's state: connected, or reconnecting since when and why. */
+    private static ObjectNode tunnel(TunnelPool p) {
+        TunnelPool.Status pool = p.status();
         ObjectNode tunnel = LocalApi.object()
                 .put("state", pool.state())
                 .put("connected", pool.connected())
@@ -165,15 +190,10 @@ public final class ControlServer implements AutoCloseable {
         if (pool.lastError() != null) {
             tunnel.put("lastError", pool.lastError());
         }
-        return LocalApi.object()
-                .put("proxy", NetUtil.toSocketAddressString(ingress.proxyAddress()))
-                .put("gateway", ingress.config().gateway().getScheme() + "://" + ingress.config().gateway().getHost()
-                        + ":" + ingress.config().gateway().getPort() + ingress.config().gateway().getPath())
-                .put("sessions", ingress.sessions().all().size())
-                .set("tunnel", tunnel);
+        return tunnel;
     }
 
-    private static ObjectNode describe(BrowserSession s) {
+    private ObjectNode describe(BrowserSession s) {
         ArrayNode grants = LocalApi.object().arrayNode();
         s.authorities().entries().forEach(e -> grants.add(describe(e, s)));
         ObjectNode node = LocalApi.object()
@@ -185,10 +205,14 @@ public final class ControlServer implements AutoCloseable {
         return node;
     }
 
-    private static ObjectNode describe(AuthorityMap.Entry e, BrowserSession s) {
+    private ObjectNode describe(AuthorityMap.Entry e, BrowserSession s) {
+        String environment = e.view().environment();
         ObjectNode node = LocalApi.object()
                 .put("grantId", e.grantId())
-                .put("environment", e.view().environment())
+                .put("environment", environment)
+                // Which pool carries its streams: the environment's own gateway, or the default one.
+                .put("gateway", ingress.pools().hasOwnGateway(environment) ? "environment" : "default")
+                .put("tunnelState", ingress.pools().forEnvironment(environment).status().state())
                 .put("target", e.target().toString())
                 .put("virtualHost", e.virtualHost().toString())
                 .put("expiresAt", String.valueOf(e.view().expiresAt()));

@@ -19,11 +19,19 @@ import java.util.concurrent.CopyOnWriteArrayList;
  *       keeps the very origin the dev server expects, so HMR, OAuth callbacks and cookies need no
  *       configuration. It applies only while the grants for port P come from a single environment.</li>
  *   <li><b>Virtual hosts</b>: {@code NAME.ENV.preview.localhost:P} (suffix configurable), for sessions that see
- *       several environments. NAME is the label given when the grant was attached (default {@code pP}); the
- *       authority is a pure function of (name, environment, port), so it is the same after every restart of the
- *       ingress on whatever port, and cookies, localStorage and service workers survive. {@code *.localhost}
- *       is a secure context in Chromium and accepted by Vite's default host check.</li>
+ *       several environments. NAME is the label given when the grant was attached; by default it is
+ *       {@code pP} for a target {@code localhost:P} and {@code HOST-pP} for any other target host (its DNS-label
+ *       form: {@code 127-0-0-2-p5173}, {@code api-internal-p8080}), so grants to two hosts on the same port get
+ *       two names. The
+ *       authority is a pure function of (name or target, environment, port), so it is the same after every
+ *       restart of the ingress on whatever port, and cookies, localStorage and service workers survive.
+ *       {@code *.localhost} is a secure context in Chromium and accepted by Vite's default host check.</li>
  * </ul>
+ *
+ * <p>A virtual host names one target. A grant whose virtual host is already taken by a grant for another target
+ * (the same NAME given twice, or two host names with the same label form) is refused with
+ * {@link VirtualHostTakenException}, never silently put in the other's place; a grant for the same target under
+ * the same name replaces the older one (refresh).
  *
  * <p>The desktop holds no verification key: grants are read without verification only to learn their target
  * ({@link UnverifiedGrantView}); the gateway verifies every one on every stream.
@@ -61,19 +69,42 @@ public final class AuthorityMap {
     }
 
     /**
-     * Adds a grant; a newer grant for the same target and name replaces the older one (refresh). Throws
-     * IllegalArgumentException (without echoing the grant) when it is not a readable grant.
+     * Adds a grant; a newer grant for the same target and name replaces the older one (refresh).
+     *
+     * @throws IllegalArgumentException (without echoing the grant) when it is not a readable grant
+     * @throws VirtualHostTakenException when its virtual host already names another target
      */
-    public Entry add(String grant, String name) {
+    public synchronized Entry add(String grant, String name) {
         UnverifiedGrantView view = UnverifiedGrantView.decode(grant);
         Authority target = new Authority(view.targetHost(), view.targetPort());
-        String label = label(name == null || name.isBlank() ? "p" + view.targetPort() : name);
+        String label = label(name == null || name.isBlank() ? defaultName(target) : name);
         Authority vhost = new Authority(label + "." + label(view.environment()) + "." + suffix, view.targetPort());
+        for (Entry e : entries) {
+            boolean sameTarget = e.target.equals(target) && e.view.environment().equals(view.environment());
+            if (e.virtualHost.equals(vhost) && !sameTarget) {
+                throw new VirtualHostTakenException(vhost, e.grantId(), e.target);
+            }
+        }
         Entry entry = new Entry(grant, view, target, label, vhost);
         entries.removeIf(e -> e.target.equals(target) && e.name.equals(label)
                 && e.view.environment().equals(view.environment()));
         entries.add(entry);
         return entry;
+    }
+
+    /**
+     * The NAME of a grant attached without one: {@code pP} for {@code localhost:P} (the name earlier versions gave
+     * every target, kept for the common case so its origin, cookies and storage stay), {@code HOST-pP} for any
+     * other host, {@code 127.0.0.1} included: two distinct hosts never share a default name unless their label
+     * forms coincide, which {@link #add} refuses.
+     */
+    static String defaultName(Authority target) {
+        String port = "p" + target.port();
+        if ("localhost".equalsIgnoreCase(target.host())) {
+            return port;
+        }
+        String host = label(target.host());
+        return (host.length() + 1 + port.length() > 63 ? host.substring(0, 62 - port.length()) : host) + "-" + port;
     }
 
     /** Removes a grant by id; returns whether it was attached. */
@@ -117,12 +148,29 @@ public final class AuthorityMap {
         if (best == null) {
             return Optional.empty();
         }
-        return Optional.of(new Route(requested, best.target, best.grant, best.grantId()));
+        return Optional.of(new Route(requested, best.target, best.grant, best.grantId(), best.view.environment()));
     }
 
     /** True when {@code host} is this map's virtual-host suffix or below it. */
     public boolean isVirtualHost(String host) {
         return host.equals(suffix) || host.endsWith("." + suffix);
+    }
+
+    /**
+     * Whether {@code suffix} may be a virtual-host suffix: lower-case DNS labels ([a-z0-9-], 1 to 63 each, not
+     * starting or ending with '-'), at most 190 characters so that NAME.ENV.SUFFIX stays a valid host name, and not
+     * all digits and dots (an IPv4 address).
+     */
+    public static boolean isValidSuffix(String suffix) {
+        if (suffix == null || suffix.isEmpty() || suffix.length() > 190 || suffix.matches("[0-9.]+")) {
+            return false;
+        }
+        for (String l : suffix.split("\\.", -1)) {
+            if (!l.matches("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")) {
+                return false;
+            }
+        }
+        return true;
     }
 
     static boolean isLoopback(String host) {

@@ -118,6 +118,40 @@ class IngressControlApiTest {
     }
 
     @Test
+    void aVirtualHostTakenByAnotherTargetIsRefusedWith409AndTheHolderKeepsIt() throws Exception {
+        call("POST", "/v1/sessions", "{\"id\":\"web\"}", 200);
+        String toApp = stack.issuer().issueGrant(dev.previewtunnel.grants.GrantSpec.tcp(TunnelStack.ENVIRONMENT,
+                "web", "localhost", app.port()), Duration.ofMinutes(5));
+        String toOther = stack.issuer().issueGrant(dev.previewtunnel.grants.GrantSpec.tcp(TunnelStack.ENVIRONMENT,
+                "web", "127.0.0.1", app.port()), Duration.ofMinutes(5));
+        JsonNode holder = call("POST", "/v1/sessions/web/grants",
+                JSON.createObjectNode().put("grant", toApp).put("name", "shop").toString(), 200);
+        JsonNode refused = call("POST", "/v1/sessions/web/grants",
+                JSON.createObjectNode().put("grant", toOther).put("name", "shop").toString(), 409);
+        assertEquals("virtual_host_taken", refused.get("error").asText(), refused.toString());
+        assertTrue(refused.toString().contains("shop.demo-env.preview.localhost:" + app.port() + " is already taken by "
+                + "grant " + holder.get("grantId").asText()), refused.toString());
+        assertFalse(refused.toString().contains(toOther), "never the grant");
+        // Without a name the other host gets a virtual host of its own, beside the holder's.
+        JsonNode own = call("POST", "/v1/sessions/web/grants",
+                JSON.createObjectNode().put("grant", toOther).toString(), 200);
+        assertEquals("127-0-0-1-p" + app.port() + ".demo-env.preview.localhost:" + app.port(),
+                own.get("virtualHost").asText());
+        JsonNode grants = null;
+        for (JsonNode session : call("GET", "/v1/sessions", null, 200).get("sessions")) {
+            if (session.get("id").asText().equals("web")) {
+                grants = session.get("grants");
+            }
+        }
+        assertTrue(grants != null, "session web listed");
+        assertEquals(2, grants.size(), grants.toString());
+        assertEquals("default", grants.get(0).get("gateway").asText(), "one gateway: every grant uses the default");
+        JsonNode status = call("GET", "/v1/status", null, 200);
+        assertEquals("preview.localhost", status.get("virtualHostSuffix").asText());
+        assertEquals(0, status.get("environments").size(), status.toString());
+    }
+
+    @Test
     void detachingAGrantAndClosingASessionEndTheirLiveConnections() throws Exception {
         try (RawEchoServer echo = RawEchoServer.start("127.0.0.1", 0)) {
             String grant = stack.grant("localhost", echo.port());
