@@ -6,6 +6,7 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.socket.SocketChannel;
@@ -19,12 +20,15 @@ import io.netty.handler.codec.http.websocketx.WebSocketClientHandshaker;
 import io.netty.handler.codec.http.websocketx.WebSocketClientHandshakerFactory;
 import io.netty.handler.codec.http.websocketx.WebSocketVersion;
 import io.netty.handler.ssl.SslContext;
+import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Dials a gateway: TCP (and TLS for {@code wss://}), the WebSocket upgrade carrying the connection token in a
@@ -42,13 +46,33 @@ public final class TunnelClient {
         this.settings = settings;
     }
 
+    /** The {@code index}-th event loop of this client's group, modulo their number. */
+    public EventLoop loop(int index) {
+        List<EventLoop> loops = new ArrayList<>();
+        for (EventExecutor e : group) {
+            loops.add((EventLoop) e);
+        }
+        return loops.get(Math.floorMod(index, loops.size()));
+    }
+
     /**
      * @param url    {@code ws://host:port/path} or {@code wss://...}
      * @param token  connection token, sent as {@code Authorization: Bearer}; never put in the URL
      * @param ssl    client TLS context for {@code wss://}, or null for {@code ws://}
      */
     public Future<TunnelConnection> connect(URI url, String token, SslContext ssl, Duration timeout) {
-        Promise<TunnelConnection> promise = group.next().newPromise();
+        return connect(url, token, ssl, timeout, group.next());
+    }
+
+    /**
+     * As {@link #connect(URI, String, SslContext, Duration)}, on the given loop of this client's group: a pool
+     * spreads its connections over the loops itself (see {@link #loop(int)}).
+     */
+    public Future<TunnelConnection> connect(URI url, String token, SslContext ssl, Duration timeout, EventLoop loop) {
+        // One loop for the channel and its promise. Taking group.next() once for the promise and again in the
+        // bootstrap advanced the round-robin twice per connection: with two loops every tunnel connection of a
+        // pool landed on the same one, and the other loop only ever served browser sockets.
+        Promise<TunnelConnection> promise = loop.newPromise();
         boolean tls = "wss".equalsIgnoreCase(url.getScheme());
         if (!tls && !"ws".equalsIgnoreCase(url.getScheme())) {
             promise.setFailure(new TunnelConnectException("gateway URL must be ws:// or wss://"));
@@ -71,7 +95,7 @@ public final class TunnelClient {
                 settings.maxWebSocketMessage(), true, false);
 
         Bootstrap bootstrap = new Bootstrap()
-                .group(group)
+                .group(loop)
                 .channel(channelType)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) timeout.toMillis())

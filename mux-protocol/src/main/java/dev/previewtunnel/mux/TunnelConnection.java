@@ -5,6 +5,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.handler.codec.http2.Http2GoAwayFrame;
 import io.netty.handler.codec.http2.Http2StreamChannel;
@@ -77,6 +78,11 @@ public final class TunnelConnection {
 
     public int liveStreams() {
         return liveStreams.get();
+    }
+
+    /** The event loop the connection and all its streams run on. */
+    public EventLoop eventLoop() {
+        return parent.eventLoop();
     }
 
     /**

@@ -291,7 +291,8 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         if (route.grant() == null) {
             return context.directDialer().dial(browser.eventLoop(), route.target());
         }
-        return context.pool(route).openStream(route.target(), route.grant(), context.config().openTimeout());
+        return context.pool(route).openStream(route.target(), route.grant(), context.config().openTimeout(),
+                browser.eventLoop());
     }
 
     // ---------------------------------------------------------------- CONNECT

@@ -32,6 +32,8 @@ public final class TunnelPool implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(TunnelPool.class);
     static final Duration MIN_BACKOFF = Duration.ofMillis(100);
     static final Duration MAX_BACKOFF = Duration.ofSeconds(15);
+    /** How many more live streams the caller's own connection may carry than the least-loaded one, see pick. */
+    static final int LOCAL_SLACK = 8;
 
     private final TunnelClient client;
     private final URI url;
@@ -84,23 +86,24 @@ public final class TunnelPool implements AutoCloseable {
     }
 
     /**
-     * Opens a stream on the least-loaded usable connection. An open that failed before the gateway acted on it
-     * (refused past a GOAWAY, connection draining or lost before the answer) is tried once more, on whatever
-     * connection is usable then: during a rolling gateway restart a browser request lands on the fresh
-     * connection instead of failing.
+     * Opens a stream on the least-loaded usable connection, preferring one that runs on {@code caller}, the event
+     * loop of the browser connection that will relay it (see {@link #pick}). The returned future completes on
+     * {@code caller}. An open that failed before the gateway acted on it (refused past a GOAWAY, connection
+     * draining or lost before the answer) is tried once more, on whatever connection is usable then: during a
+     * rolling gateway restart a browser request lands on the fresh connection instead of failing.
      */
-    public Future<Http2StreamChannel> openStream(Authority target, String grant, Duration timeout) {
-        Promise<Http2StreamChannel> result = scheduler.newPromise();
+    public Future<Http2StreamChannel> openStream(Authority target, String grant, Duration timeout, EventLoop caller) {
+        Promise<Http2StreamChannel> result = caller.newPromise();
         StreamObserver o = observer;
         if (o != null) {
             long startNanos = System.nanoTime();
             result.addListener(f -> o.settled(result, startNanos));
         }
-        openOnce(target, grant, timeout).addListener(first -> {
+        openOnce(target, grant, timeout, caller).addListener(first -> {
             if (first.isSuccess()) {
                 result.trySuccess((Http2StreamChannel) first.getNow());
             } else if (first.cause() instanceof TunnelStreamException t && t.retryable() && !closed) {
-                openOnce(target, grant, timeout).addListener(second -> {
+                openOnce(target, grant, timeout, caller).addListener(second -> {
                     if (second.isSuccess()) {
                         result.trySuccess((Http2StreamChannel) second.getNow());
                     } else {
@@ -114,14 +117,18 @@ public final class TunnelPool implements AutoCloseable {
         return result;
     }
 
-    private Future<Http2StreamChannel> openOnce(Authority target, String grant, Duration timeout) {
+    private Future<Http2StreamChannel> openOnce(Authority target, String grant, Duration timeout, EventLoop caller) {
         TunnelConnection best = null;
+        TunnelConnection local = null;
         Future<TunnelConnection> pending = null;
         synchronized (this) {
             for (Slot s : slots) {
                 TunnelConnection c = s.connection;
-                if (c != null && c.isUsable() && (best == null || c.liveStreams() < best.liveStreams())) {
-                    best = c;
+                if (c != null && c.isUsable()) {
+                    best = lessLoaded(best, c);
+                    if (c.eventLoop() == caller) {
+                        local = lessLoaded(local, c);
+                    }
                 }
                 // Wait for a connection attempt only before the first connection ever came up; after an
                 // outage, fail fast so the browser sees the 502 page at once.
@@ -131,9 +138,9 @@ public final class TunnelPool implements AutoCloseable {
             }
         }
         if (best != null) {
-            return best.openStream(target, grant, timeout);
+            return pick(local, best).openStream(target, grant, timeout);
         }
-        Promise<Http2StreamChannel> result = scheduler.newPromise();
+        Promise<Http2StreamChannel> result = caller.newPromise();
         if (pending == null || closed) {
             result.setFailure(unreachable());
             return result;
@@ -153,6 +160,21 @@ public final class TunnelPool implements AutoCloseable {
             }
         });
         return result;
+    }
+
+    private static TunnelConnection lessLoaded(TunnelConnection current, TunnelConnection candidate) {
+        return current == null || candidate.liveStreams() < current.liveStreams() ? candidate : current;
+    }
+
+    /**
+     * The connection on the caller's own event loop when it is not much busier than the least-loaded one. A
+     * stream on another loop pays a task hand-off and a thread wake-up for every relayed read, both ways, and for
+     * the open itself; on a small machine those wake-ups, not the bytes, are most of a stream open's latency.
+     * The slack keeps the spread even: browser connections are spread over the loops round-robin, so the
+     * connections of each loop see about the same share.
+     */
+    static TunnelConnection pick(TunnelConnection local, TunnelConnection best) {
+        return local != null && local.liveStreams() <= best.liveStreams() + LOCAL_SLACK ? local : best;
     }
 
     private TunnelStreamException unreachable() {
@@ -253,7 +275,10 @@ public final class TunnelPool implements AutoCloseable {
             if (closed) {
                 return;
             }
-            Future<TunnelConnection> attempt = client.connect(url, token.get(), ssl, connectTimeout);
+            // Slot i always lives on loop i (modulo their number), so the pool's connections are spread evenly
+            // over the loops, as the browser connections are, whatever order reconnects happen in (see pick).
+            Future<TunnelConnection> attempt = client.connect(url, token.get(), ssl, connectTimeout,
+                    client.loop(index));
             synchronized (TunnelPool.this) {
                 connecting = attempt;
             }
