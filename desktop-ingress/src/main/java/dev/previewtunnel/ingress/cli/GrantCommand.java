@@ -130,6 +130,7 @@ final class GrantCommand {
     }
 
     @Command(name = "remove",
+            modelTransformer = IdsMayStartWithDash.class,
             mixinStandardHelpOptions = true,
             versionProvider = IngressVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,

@@ -106,6 +106,7 @@ final class SessionCommand {
     }
 
     @Command(name = "close",
+            modelTransformer = IdsMayStartWithDash.class,
             mixinStandardHelpOptions = true,
             versionProvider = IngressVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,

@@ -178,7 +178,9 @@ class ControlCommandsTest {
     void noRunningIngressIsExit2WithWhatToDo() throws Exception {
         String dir = tmp.resolve("nothing-here").toString();
         for (String[] args : new String[][] {{"status"}, {"status", "--json"}, {"session", "list"},
-                {"session", "create"}, {"session", "close", "x"}, {"grant", "remove", "--session", "s", "g"}}) {
+                {"session", "create"}, {"session", "close", "x"}, {"grant", "remove", "--session", "s", "g"},
+                // Ids may start with '-' (one grant id in 64 does): parsed as the id, not as an unknown option.
+                {"session", "close", "-x"}, {"grant", "remove", "--session", "s", "-Qz0_k"}}) {
             String[] all = java.util.Arrays.copyOf(args, args.length + 2);
             all[args.length] = "--state-dir";
             all[args.length + 1] = dir;
