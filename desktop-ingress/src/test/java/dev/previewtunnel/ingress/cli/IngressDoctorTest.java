@@ -7,6 +7,7 @@ import dev.previewtunnel.grants.KeyDirectory;
 import dev.previewtunnel.cli.InProcessCli.Captured;
 import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
+import dev.previewtunnel.testing.Await;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -103,6 +104,10 @@ class IngressDoctorTest {
                 tokenFile.toString(), "--grant-file", grantFile.toString(), "--state-dir", state.toString());
         try {
             running.readyLine();
+            // The ready line does not wait for the tunnel (an ingress starts while its gateway is down); a healthy
+            // setup is one whose tunnel is up, so wait for that before asking doctor.
+            Await.until("the ingress's first tunnel connection", Duration.ofSeconds(10),
+                    () -> running.command.ingress().pool().status().connected() > 0);
             // The gateway URL comes from the running ingress when not given.
             Result r = run("doctor", "--state-dir", state.toString(), "--token-file", tokenFile.toString(),
                     "--grant-file", grantFile.toString());
