@@ -241,7 +241,8 @@ public final class TunnelPool implements AutoCloseable {
         Future<TunnelConnection> connecting;
         Instant downSince = Instant.now();
         String lastError;
-        int failures;
+        final ReconnectBackoff backoff = new ReconnectBackoff(MIN_BACKOFF, MAX_BACKOFF,
+                n -> ThreadLocalRandom.current().nextLong(n));
         long reconnects;
         boolean everConnected;
 
@@ -265,7 +266,7 @@ public final class TunnelPool implements AutoCloseable {
                         connection = c;
                         everConnected = true;
                         downSince = null;
-                        failures = 0;
+                        backoff.reset();
                     }
                     if (firstUp != null) {
                         firstUp.trySuccess(null);
@@ -278,7 +279,6 @@ public final class TunnelPool implements AutoCloseable {
                     synchronized (TunnelPool.this) {
                         connecting = null;
                         lastError = error;
-                        failures++;
                         if (downSince == null) {
                             downSince = Instant.now();
                         }
@@ -327,10 +327,10 @@ public final class TunnelPool implements AutoCloseable {
             if (closed) {
                 return;
             }
-            long base = MIN_BACKOFF.toMillis() << Math.min(failures, 8);
-            long capped = Math.min(base, MAX_BACKOFF.toMillis());
-            // Full jitter keeps many desktops from reconnecting in lockstep after a gateway restart.
-            long delay = capped / 2 + ThreadLocalRandom.current().nextLong(capped / 2 + 1);
+            long delay;
+            synchronized (TunnelPool.this) {
+                delay = backoff.nextDelayMillis();
+            }
             scheduler.schedule(() -> connect(null), delay, TimeUnit.MILLISECONDS);
         }
     }
