@@ -132,9 +132,12 @@ class IngressResilienceTest {
         assertTrue(stack.ingress().pool().status().reconnects() >= 1);
         // No leak anywhere: the ingress counts streams on every connection it opened, the dropped one included;
         // neither gateway (the killed one, the new one) holds a stream; the app is back to its connections.
-        until("nothing left open", Duration.ofSeconds(10), () -> stack.ingress().pool().status().liveStreams() == 0
+        untilPool("nothing left open", Duration.ofSeconds(10), () -> stack.ingress().pool().status().liveStreams() == 0
                 && killedGateway.liveStreams().size() == 0 && stack.gateway().liveStreams().size() == 0
-                && app.openConnections() == appConnectionsBefore);
+                && app.openConnections() == appConnectionsBefore,
+                () -> "killed gateway streams " + killedGateway.liveStreams().size() + ", gateway streams "
+                        + stack.gateway().liveStreams().size() + ", app connections " + app.openConnections()
+                        + " (before: " + appConnectionsBefore + ")");
         System.out.printf("{\"test\":\"gateway_killed_leaks\",\"ingressLiveStreams\":%d,"
                         + "\"killedGatewayStreams\":%d,\"gatewayStreams\":%d,\"appOpenConnections\":%d,"
                         + "\"appOpenBefore\":%d}%n", stack.ingress().pool().status().liveStreams(),
