@@ -26,7 +26,14 @@ import java.util.concurrent.TimeUnit;
  *   ptun_ingress_tunnel_connections_configured gauge     pool size (--pool)
  *   ptun_ingress_tunnel_up                     gauge     1 while at least one connection is up, else 0
  *   ptun_ingress_tunnel_reconnects_total       counter   connections lost or drained (GOAWAY) and replaced
- *   ptun_ingress_streams_live                  gauge     tunnel streams open now
+ *   ptun_ingress_tunnel_connections_by_state{state}
+ *                                              gauge     connected / connecting / draining connections, and
+ *                                                        waiting (slots waiting out their reconnect backoff)
+ *   ptun_ingress_tunnel_disconnected_since_seconds
+ *                                              gauge     while no connection is up: since when (epoch seconds);
+ *                                                        0 while connected
+ *   ptun_ingress_streams_live                  gauge     tunnel streams open now, on any connection (draining
+ *                                                        and dropped ones too, until their streams have ended)
  *   ptun_ingress_streams_opened_total          counter   stream opens the gateway accepted
  *   ptun_ingress_streams_refused_total{code}   counter   stream opens that failed, by ptun-error code
  *   ptun_ingress_stream_bytes_total{direction} counter   DATA bytes, to_gateway / from_gateway
@@ -64,6 +71,16 @@ public final class IngressMetrics implements TunnelPool.StreamObserver {
                 .description("1 while at least one tunnel connection is up, 0 while reconnecting").register(registry);
         Gauge.builder("ptun.ingress.streams.live", pool, p -> p.status().liveStreams())
                 .description("tunnel streams open now").register(registry);
+        stateGauge(registry, pool, "connected", TunnelPool.Status::connected);
+        stateGauge(registry, pool, "connecting", TunnelPool.Status::connecting);
+        stateGauge(registry, pool, "draining", TunnelPool.Status::draining);
+        stateGauge(registry, pool, "waiting", TunnelPool.Status::waiting);
+        Gauge.builder("ptun.ingress.tunnel.disconnected.since.seconds", pool, p -> {
+                    java.time.Instant since = p.status().downSince();
+                    return since == null ? 0 : since.getEpochSecond();
+                })
+                .description("while no tunnel connection is up: since when, in seconds since the epoch; 0 while "
+                        + "connected").register(registry);
         FunctionCounter.builder("ptun.ingress.tunnel.reconnects", pool, p -> p.status().reconnects())
                 .description("tunnel connections lost or drained (GOAWAY) and replaced").register(registry);
         this.opened = Counter.builder("ptun.ingress.streams.opened")
@@ -79,6 +96,15 @@ public final class IngressMetrics implements TunnelPool.StreamObserver {
                 .description("time a stream could not be written: the gateway's flow-control window was exhausted "
                         + "or the write buffer was above its high-water mark")
                 .serviceLevelObjectives(STALL_BUCKETS).register(registry);
+    }
+
+    private static void stateGauge(MeterRegistry registry, TunnelPool pool, String state,
+                                   java.util.function.ToIntFunction<TunnelPool.Status> count) {
+        Gauge.builder("ptun.ingress.tunnel.connections.by.state", pool, p -> count.applyAsInt(p.status()))
+                .tag("state", state)
+                .description("tunnel connections by state: connected, connecting, draining (GOAWAY received, "
+                        + "finishing streams), waiting (a slot waiting out its reconnect backoff)")
+                .register(registry);
     }
 
     @Override

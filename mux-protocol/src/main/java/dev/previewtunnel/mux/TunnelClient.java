@@ -187,6 +187,14 @@ public final class TunnelClient {
                 return;
             }
             Channel ch = ctx.channel();
+            if (group.isShuttingDown()) {
+                // The owner is stopping its event loops: the promise's listeners (on another loop of the group)
+                // may never run, so nobody would ever own, or close, this connection. Seen as a tunnel connection
+                // left open on the gateway after an ingress closed during a handshake.
+                promise.tryFailure(new TunnelConnectException("event loops are shutting down"));
+                ctx.close();
+                return;
+            }
             // finishHandshake replaced the HTTP codec and removed the aggregator; only this handler remains.
             if (ch.pipeline().get("http-aggregator") != null) {
                 ch.pipeline().remove("http-aggregator");

@@ -49,6 +49,8 @@ public final class SampleApp implements AutoCloseable {
     private final Channel serverChannel;
     private final ConnectionCounter accepted = new ConnectionCounter();
     private final ConnectionCounter served = new ConnectionCounter();
+    /** Connections accepted and not yet closed. */
+    private final java.util.concurrent.atomic.AtomicInteger open = new java.util.concurrent.atomic.AtomicInteger();
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private SampleApp(String host, int port) {
@@ -70,6 +72,8 @@ public final class SampleApp implements AutoCloseable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         accepted.increment();
+                        open.incrementAndGet();
+                        ch.closeFuture().addListener(f -> open.decrementAndGet());
                         ChannelPipeline p = ch.pipeline();
                         p.addLast("http", new HttpServerCodec());
                         p.addLast("expect-continue", new HttpServerExpectContinueHandler());
@@ -118,6 +122,11 @@ public final class SampleApp implements AutoCloseable {
     /** Total TCP connections ever accepted. */
     public int acceptedConnections() {
         return accepted.get();
+    }
+
+    /** TCP connections open now (accepted and not yet closed): what a test checks to see nothing was left open. */
+    public int openConnections() {
+        return open.get();
     }
 
     /** Total responses started (including error responses and completed WebSocket handshakes). */

@@ -181,6 +181,8 @@ public final class ControlServer implements AutoCloseable {
         ObjectNode tunnel = LocalApi.object()
                 .put("state", pool.state())
                 .put("connected", pool.connected())
+                .put("connecting", pool.connecting())
+                .put("draining", pool.draining())
                 .put("size", pool.size())
                 .put("liveStreams", pool.liveStreams())
                 .put("reconnects", pool.reconnects());

@@ -17,7 +17,10 @@ import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -42,6 +45,12 @@ public final class TunnelPool implements AutoCloseable {
     private final Duration connectTimeout;
     private final EventLoop scheduler;
     private final List<Slot> slots = new ArrayList<>();
+    /**
+     * Every connection this pool opened whose streams may not all have ended: the slots' current ones and those
+     * they dropped or replaced (lost, draining). Pruned once a connection is closed with no live stream, so
+     * {@link #status()} counts the streams of a dead or draining connection until they have really ended.
+     */
+    private final Set<TunnelConnection> opened = new HashSet<>();
     private volatile boolean closed;
     private volatile StreamObserver observer;
 
@@ -129,11 +138,11 @@ public final class TunnelPool implements AutoCloseable {
                     if (c.eventLoop() == caller) {
                         local = lessLoaded(local, c);
                     }
-                }
-                // Wait for a connection attempt only before the first connection ever came up; after an
-                // outage, fail fast so the browser sees the 502 page at once.
-                if (s.connecting != null && !s.everConnected && pending == null) {
-                    pending = s.connecting;
+                } else if (!s.failedSinceUp && pending == null) {
+                    // No failure since this slot was last up: it is starting, or replacing a connection the
+                    // gateway drained (GOAWAY), so its next connection is moments away: wait for that attempt.
+                    // After a failure (refused, timed out, dropped) fail fast: the browser sees the 502 at once.
+                    pending = s.next;
                 }
             }
         }
@@ -145,7 +154,8 @@ public final class TunnelPool implements AutoCloseable {
             result.setFailure(unreachable());
             return result;
         }
-        // A connection attempt is under way (first start or a reconnect): wait for it, bounded by its timeout.
+        // A connection attempt is under way or about to start (first start, or a drained connection's
+        // replacement): wait for it, bounded by its connect timeout.
         pending.addListener(f -> {
             if (f.isSuccess()) {
                 ((TunnelConnection) f.getNow()).openStream(target, grant, timeout).addListener(s -> {
@@ -190,47 +200,87 @@ public final class TunnelPool implements AutoCloseable {
         return new TunnelStreamException(TunnelError.GATEWAY_UNREACHABLE, why.toString());
     }
 
-    /** A snapshot for status output and error pages. */
-    public record Status(int size, int connected, int liveStreams, Instant downSince, String lastError,
-                         long reconnects) {
+    /**
+     * A snapshot for status output, metrics and error pages.
+     *
+     * @param size        slots (the configured pool size)
+     * @param connected   connections up and taking new streams
+     * @param connecting  slots with a connect attempt in flight
+     * @param draining    connections the gateway drained (GOAWAY) that are still open, finishing their streams
+     * @param liveStreams streams open now on any connection of this pool, connected, draining or dropped
+     * @param downSince   while no connection is up: since when (the earliest slot that went down), else null
+     * @param lastError   the last connect failure or reason a connection went away, or null if none yet
+     * @param reconnects  connections lost or drained and replaced
+     */
+    public record Status(int size, int connected, int connecting, int draining, int liveStreams, Instant downSince,
+                         String lastError, long reconnects) {
         public String state() {
             return connected > 0 ? "connected" : "reconnecting";
+        }
+
+        /** Slots neither connected nor connecting: waiting out their reconnect backoff. */
+        public int waiting() {
+            return Math.max(0, size - connected - connecting);
         }
     }
 
     public synchronized Status status() {
         int connected = 0;
-        int live = 0;
+        int connecting = 0;
         Instant downSince = null;
         String lastError = null;
         long reconnects = 0;
         for (Slot s : slots) {
             if (s.connection != null && s.connection.isUsable()) {
                 connected++;
-                live += s.connection.liveStreams();
-            } else if (s.downSince != null && (downSince == null || s.downSince.isBefore(downSince))) {
-                downSince = s.downSince;
+            } else {
+                if (s.connecting != null) {
+                    connecting++;
+                }
+                if (s.downSince != null && (downSince == null || s.downSince.isBefore(downSince))) {
+                    downSince = s.downSince;
+                }
             }
             if (s.lastError != null) {
                 lastError = s.lastError;
             }
             reconnects += s.reconnects;
         }
-        return new Status(slots.size(), connected, live, connected > 0 ? null : downSince, lastError, reconnects);
+        int draining = 0;
+        int live = 0;
+        for (Iterator<TunnelConnection> it = opened.iterator(); it.hasNext(); ) {
+            TunnelConnection c = it.next();
+            int streams = c.liveStreams();
+            boolean open = c.channel().isOpen();
+            if (!open && streams == 0) {
+                it.remove(); // closed and every stream of it has ended: nothing left to count
+                continue;
+            }
+            live += streams;
+            if (open && c.isDraining()) {
+                draining++;
+            }
+        }
+        return new Status(slots.size(), connected, connecting, draining, live, connected > 0 ? null : downSince,
+                lastError, reconnects);
     }
 
     @Override
     public void close() {
         closed = true;
         List<TunnelConnection> open = new ArrayList<>();
+        List<Promise<TunnelConnection>> waiting = new ArrayList<>();
         synchronized (this) {
             for (Slot s : slots) {
                 if (s.connection != null) {
                     open.add(s.connection);
                 }
+                waiting.add(s.next);
             }
         }
         open.forEach(TunnelConnection::close);
+        // Opens waiting for a slot's next connection must not outlive the pool.
+        waiting.forEach(p -> p.tryFailure(new IllegalStateException("tunnel pool closed")));
     }
 
     /**
@@ -261,11 +311,15 @@ public final class TunnelPool implements AutoCloseable {
         final int index;
         TunnelConnection connection;
         Future<TunnelConnection> connecting;
+        /** Settles with the outcome of this slot's next connect attempt; replaced as each attempt settles. */
+        Promise<TunnelConnection> next = scheduler.newPromise();
         Instant downSince = Instant.now();
         String lastError;
-        int failures;
+        final ReconnectBackoff backoff = new ReconnectBackoff(MIN_BACKOFF, MAX_BACKOFF,
+                n -> ThreadLocalRandom.current().nextLong(n));
         long reconnects;
-        boolean everConnected;
+        /** A connect attempt failed or the connection dropped since this slot was last up (not set by a drain). */
+        boolean failedSinceUp;
 
         Slot(int index) {
             this.index = index;
@@ -283,15 +337,33 @@ public final class TunnelPool implements AutoCloseable {
                 connecting = attempt;
             }
             attempt.addListener(f -> {
+                Promise<TunnelConnection> settled;
+                synchronized (TunnelPool.this) {
+                    settled = next;
+                    next = scheduler.newPromise();
+                }
                 if (f.isSuccess()) {
                     TunnelConnection c = (TunnelConnection) f.getNow();
+                    boolean afterClose;
                     synchronized (TunnelPool.this) {
                         connecting = null;
-                        connection = c;
-                        everConnected = true;
-                        downSince = null;
-                        failures = 0;
+                        // close() sets closed before it takes the monitor to collect the connections it closes.
+                        afterClose = closed;
+                        if (!afterClose) {
+                            connection = c;
+                            opened.add(c);
+                            failedSinceUp = false;
+                            downSince = null;
+                            backoff.reset();
+                        }
                     }
+                    if (afterClose) {
+                        // Came up after close(): nobody else would ever close it.
+                        c.close();
+                        settled.tryFailure(new IllegalStateException("tunnel pool closed"));
+                        return;
+                    }
+                    settled.trySuccess(c);
                     if (firstUp != null) {
                         firstUp.trySuccess(null);
                     }
@@ -303,11 +375,12 @@ public final class TunnelPool implements AutoCloseable {
                     synchronized (TunnelPool.this) {
                         connecting = null;
                         lastError = error;
-                        failures++;
+                        failedSinceUp = true;
                         if (downSince == null) {
                             downSince = Instant.now();
                         }
                     }
+                    settled.tryFailure(f.cause());
                     if (firstUp != null) {
                         firstUp.tryFailure(f.cause());
                     }
@@ -338,6 +411,7 @@ public final class TunnelPool implements AutoCloseable {
                     return; // already replaced (drain)
                 }
                 connection = null;
+                failedSinceUp = true;
                 downSince = Instant.now();
                 lastError = why;
                 reconnects++;
@@ -352,10 +426,10 @@ public final class TunnelPool implements AutoCloseable {
             if (closed) {
                 return;
             }
-            long base = MIN_BACKOFF.toMillis() << Math.min(failures, 8);
-            long capped = Math.min(base, MAX_BACKOFF.toMillis());
-            // Full jitter keeps many desktops from reconnecting in lockstep after a gateway restart.
-            long delay = capped / 2 + ThreadLocalRandom.current().nextLong(capped / 2 + 1);
+            long delay;
+            synchronized (TunnelPool.this) {
+                delay = backoff.nextDelayMillis();
+            }
             scheduler.schedule(() -> connect(null), delay, TimeUnit.MILLISECONDS);
         }
     }

@@ -33,6 +33,9 @@ public final class TunnelStack implements AutoCloseable {
     private final GrantIssuer issuer;
     private final String token;
     private GatewayConfig gatewayConfig;
+    private Duration gatewayDrainTimeout;
+    /** The current gateway was stopped or killed: its event loops are gone, closing it again would fail. */
+    private volatile boolean gatewayStopped;
     private GatewayServer gateway;
     private IngressConfig ingressConfig;
     private Ingress ingress;
@@ -47,7 +50,14 @@ public final class TunnelStack implements AutoCloseable {
 
     /** Starts gateway and ingress (pool of {@code poolSize} connections) with no grants yet. */
     public static TunnelStack start(int poolSize) throws IOException, InterruptedException {
+        return start(poolSize, null);
+    }
+
+    /** As {@link #start(int)}, the gateway draining for up to {@code gatewayDrainTimeout} (null: its default). */
+    public static TunnelStack start(int poolSize, Duration gatewayDrainTimeout)
+            throws IOException, InterruptedException {
         TunnelStack stack = new TunnelStack(Files.createTempDirectory("ptun-keys"));
+        stack.gatewayDrainTimeout = gatewayDrainTimeout;
         stack.startGateway(new InetSocketAddress("127.0.0.1", 0));
         stack.ingressConfig = IngressConfig.defaults(new InetSocketAddress("127.0.0.1", 0),
                 URI.create(stack.gateway.url(false))).withPoolSize(poolSize);
@@ -56,9 +66,24 @@ public final class TunnelStack implements AutoCloseable {
     }
 
     public void startGateway(InetSocketAddress listen) throws IOException, InterruptedException {
-        gatewayConfig = GatewayConfig.defaults(ENVIRONMENT, listen);
+        gatewayConfig = gatewayConfig(listen);
         gateway = GatewayServer.start(gatewayConfig, keys.reloadingVerificationKeys(Clock.systemUTC()), null,
                 new SimpleMeterRegistry());
+        gatewayStopped = false;
+    }
+
+    /**
+     * Starts a second gateway for the same environment and keys on an ephemeral loopback port, next to the
+     * stack's own (as during a rolling restart). The caller closes it.
+     */
+    public GatewayServer startAnotherGateway() throws IOException, InterruptedException {
+        return GatewayServer.start(gatewayConfig(new InetSocketAddress("127.0.0.1", 0)),
+                keys.reloadingVerificationKeys(Clock.systemUTC()), null, new SimpleMeterRegistry());
+    }
+
+    private GatewayConfig gatewayConfig(InetSocketAddress listen) {
+        GatewayConfig config = GatewayConfig.defaults(ENVIRONMENT, listen);
+        return gatewayDrainTimeout == null ? config : config.withDrainTimeout(gatewayDrainTimeout);
     }
 
     public void startIngress(IngressConfig config) throws InterruptedException {
@@ -126,11 +151,13 @@ public final class TunnelStack implements AutoCloseable {
 
     /** Graceful gateway stop (GOAWAY, streams in flight may finish within the drain timeout). */
     public void stopGateway() {
+        gatewayStopped = true;
         gateway.close();
     }
 
     /** Abrupt gateway stop: every tunnel connection dropped without GOAWAY, as when the process dies. */
     public void killGateway() {
+        gatewayStopped = true;
         gateway.kill();
     }
 
@@ -160,7 +187,7 @@ public final class TunnelStack implements AutoCloseable {
         if (ingress != null) {
             ingress.close();
         }
-        if (gateway != null) {
+        if (gateway != null && !gatewayStopped) {
             gateway.close();
         }
         try (var files = Files.walk(keysDir)) {

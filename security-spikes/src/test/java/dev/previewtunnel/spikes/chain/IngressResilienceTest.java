@@ -1,5 +1,6 @@
 package dev.previewtunnel.spikes.chain;
 
+import dev.previewtunnel.gateway.GatewayServer;
 import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.sampleapp.SampleApp;
@@ -10,6 +11,9 @@ import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
 import java.net.CookieManager;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -83,6 +87,8 @@ class IngressResilienceTest {
         long size = 200L * 1024 * 1024;
         HttpClient client = client(null);
         AtomicLong received = new AtomicLong();
+        int appConnectionsBefore = app.openConnections();
+        GatewayServer killedGateway = stack.gateway();
         java.util.concurrent.CountDownLatch killed = new java.util.concurrent.CountDownLatch(1);
         CompletableFuture<Long> transfer = client.sendAsync(
                 HttpRequest.newBuilder(URI.create("http://localhost:" + app.port() + "/bytes?n=" + size)).build(),
@@ -114,22 +120,89 @@ class IngressResilienceTest {
                 received.get(), failed.getCause().getClass().getSimpleName());
 
         // While the gateway is down, a new request fails fast with the 502 page, not a hang.
-        HttpResponse<String> down = client.send(HttpRequest.newBuilder(
-                URI.create("http://localhost:" + app.port() + "/hello")).timeout(Duration.ofSeconds(10)).build(),
-                HttpResponse.BodyHandlers.ofString());
-        assertEquals(502, down.statusCode());
-        assertEquals("gateway_unreachable", down.headers().firstValue("ptun-error").orElse(""));
-        assertTrue(down.body().contains("unreachable since"), down.body());
+        assertFailsFastWhileUnreachable(client);
 
         stack.restartGatewayOnSameAddress();
         until("ingress reconnected", Duration.ofSeconds(30), () -> stack.ingress().pool().status().connected() > 0);
-        HttpResponse<String> after = client.send(HttpRequest.newBuilder(
-                URI.create("http://localhost:" + app.port() + "/hello")).build(), HttpResponse.BodyHandlers.ofString());
-        assertEquals(200, after.statusCode());
-        assertEquals(SampleApp.HELLO_BODY, after.body());
+        // The next request, on a browser connection that closes after it (Connection: close), so that once it is
+        // done nothing of this test may be left open anywhere.
+        String after = getAndClose("/hello");
+        assertTrue(after.startsWith("HTTP/1.1 200 "), after);
+        assertTrue(after.endsWith("\r\n\r\n" + SampleApp.HELLO_BODY), after);
         assertTrue(stack.ingress().pool().status().reconnects() >= 1);
-        // Nothing left open on the ingress side from the broken transfer.
-        until("no stale streams", Duration.ofSeconds(10), () -> stack.ingress().pool().status().liveStreams() <= 1);
+        // No leak anywhere: the ingress counts streams on every connection it opened, the dropped one included;
+        // neither gateway (the killed one, the new one) holds a stream; the app is back to its connections.
+        untilPool("nothing left open", Duration.ofSeconds(10), () -> stack.ingress().pool().status().liveStreams() == 0
+                && killedGateway.liveStreams().size() == 0 && stack.gateway().liveStreams().size() == 0
+                && app.openConnections() == appConnectionsBefore,
+                () -> "killed gateway streams " + killedGateway.liveStreams().size() + ", gateway streams "
+                        + stack.gateway().liveStreams().size() + ", app connections " + app.openConnections()
+                        + " (before: " + appConnectionsBefore + ")");
+        System.out.printf("{\"test\":\"gateway_killed_leaks\",\"ingressLiveStreams\":%d,"
+                        + "\"killedGatewayStreams\":%d,\"gatewayStreams\":%d,\"appOpenConnections\":%d,"
+                        + "\"appOpenBefore\":%d}%n", stack.ingress().pool().status().liveStreams(),
+                killedGateway.liveStreams().size(), stack.gateway().liveStreams().size(), app.openConnections(),
+                appConnectionsBefore);
+    }
+
+    @Test
+    void anIngressStartedWhileNoGatewayListensAnswersAt502AtOnce() throws Exception {
+        stack.killGateway();
+        // A fresh ingress whose very first connect attempts are refused: no connection ever came up.
+        stack.restartIngress(stack.ingressConfig(), null);
+        HttpClient client = client(null);
+        assertFailsFastWhileUnreachable(client);
+        assertFailsFastWhileUnreachable(client); // and again, while it keeps retrying
+        assertEquals(0, stack.ingress().pool().status().connected());
+
+        stack.restartGatewayOnSameAddress();
+        until("ingress connected", Duration.ofSeconds(30), () -> stack.ingress().pool().status().connected() > 0);
+        String after = getAndClose("/hello");
+        assertTrue(after.startsWith("HTTP/1.1 200 "), after);
+    }
+
+    /** {@link dev.previewtunnel.testing.Await#until}, saying what the pool looked like when it timed out. */
+    private void untilPool(String what, Duration timeout, java.util.function.BooleanSupplier condition,
+                           java.util.function.Supplier<String> more) {
+        try {
+            until(what, timeout, condition);
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; pool " + stack.ingress().pool().status() + "; "
+                    + more.get(), e);
+        }
+    }
+
+    /** A new request while the gateway is unreachable is answered within 2 s: 502, gateway_unreachable. */
+    private void assertFailsFastWhileUnreachable(HttpClient client) throws Exception {
+        long start = System.nanoTime();
+        HttpResponse<String> down = client.send(HttpRequest.newBuilder(
+                URI.create("http://localhost:" + app.port() + "/hello")).timeout(Duration.ofSeconds(10)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        System.out.printf("{\"test\":\"unreachable_answer\",\"status\":%d,\"millis\":%d}%n",
+                down.statusCode(), millis);
+        assertEquals(502, down.statusCode(), down::body);
+        assertEquals("gateway_unreachable", down.headers().firstValue("ptun-error").orElse(""));
+        assertTrue(down.body().contains("unreachable since") && down.body().contains("retrying"), down.body());
+        assertTrue(millis < 2_000, "answered in " + millis + " ms");
+    }
+
+    /**
+     * One absolute-form GET through the proxy on a fresh socket with {@code Connection: close}; returns everything
+     * the proxy sent until it closed the connection.
+     */
+    private String getAndClose(String path) throws IOException {
+        String authority = "localhost:" + app.port();
+        String credential = Base64.getEncoder().encodeToString((stack.session().username() + ":"
+                + stack.session().password()).getBytes(StandardCharsets.UTF_8));
+        try (Socket socket = new Socket()) {
+            socket.connect(stack.proxy(), 10_000);
+            socket.setSoTimeout(20_000);
+            socket.getOutputStream().write(("GET http://" + authority + path + " HTTP/1.1\r\nHost: " + authority
+                    + "\r\nProxy-Authorization: Basic " + credential + "\r\nConnection: close\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            return new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+        }
     }
 
     @Test
@@ -177,6 +250,108 @@ class IngressResilienceTest {
         HttpResponse<String> after = client.send(HttpRequest.newBuilder(
                 URI.create("http://localhost:" + app.port() + "/hello")).build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(200, after.statusCode());
+    }
+
+    @Test
+    void rollingRestartSendsNewRequestsDuringTheDrainToTheNewGatewayAndLetsInFlightOnesFinish() throws Exception {
+        // Gateway A (this stack's) drains for up to 60 s; gateway B is its replacement. The ingress dials a relay
+        // (the address that stays the same during a rolling restart), which sends new connections to B once
+        // switched. Gateway A's drain is stretched on purpose: the in-flight transfers hold their streams open
+        // until every new request has been answered, so all of those are issued while A is still draining.
+        stack.close();
+        stack = TunnelStack.start(2, Duration.ofSeconds(60));
+        stack.grant("localhost", app.port());
+        GatewayServer gatewayA = stack.gateway();
+        URI direct = URI.create(gatewayA.url(false));
+        try (GatewayServer gatewayB = stack.startAnotherGateway();
+             SwitchableTcpRelay relay = SwitchableTcpRelay.start(gatewayA.address())) {
+            stack.restartIngress(stack.ingressConfig().withGateway(new URI(direct.getScheme(), null, "127.0.0.1",
+                    relay.port(), direct.getPath(), direct.getQuery(), null)), null);
+            untilPool("both connections up through the relay, on A", Duration.ofSeconds(30),
+                    () -> stack.ingress().pool().status().connected() == 2 && gatewayA.connectionCount() == 2,
+                    () -> "gateway A connections: " + gatewayA.connectionCount());
+
+            int inFlight = 8;
+            long bigSize = 32L * 1024 * 1024;
+            long bigCrc = SampleApp.patternCrc(bigSize).getValue();
+            java.util.concurrent.CountDownLatch newRequestsDone = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.atomic.AtomicInteger started = new java.util.concurrent.atomic.AtomicInteger();
+            HttpClient slowClient = client(null);
+            List<CompletableFuture<long[]>> transfers = new ArrayList<>();
+            for (int i = 0; i < inFlight; i++) {
+                transfers.add(slowClient.sendAsync(HttpRequest.newBuilder(
+                        URI.create("http://localhost:" + app.port() + "/bytes?n=" + bigSize)).build(),
+                        HttpResponse.BodyHandlers.ofInputStream()).thenApply(r -> {
+                            CRC32 crc = new CRC32();
+                            long n = 0;
+                            try (InputStream in = r.body()) {
+                                byte[] first = in.readNBytes(1 << 20);
+                                crc.update(first);
+                                n += first.length;
+                                started.incrementAndGet();
+                                // Hold the stream open on A until the new requests are done (bounded).
+                                if (!newRequestsDone.await(90, TimeUnit.SECONDS)) {
+                                    throw new IllegalStateException("new requests never finished");
+                                }
+                                n += ChainHttpTest.drain(in, crc);
+                            } catch (IOException e) {
+                                throw new java.io.UncheckedIOException(e);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                                throw new IllegalStateException(e);
+                            }
+                            return new long[] {r.statusCode(), n, crc.getValue()};
+                        }));
+            }
+            until("transfers under way on A", Duration.ofSeconds(60),
+                    () -> started.get() == inFlight && gatewayA.liveStreams().size() == inFlight);
+
+            relay.switchTo(gatewayB.address());
+            CompletableFuture<Void> drainA = CompletableFuture.runAsync(stack::stopGateway); // GOAWAY, then waits
+            untilPool("the ingress saw GOAWAY on both connections", Duration.ofSeconds(20),
+                    () -> stack.ingress().pool().status().draining() == 2, () -> "");
+
+            int fresh = 20;
+            long smallSize = 256L * 1024;
+            long smallCrc = SampleApp.patternCrc(smallSize).getValue();
+            HttpClient freshClient = client(null);
+            List<CompletableFuture<long[]>> during = new ArrayList<>();
+            for (int i = 0; i < fresh; i++) {
+                during.add(freshClient.sendAsync(HttpRequest.newBuilder(
+                        URI.create("http://localhost:" + app.port() + "/bytes?n=" + smallSize))
+                        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofInputStream())
+                        .thenApply(r -> {
+                            CRC32 crc = new CRC32();
+                            long n = ChainHttpTest.drain(r.body(), crc);
+                            return new long[] {r.statusCode(), n, crc.getValue()};
+                        }));
+            }
+            for (CompletableFuture<long[]> f : during) {
+                long[] r = f.get(60, TimeUnit.SECONDS);
+                assertEquals(200, r[0], "a request issued during the drain");
+                assertEquals(smallSize, r[1]);
+                assertEquals(smallCrc, r[2], "byte-exact");
+            }
+            // All of them were answered while A was still draining, and none of them went to A.
+            boolean drainingThroughout = !drainA.isDone() && gatewayA.liveStreams().size() == inFlight;
+            System.out.printf("{\"test\":\"rolling_restart\",\"newDuringDrain\":%d,\"inFlight\":%d,"
+                    + "\"aStillDraining\":%s,\"bConnections\":%d}%n", fresh, inFlight, drainingThroughout,
+                    gatewayB.connectionCount());
+            assertTrue(drainingThroughout, "gateway A finished draining before the new requests were answered");
+            assertEquals(2, gatewayB.connectionCount(), "the ingress replaced both drained connections on B");
+
+            newRequestsDone.countDown();
+            for (CompletableFuture<long[]> f : transfers) {
+                long[] r = f.get(90, TimeUnit.SECONDS);
+                assertEquals(200, r[0]);
+                assertEquals(bigSize, r[1], "an in-flight transfer finishes whole across the drain");
+                assertEquals(bigCrc, r[2], "and byte-exact");
+            }
+            drainA.get(60, TimeUnit.SECONDS);
+            untilPool("the drained connections are gone", Duration.ofSeconds(20),
+                    () -> stack.ingress().pool().status().draining() == 0
+                            && stack.ingress().pool().status().connected() == 2, () -> "");
+        }
     }
 
     @Test
