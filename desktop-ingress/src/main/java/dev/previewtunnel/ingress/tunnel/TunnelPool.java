@@ -52,6 +52,8 @@ public final class TunnelPool implements AutoCloseable {
      */
     private final Set<TunnelConnection> opened = new HashSet<>();
     private volatile boolean closed;
+    /** Set by start(): before it no slot will ever attempt a connection, so no open may wait for one. */
+    private volatile boolean started;
     private volatile StreamObserver observer;
 
     /** Told how each {@link #openStream} ended (metrics); runs before the caller's own listeners. */
@@ -88,6 +90,7 @@ public final class TunnelPool implements AutoCloseable {
     /** Starts connecting every slot; returns a future that completes when the first connection is up or fails. */
     public Future<Void> start() {
         Promise<Void> first = scheduler.newPromise();
+        started = true;
         for (Slot slot : slots) {
             slot.connect(first);
         }
@@ -138,7 +141,7 @@ public final class TunnelPool implements AutoCloseable {
                     if (c.eventLoop() == caller) {
                         local = lessLoaded(local, c);
                     }
-                } else if (!s.failedSinceUp && pending == null) {
+                } else if (started && !s.failedSinceUp && pending == null) {
                     // No failure since this slot was last up: it is starting, or replacing a connection the
                     // gateway drained (GOAWAY), so its next connection is moments away: wait for that attempt.
                     // After a failure (refused, timed out, dropped) fail fast: the browser sees the 502 at once.
@@ -155,12 +158,19 @@ public final class TunnelPool implements AutoCloseable {
             return result;
         }
         // A connection attempt is under way or about to start (first start, or a drained connection's
-        // replacement): wait for it, bounded by its connect timeout.
+        // replacement): wait for it. Its connect timeout bounds it; the open timeout bounds it too, so that an
+        // attempt that never settles cannot hold the browser.
+        Future<?> guard = caller.schedule(() -> result.tryFailure(unreachable()), timeout.toNanos(),
+                TimeUnit.NANOSECONDS);
+        result.addListener(f -> guard.cancel(false));
         pending.addListener(f -> {
             if (f.isSuccess()) {
                 ((TunnelConnection) f.getNow()).openStream(target, grant, timeout).addListener(s -> {
                     if (s.isSuccess()) {
-                        result.trySuccess((Http2StreamChannel) s.getNow());
+                        Http2StreamChannel stream = (Http2StreamChannel) s.getNow();
+                        if (!result.trySuccess(stream)) {
+                            stream.close(); // the open timed out meanwhile: nobody will relay this stream
+                        }
                     } else {
                         result.tryFailure(s.cause());
                     }

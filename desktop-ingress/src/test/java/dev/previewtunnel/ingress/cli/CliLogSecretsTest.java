@@ -174,7 +174,8 @@ class CliLogSecretsTest {
                 assertEquals(0, revoke.exitCode(), revoke::toString);
                 outputs.addAll(List.of(revoke.out(), revoke.err()));
                 HttpResponse<String> revoked = get(withCookies(proxy, webCredentials), base + "/hello");
-                assertEquals(403, revoked.statusCode(), revoked::body);
+                assertEquals(410, revoked.statusCode(), revoked::body);
+                assertEquals("grant_revoked", revoked.headers().firstValue("ptun-error").orElse(null));
 
                 // Status and doctor read the same secrets files.
                 Result status = run("status", "--json", "--state-dir", state.toString());
