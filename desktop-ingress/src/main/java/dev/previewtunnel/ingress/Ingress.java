@@ -142,12 +142,15 @@ public final class Ingress implements AutoCloseable {
 
     /**
      * Graceful, bounded stop: no new browser connections; every tunnel connection sends GOAWAY and closes once its
-     * live streams have ended, waited for up to {@code drain}; then whatever is left is closed.
+     * live streams have ended, and what they relayed is written to the browsers, waited for up to {@code drain}
+     * in all; then whatever is left is closed.
      */
     public void close(Duration drain) {
         proxy.close();
-        pool.close();
-        if (!drain.isZero() && !pool.awaitClosed(drain)) {
+        long deadline = System.nanoTime() + drain.toNanos();
+        pool.close(drain);
+        if (!drain.isZero() && !(pool.awaitClosed(drain)
+                && proxy.awaitWritten(Duration.ofNanos(Math.max(0, deadline - System.nanoTime()))))) {
             log.info("drain timeout ({} ms) reached with streams still open; closing them", drain.toMillis());
         }
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);

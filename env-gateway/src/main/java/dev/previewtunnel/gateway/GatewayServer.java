@@ -54,6 +54,7 @@ public final class GatewayServer implements AutoCloseable {
     private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final GatewayContext context;
     private final AtomicLong connectionIds = new AtomicLong();
+    private final java.util.concurrent.atomic.AtomicBoolean closing = new java.util.concurrent.atomic.AtomicBoolean();
     private Channel serverChannel;
     private volatile AdminServer admin;
 
@@ -282,20 +283,34 @@ public final class GatewayServer implements AutoCloseable {
      */
     @Override
     public void close() {
+        if (!closing.compareAndSet(false, true)) {
+            return; // closed already (its event loops are gone): a second close has nothing to do
+        }
         if (admin != null) {
             admin.close();
         }
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }
-        // Closing an HTTP/2 connection sends GOAWAY and waits for open streams (bounded by the codec's timeout).
-        connections.close().awaitUninterruptibly(config.drainTimeout().toMillis() + 1000);
+        // GOAWAY on every connection; each closes once its open streams end, within the drain timeout (not the
+        // codec's default bound, the keepalive timeout).
+        long deadline = System.nanoTime() + config.drainTimeout().toNanos() + TimeUnit.SECONDS.toNanos(1);
+        java.util.List<io.netty.channel.ChannelFuture> drains = new java.util.ArrayList<>();
+        for (Channel c : connections) {
+            drains.add(dev.previewtunnel.mux.MuxPipeline.closeGracefully(c, config.drainTimeout()));
+        }
+        for (io.netty.channel.ChannelFuture drained : drains) {
+            drained.awaitUninterruptibly(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        }
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         blocking.shutdownNow();
     }
 
     /** Abrupt stop for tests of failure handling: drops every connection without GOAWAY, as a crash would. */
     public void kill() {
+        if (!closing.compareAndSet(false, true)) {
+            return;
+        }
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }

@@ -199,6 +199,11 @@ public final class TunnelPool implements AutoCloseable {
 
     @Override
     public void close() {
+        close(Duration.ZERO);
+    }
+
+    /** Stops reconnecting and drains every connection: each closes once its streams end, within {@code drain}. */
+    public void close(Duration drain) {
         closed = true;
         List<TunnelConnection> open = new ArrayList<>();
         synchronized (this) {
@@ -208,7 +213,7 @@ public final class TunnelPool implements AutoCloseable {
                 }
             }
         }
-        open.forEach(TunnelConnection::close);
+        open.forEach(c -> c.close(drain));
     }
 
     /**
