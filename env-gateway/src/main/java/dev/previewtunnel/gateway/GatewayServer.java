@@ -297,6 +297,7 @@ public final class GatewayServer implements AutoCloseable {
         long deadline = System.nanoTime() + config.drainTimeout().toNanos() + TimeUnit.SECONDS.toNanos(1);
         java.util.List<io.netty.channel.ChannelFuture> drains = new java.util.ArrayList<>();
         for (Channel c : connections) {
+            context.metrics().connectionDraining(c);
             drains.add(dev.previewtunnel.mux.MuxPipeline.closeGracefully(c, config.drainTimeout()));
         }
         for (io.netty.channel.ChannelFuture drained : drains) {

@@ -44,7 +44,7 @@ class DrainOutlastsKeepaliveTest {
         try (TestStack stack = TestStack.start(tmp, new SimpleMeterRegistry(), c -> c)) {
             RunningIngress running = startIngress(stack);
             try {
-                long[] read = transferAcrossStop(stack, running, () -> running.command.stop());
+                long[] read = transferAcrossStop(stack, running, () -> running.command.stop(), () -> { });
                 assertEquals(SIZE, read[0], "the response in flight arrived whole during the ingress's drain");
                 assertTrue(read[1] >= 3 * KEEPALIVE_TIMEOUT.toMillis() / 2,
                         "the transfer outlasted the keepalive timeout (" + read[1] + " ms after the stop)");
@@ -57,12 +57,21 @@ class DrainOutlastsKeepaliveTest {
 
     @Test
     void theGatewayDrainOutlastsTheKeepaliveTimeout() throws Exception {
-        try (TestStack stack = TestStack.start(tmp, new SimpleMeterRegistry(), c -> c
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (TestStack stack = TestStack.start(tmp, registry, c -> c
                 .withMux(c.mux().withKeepAlive(Duration.ofSeconds(1), KEEPALIVE_TIMEOUT))
                 .withDrainTimeout(Duration.ofSeconds(10)))) {
             RunningIngress running = startIngress(stack);
             try {
-                long[] read = transferAcrossStop(stack, running, stack.gateway::close);
+                Await.until("the tunnel connection counted as open", Duration.ofSeconds(20),
+                        () -> connections(registry, "open") == 1);
+                assertEquals(0, connections(registry, "draining"));
+                long[] read = transferAcrossStop(stack, running, stack.gateway::close, () -> {
+                    // The connection carrying the transfer is draining now, not open (the ingress's replacement
+                    // cannot connect: the listener is closed).
+                    Await.until("the connection counted as draining", Duration.ofSeconds(5),
+                            () -> connections(registry, "draining") == 1 && connections(registry, "open") == 0);
+                });
                 assertEquals(SIZE, read[0], "the response in flight arrived whole during the gateway's drain");
                 assertTrue(read[1] >= 3 * KEEPALIVE_TIMEOUT.toMillis() / 2,
                         "the transfer outlasted the keepalive timeout (" + read[1] + " ms after the stop)");
@@ -83,8 +92,8 @@ class DrainOutlastsKeepaliveTest {
      * Requests SIZE bytes, reads 1 MiB, starts {@code stop} on another thread, reads the rest at the paced rate
      * checking each byte against the pattern. Returns {bytes read, ms from the stop to the end}.
      */
-    private static long[] transferAcrossStop(TestStack stack, RunningIngress running, Runnable stop)
-            throws Exception {
+    private static long[] transferAcrossStop(TestStack stack, RunningIngress running, Runnable stop,
+                                             Runnable whileDraining) throws Exception {
         JsonNode ready = running.readyLine();
         String proxy = ready.get("proxy").asText();
         JsonNode c = JSON.readTree(Files.readString(Path.of(ready.get("credentialsFile").asText())));
@@ -114,6 +123,7 @@ class DrainOutlastsKeepaliveTest {
             CompletableFuture<Void> stopped = CompletableFuture.runAsync(stop); // as the SIGTERM hook does
             long start = System.nanoTime();
             long atStop = total;
+            whileDraining.run();
             while (true) {
                 long since = total - atStop;
                 Await.until("the reader's pace allows more", Duration.ofSeconds(30),
@@ -130,6 +140,10 @@ class DrainOutlastsKeepaliveTest {
             stopped.get(30, TimeUnit.SECONDS);
             return new long[] {total, elapsedMillis};
         }
+    }
+
+    private static double connections(SimpleMeterRegistry registry, String state) {
+        return registry.get("ptun.gateway.connections.by.state").tag("state", state).gauge().value();
     }
 
     private static long allowed(long startNanos) {
