@@ -119,6 +119,10 @@ final class DoctorCommand implements Callable<Integer> {
             description = "Grants to try: each target is opened through the tunnel and closed at once. Repeatable.")
     List<Path> grantFiles = new ArrayList<>();
 
+    @Option(names = "--grant-refresh-token-file", paramLabel = "FILE",
+            description = "The bearer token file of --grant-refresh-url (only its permissions are checked).")
+    Path grantRefreshTokenFile;
+
     @Option(names = "--state-dir", paramLabel = "DIR", description = "State directory of 'run'.")
     Path stateDir;
 
@@ -143,12 +147,14 @@ final class DoctorCommand implements Callable<Integer> {
         Path token = report.setting(() -> s.path("token-file", tokenFile, null));
         Path ca = report.setting(() -> s.path("gateway-ca", gatewayCa, null));
         List<Path> grantPaths = report.setting(() -> s.paths("grant-file", grantFiles));
+        Path refreshToken = report.setting(() -> s.path("grant-refresh-token-file", grantRefreshTokenFile, null));
 
         JsonNode running = null;
         if (dir != null) {
             checkStateDir(dir);
             running = checkProxy(dir);
         }
+        checkOwnerOnly(token, grantPaths == null ? List.of() : grantPaths, ca, refreshToken);
         if (gatewayText == null && running != null && running.hasNonNull("gateway")) {
             gatewayText = running.get("gateway").asText();
         }
@@ -214,6 +220,45 @@ final class DoctorCommand implements Callable<Integer> {
         }
         if (!bad) {
             report.ok("credentials", secrets.size() + " file(s) with secrets in " + dir + ", all owner-only (rw-------)");
+        }
+    }
+
+    /**
+     * The files 'run' reads its secrets and its trust from must be the user's alone: a token, grant or refresh
+     * token others can read is theirs to use (owner-only). A CA certificate is public, so it may be readable, but
+     * one others can write lets them impersonate the gateway. Files that do not exist are left to the checks that
+     * read them.
+     */
+    private void checkOwnerOnly(Path token, List<Path> grants, Path ca, Path refreshToken) {
+        ownerOnly("token-file", token, true, "the connection token: anyone on this machine could open tunnel connections "
+                + "to the environment with it");
+        for (Path grant : grants) {
+            ownerOnly("grant-file", grant, true, "grants: anyone on this machine could open their targets with them");
+        }
+        ownerOnly("gateway-ca", ca, false, "the CA that authenticates the gateway: whoever can change it can "
+                + "impersonate the gateway and read the tunnel's traffic");
+        ownerOnly("grant-refresh-token-file", refreshToken, true, "the bearer token of --grant-refresh-url: anyone on "
+                + "this machine could fetch fresh grants with it");
+    }
+
+    private void ownerOnly(String check, Path file, boolean secret, String holds) {
+        if (file == null || !Files.isRegularFile(file)) {
+            return;
+        }
+        if (secret ? shared(file) : writableByOthers(file)) {
+            report.fail(check, ExitCodes.REFUSED, file + " is " + (secret ? "accessible" : "writable")
+                    + " by group/others (" + perms(file) + "); it holds " + holds + ": chmod 600 " + file);
+        } else {
+            report.ok(check, file + (secret ? " is owner-only (" : " is not writable by others (") + perms(file) + ")");
+        }
+    }
+
+    private static boolean writableByOthers(Path p) {
+        try {
+            Set<PosixFilePermission> perms = Files.getPosixFilePermissions(p);
+            return perms.contains(PosixFilePermission.GROUP_WRITE) || perms.contains(PosixFilePermission.OTHERS_WRITE);
+        } catch (IOException | UnsupportedOperationException e) {
+            return false;
         }
     }
 
