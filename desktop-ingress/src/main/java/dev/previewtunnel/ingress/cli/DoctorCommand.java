@@ -126,6 +126,11 @@ final class DoctorCommand implements Callable<Integer> {
     @Option(names = "--state-dir", paramLabel = "DIR", description = "State directory of 'run'.")
     Path stateDir;
 
+    @Option(names = "--proxy", paramLabel = "HOST:PORT",
+            description = "The proxy of an ingress started with --no-control (it writes no control.json to find it "
+                    + "by): checked to answer like desktop-ingress's proxy.")
+    String proxyAddress;
+
     @Option(names = "--json", description = "One JSON object per check instead of text lines.")
     boolean json;
 
@@ -264,10 +269,23 @@ final class DoctorCommand implements Callable<Integer> {
 
     /** The running ingress's status, or null (reported). */
     private JsonNode checkProxy(Path dir) {
+        if (!Files.exists(dir.resolve(ControlServer.STATE_FILE)) && proxyAddress != null) {
+            // An ingress without a control API: only its proxy can be observed.
+            String answer = probeProxy(proxyAddress);
+            if (answer == null) {
+                report.ok("proxy", "proxy " + proxyAddress + " answers like desktop-ingress (407 without a session "
+                        + "credential); browsers: --proxy-server=http://" + proxyAddress
+                        + " --proxy-bypass-list='<-loopback>'");
+            } else {
+                report.fail("proxy", ExitCodes.UNREACHABLE, "no desktop-ingress proxy at " + proxyAddress + ": "
+                        + answer + "; start it, or give the proxy address of its ready line");
+            }
+            return null;
+        }
         if (!Files.exists(dir.resolve(ControlServer.STATE_FILE))) {
             report.fail("proxy", ExitCodes.UNREACHABLE, "no desktop-ingress is running with state directory " + dir
-                    + " (no control.json): start one with 'desktop-ingress run --gateway URL --token-file FILE' (one "
-                    + "started with --no-control cannot be checked here)");
+                    + " (no control.json): start one with 'desktop-ingress run --gateway URL --token-file FILE' (for "
+                    + "one started with --no-control, give its proxy with --proxy HOST:PORT)");
             return null;
         }
         JsonNode status;

@@ -77,7 +77,10 @@ public final class ProxyServer implements AutoCloseable {
         List<ChannelFuture> written = new ArrayList<>();
         for (Channel browser : browsers) {
             // An empty write at the head completes once every write queued before it has gone to the socket.
-            written.add(browser.pipeline().firstContext().writeAndFlush(Unpooled.EMPTY_BUFFER));
+            io.netty.channel.ChannelHandlerContext head = browser.pipeline().firstContext();
+            if (head != null) { // null once the channel has closed and its handlers are gone
+                written.add(head.writeAndFlush(Unpooled.EMPTY_BUFFER));
+            }
         }
         boolean all = true;
         for (ChannelFuture w : written) {

@@ -236,6 +236,29 @@ class IngressDoctorTest {
         }
     }
 
+    /** An ingress started with --no-control has no control.json: --proxy names its proxy for the check. */
+    @Test
+    void theProxyOfAnIngressWithoutControlApi() throws Exception {
+        Path state = tmp.resolve("state");
+        RunningIngress running = RunningIngress.start("run", "--gateway", stack.url(), "--token", stack.token(),
+                "--grant", stack.grant("default", stack.app.port()), "--state-dir", state.toString(), "--no-control");
+        try {
+            String proxy = running.readyLine().get("proxy").asText();
+            Result r = doctor("--gateway", stack.url(), "--state-dir", state.toString(), "--proxy", proxy);
+            JsonNode check = only(checks(r), "proxy");
+            assertEquals("ok", check.get("status").asText(), r::toString);
+            assertTrue(check.get("message").asText().startsWith("proxy " + proxy + " answers like desktop-ingress"),
+                    check::toString);
+        } finally {
+            running.close();
+        }
+        String closed = "127.0.0.1:" + TestStack.closedPort();
+        Result r = doctor("--gateway", stack.url(), "--state-dir", state.toString(), "--proxy", closed);
+        assertEquals(2, r.exitCode(), r::toString);
+        assertTrue(failure(r, "proxy").startsWith("no desktop-ingress proxy at " + closed + ": cannot connect"),
+                r::toString);
+    }
+
     @Test
     void clockSkewAgainstTheGateway() throws Exception {
         CommandLine cl;
