@@ -83,7 +83,8 @@ import java.util.concurrent.TimeUnit;
         sortOptions = false,
         description = {
                 "Check the desktop side and say what to fix: the state directory and credentials files, the "
-                        + "running ingress and its proxy, the gateway (reachable, token accepted or refused and "
+                        + "permissions of the token, grant, gateway CA and refresh-token files, the "
+                        + "running ingress and its proxy (--proxy for one started with --no-control), the gateway (reachable, token accepted or refused and "
                         + "why, clock skew from its Date header), and, given grants, each target through the "
                         + "tunnel.",
                 "Reads the same settings as 'run' (flags, PTUN_INGRESS_* variables, --config file); the gateway URL "
