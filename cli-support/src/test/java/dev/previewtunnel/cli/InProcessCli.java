@@ -127,9 +127,32 @@ public final class InProcessCli {
     public static void assertNoSecrets(String out, String err, String... secrets) {
         for (String secret : secrets) {
             assertTrue(secret.length() > 8, "a real secret");
-            assertFalse(out.contains(secret), () -> "secret on stdout:\n" + out);
-            assertFalse(err.contains(secret), () -> "secret on stderr:\n" + err);
+            for (String fragment : secretFragments(secret)) {
+                assertFalse(out.contains(fragment), () -> "a secret (or part of one) on stdout:\n" + out);
+                assertFalse(err.contains(fragment), () -> "a secret (or part of one) on stderr:\n" + err);
+            }
         }
+    }
+
+    /** Fragments of a secret this long are searched for too: long enough to be the secret's, not chance. */
+    public static final int FRAGMENT = 16;
+
+    /**
+     * What must not appear of {@code secret}: the whole, a JWT's signature segment (what makes a truncated or
+     * re-encoded token usable again, or identifies it), and every {@value #FRAGMENT}-character substring (a
+     * truncated or partly masked secret is still a leak).
+     */
+    public static List<String> secretFragments(String secret) {
+        List<String> fragments = new ArrayList<>();
+        fragments.add(secret);
+        String[] parts = secret.split("\\.");
+        if (parts.length == 3 && !parts[2].isEmpty()) {
+            fragments.add(parts[2]);
+        }
+        for (int i = 0; i + FRAGMENT <= secret.length() && secret.length() > FRAGMENT; i++) {
+            fragments.add(secret.substring(i, i + FRAGMENT));
+        }
+        return fragments;
     }
 
     /** The formatted messages of the JSON log lines on stderr (logback escapes '/', so search these). */

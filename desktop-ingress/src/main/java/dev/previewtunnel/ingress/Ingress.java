@@ -186,13 +186,15 @@ public final class Ingress implements AutoCloseable {
 
     /**
      * Graceful, bounded stop: no new browser connections; every tunnel connection of every pool sends GOAWAY and
-     * closes once its live streams have ended, all waited for within one {@code drain}; then whatever is left is
-     * closed.
+     * closes once its live streams have ended, and what they relayed is written to the browsers, all waited for
+     * within one {@code drain}; then whatever is left is closed.
      */
     public void close(Duration drain) {
         proxy.close();
-        pools.close();
-        if (!drain.isZero() && !pools.awaitClosed(drain)) {
+        long deadline = System.nanoTime() + drain.toNanos();
+        pools.close(drain);
+        if (!drain.isZero() && !(pools.awaitClosed(drain)
+                && proxy.awaitWritten(Duration.ofNanos(Math.max(0, deadline - System.nanoTime()))))) {
             log.info("drain timeout ({} ms) reached with streams still open; closing them", drain.toMillis());
         }
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);

@@ -1,5 +1,6 @@
 package dev.previewtunnel.gateway;
 
+import dev.previewtunnel.grants.GrantFailure;
 import dev.previewtunnel.mux.MuxProtocol;
 import dev.previewtunnel.mux.TunnelError;
 import io.micrometer.core.instrument.Counter;
@@ -12,6 +13,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.http2.Http2DataFrame;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
+import io.netty.util.AttributeKey;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -23,6 +25,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <pre>
  *   ptun_gateway_connections                      gauge    tunnel connections open now
+ *   ptun_gateway_connections_by_state{state}      gauge    of those: open (taking streams) or draining (GOAWAY
+ *                                                          sent at shutdown, streams in flight finishing)
  *   ptun_gateway_connections_opened_total         counter  tunnel connections accepted (token verified)
  *   ptun_gateway_token_failures_total{reason}     counter  upgrades refused, by token failure (grant_expired...)
  *   ptun_gateway_streams_live                     gauge    streams open now
@@ -35,6 +39,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   ptun_gateway_stream_stalled_seconds           histogram time a stream could not be written (peer window
  *                                                          exhausted or write buffer above its high mark)
  * </pre>
+ *
+ * The failure counters are registered at 0 for every known reason ({@link GrantFailure}) when the gateway starts:
+ * Prometheus' {@code increase()} and {@code rate()} need an earlier sample, so a series that first appears with
+ * the value 1 would hide the first failure of each reason.
  */
 public final class GatewayMetrics {
     /** Histogram buckets (le) of the latency timers: 1 ms to 10 s. */
@@ -46,11 +54,18 @@ public final class GatewayMetrics {
     static final Duration[] STALL_BUCKETS = {Duration.ofMillis(1), Duration.ofMillis(10), Duration.ofMillis(100),
             Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofSeconds(60)};
 
+    private static final int OPEN = 0;
+    private static final int DRAINING = 1;
+    private static final int CLOSED = 2;
+    private static final AttributeKey<AtomicInteger> STATE = AttributeKey.valueOf("ptun.connectionState");
+
     private final MeterRegistry registry;
     private final Counter opened;
     private final Counter dials;
     private final Counter connectionsOpened;
     private final AtomicInteger connections = new AtomicInteger();
+    private final AtomicInteger connectionsOpen = new AtomicInteger();
+    private final AtomicInteger connectionsDraining = new AtomicInteger();
     private final Counter bytesToTarget;
     private final Counter bytesFromTarget;
     private final Timer stalled;
@@ -67,6 +82,14 @@ public final class GatewayMetrics {
                 .description("tunnel connections accepted (token verified)").register(registry);
         Gauge.builder("ptun.gateway.connections", connections, AtomicInteger::get)
                 .description("tunnel connections open now").register(registry);
+        Gauge.builder("ptun.gateway.connections.by.state", connectionsOpen, AtomicInteger::get).tag("state", "open")
+                .description("tunnel connections open now, by state").register(registry);
+        Gauge.builder("ptun.gateway.connections.by.state", connectionsDraining, AtomicInteger::get)
+                .tag("state", "draining").description("tunnel connections open now, by state").register(registry);
+        for (GrantFailure failure : GrantFailure.values()) {
+            grantFailures(failure.code());
+            tokenFailures(failure.code());
+        }
         this.bytesToTarget = Counter.builder("ptun.gateway.stream.bytes").tag("direction", "to_target")
                 .description("DATA payload bytes relayed").register(registry);
         this.bytesFromTarget = Counter.builder("ptun.gateway.stream.bytes").tag("direction", "from_target")
@@ -99,28 +122,50 @@ public final class GatewayMetrics {
                 .increment();
         if (error == TunnelError.GRANT_REFUSED || error == TunnelError.GRANT_EXPIRED
                 || error == TunnelError.GRANT_REVOKED) {
-            Counter.builder("ptun.gateway.grant.failures")
-                    .description("grants refused at stream open, by verification failure")
-                    .tag("reason", detail == null ? error.code() : detail)
-                    .register(registry)
-                    .increment();
+            grantFailures(detail == null ? error.code() : detail).increment();
         }
+    }
+
+    private Counter grantFailures(String reason) {
+        return Counter.builder("ptun.gateway.grant.failures")
+                .description("grants refused at stream open, by verification failure")
+                .tag("reason", reason)
+                .register(registry);
+    }
+
+    private Counter tokenFailures(String reason) {
+        return Counter.builder("ptun.gateway.token.failures")
+                .description("tunnel connections refused at upgrade, by token verification failure")
+                .tag("reason", reason)
+                .register(registry);
     }
 
     /** A WebSocket upgrade refused because of its connection token ({@code failure}: grant_expired, ...). */
     void tokenRefused(String failure) {
-        Counter.builder("ptun.gateway.token.failures")
-                .description("tunnel connections refused at upgrade, by token verification failure")
-                .tag("reason", failure)
-                .register(registry)
-                .increment();
+        tokenFailures(failure).increment();
     }
 
     /** A tunnel connection was accepted; the gauge follows it until it closes. */
     void connectionOpened(Channel parent) {
         connectionsOpened.increment();
         connections.incrementAndGet();
-        parent.closeFuture().addListener(f -> connections.decrementAndGet());
+        connectionsOpen.incrementAndGet();
+        AtomicInteger state = new AtomicInteger(OPEN);
+        parent.attr(STATE).set(state);
+        parent.closeFuture().addListener(f -> {
+            connections.decrementAndGet();
+            int was = state.getAndSet(CLOSED);
+            (was == DRAINING ? connectionsDraining : connectionsOpen).decrementAndGet();
+        });
+    }
+
+    /** The gateway sent GOAWAY on this connection to drain it (shutdown): it moves from open to draining. */
+    void connectionDraining(Channel parent) {
+        AtomicInteger state = parent.attr(STATE).get();
+        if (state != null && state.compareAndSet(OPEN, DRAINING)) {
+            connectionsOpen.decrementAndGet();
+            connectionsDraining.incrementAndGet();
+        }
     }
 
     /** Tunnel connections open now. */

@@ -6,6 +6,7 @@ import dev.previewtunnel.grants.GrantVerifier;
 import dev.previewtunnel.grants.RevocationList;
 import dev.previewtunnel.grants.VerificationKeysSource;
 import dev.previewtunnel.grants.VerifiedToken;
+import dev.previewtunnel.mux.MuxPipeline;
 import dev.previewtunnel.mux.MuxSettings;
 import dev.previewtunnel.mux.ReadBuffers;
 import dev.previewtunnel.mux.Transports;
@@ -14,6 +15,7 @@ import dev.previewtunnel.mux.audit.AuditLog;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -35,9 +37,12 @@ import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -54,6 +59,7 @@ public final class GatewayServer implements AutoCloseable {
     private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final GatewayContext context;
     private final AtomicLong connectionIds = new AtomicLong();
+    private final AtomicBoolean closing = new AtomicBoolean();
     private Channel serverChannel;
     private volatile AdminServer admin;
 
@@ -282,20 +288,35 @@ public final class GatewayServer implements AutoCloseable {
      */
     @Override
     public void close() {
+        if (!closing.compareAndSet(false, true)) {
+            return; // closed already (its event loops are gone): a second close has nothing to do
+        }
         if (admin != null) {
             admin.close();
         }
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }
-        // Closing an HTTP/2 connection sends GOAWAY and waits for open streams (bounded by the codec's timeout).
-        connections.close().awaitUninterruptibly(config.drainTimeout().toMillis() + 1000);
+        // GOAWAY on every connection; each closes once its open streams end, within the drain timeout (not the
+        // codec's default bound, the keepalive timeout).
+        long deadline = System.nanoTime() + config.drainTimeout().toNanos() + TimeUnit.SECONDS.toNanos(1);
+        List<ChannelFuture> drains = new ArrayList<>();
+        for (Channel c : connections) {
+            context.metrics().connectionDraining(c);
+            drains.add(MuxPipeline.closeGracefully(c, config.drainTimeout()));
+        }
+        for (ChannelFuture drained : drains) {
+            drained.awaitUninterruptibly(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        }
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         blocking.shutdownNow();
     }
 
     /** Abrupt stop for tests of failure handling: drops every connection without GOAWAY, as a crash would. */
     public void kill() {
+        if (!closing.compareAndSet(false, true)) {
+            return;
+        }
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }

@@ -1,10 +1,12 @@
 package dev.previewtunnel.mux;
 
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
+import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.http.websocketx.WebSocket08FrameDecoder;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
@@ -18,6 +20,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -78,6 +81,8 @@ public final class MuxPipeline {
                 .decoderEnforceMaxRstFramesPerWindow(settings.maxRstPerWindow(), settings.rstWindowSeconds())
                 // The grant is a bearer secret: never enter it into the HPACK dynamic table.
                 .headerSensitivityDetector((name, value) -> MuxProtocol.GRANT_HEADER.contentEqualsIgnoreCase(name))
+                // Bounds a close that is not a drain (keepalive failure, idle reaping, errors): a dead peer's
+                // streams must not hold the connection. A drain sets its own bound (closeGracefully).
                 .gracefulShutdownTimeoutMillis(settings.pingTimeout().toMillis())
                 .build();
 
@@ -104,6 +109,33 @@ public final class MuxPipeline {
             channel.pipeline().context(MULTIPLEX).writeAndFlush(new DefaultHttp2WindowUpdateFrame(extra));
         }
         return codec;
+    }
+
+    /**
+     * Drains a tunnel connection: GOAWAY now, then the close once its live streams have ended, or after
+     * {@code grace} at the latest. The codec's own bound (the keepalive timeout, set at install for closes that are
+     * not drains) is replaced first, so a {@code --drain-timeout} longer than the keepalive timeout is honoured.
+     * Safe from any thread; returns the close future.
+     */
+    public static ChannelFuture closeGracefully(Channel channel, Duration grace) {
+        ChannelPromise closed = channel.newPromise();
+        Runnable drain = () -> {
+            Http2FrameCodec codec = channel.pipeline().get(Http2FrameCodec.class);
+            if (codec != null) {
+                codec.gracefulShutdownTimeoutMillis(Math.max(0, grace.toMillis()));
+            }
+            channel.close(closed);
+        };
+        if (channel.eventLoop().inEventLoop()) {
+            drain.run();
+        } else {
+            try {
+                channel.eventLoop().execute(drain); // the codec's field is the event loop's
+            } catch (java.util.concurrent.RejectedExecutionException loopGone) {
+                channel.close(closed);
+            }
+        }
+        return closed;
     }
 
     /**

@@ -10,7 +10,8 @@ import java.time.Duration;
  * <ul>
  *   <li>{@code streamWindow} 1 MiB: a stream's window caps its throughput at window/RTT (1 MiB at 50 ms is
  *       about 168 Mbit/s) and also bounds what one stream can make the receiver buffer.</li>
- *   <li>{@code connectionWindow} = streams x stream window (capped at 2^31-1): the connection window must
+ *   <li>{@code connectionWindow} = streams x stream window (at most 2^31-1, HTTP/2's largest window: settings
+ *       whose product is larger are refused, not capped): the connection window must
  *       never be the throttle, or one stalled stream pins it and starves every other stream
  *       (netty#4423, grpc-java#1175). Per-stream windows do the throttling.</li>
  *   <li>{@code maxRstPerWindow}: browsers abort hundreds of connections on navigation, so Netty's default of
@@ -46,6 +47,10 @@ public record MuxSettings(
         if (pingInterval.isZero() || pingInterval.isNegative() || pingTimeout.isZero() || pingTimeout.isNegative()) {
             throw new IllegalArgumentException("ping interval and timeout must be positive");
         }
+        String window = connectionWindowProblem(streamWindow, maxConcurrentStreams);
+        if (window != null) {
+            throw new IllegalArgumentException("streamWindow x maxConcurrentStreams: " + window);
+        }
         if (streamWriteLowWaterMark <= 0 || streamWriteHighWaterMark < streamWriteLowWaterMark) {
             throw new IllegalArgumentException("stream write water marks must satisfy 0 < low <= high");
         }
@@ -68,8 +73,23 @@ public record MuxSettings(
 
     /** The connection-level receive window: large enough that no set of stalled streams can exhaust it. */
     public int connectionWindow() {
-        long window = (long) streamWindow * maxConcurrentStreams;
-        return (int) Math.min(window, MAX_WINDOW);
+        return Math.toIntExact((long) streamWindow * maxConcurrentStreams); // checked at construction
+    }
+
+    /**
+     * Null when {@code streamWindow x streams} fits in an HTTP/2 window (2^31-1 bytes), else why not, with the
+     * largest stream window (whole KiB) that fits: a capped connection window would let stalled streams starve
+     * the others again, so the combination is refused instead.
+     */
+    public static String connectionWindowProblem(long streamWindow, long streams) {
+        long product = streamWindow * streams;
+        if (product <= MAX_WINDOW) {
+            return null;
+        }
+        long largest = (MAX_WINDOW / streams) & ~1023L;
+        return streamWindow + " x " + streams + " streams = " + product + " bytes of connection window, more than "
+                + "HTTP/2 allows (2^31-1); with " + streams + " streams the stream window can be at most " + largest
+                + " bytes (" + (largest >> 10) + "KiB)";
     }
 
     public MuxSettings withStreamWindow(int window) {

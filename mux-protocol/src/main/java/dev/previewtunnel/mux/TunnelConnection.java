@@ -134,8 +134,13 @@ public final class TunnelConnection {
         return promise;
     }
 
-    /** Starts a graceful close: GOAWAY, then close once live streams end (bounded by the codec's timeout). */
+    /** Starts a graceful close: GOAWAY, then close once live streams end (bounded by the keepalive timeout). */
     public void close() {
         parent.close();
+    }
+
+    /** Starts a drain: GOAWAY, then close once live streams end, after {@code grace} at the latest. */
+    public void close(Duration grace) {
+        MuxPipeline.closeGracefully(parent, grace);
     }
 }

@@ -83,7 +83,8 @@ import java.util.concurrent.TimeUnit;
         sortOptions = false,
         description = {
                 "Check the desktop side and say what to fix: the state directory and credentials files, the "
-                        + "running ingress and its proxy, the gateway (reachable, token accepted or refused and "
+                        + "permissions of the token, grant, gateway CA and refresh-token files, the "
+                        + "running ingress and its proxy (--proxy for one started with --no-control), the gateway (reachable, token accepted or refused and "
                         + "why, clock skew from its Date header), and, given grants, each target through the "
                         + "tunnel.",
                 "Reads the same settings as 'run' (flags, PTUN_INGRESS_* variables, --config file); the gateway URL "
@@ -119,8 +120,17 @@ final class DoctorCommand implements Callable<Integer> {
             description = "Grants to try: each target is opened through the tunnel and closed at once. Repeatable.")
     List<Path> grantFiles = new ArrayList<>();
 
+    @Option(names = "--grant-refresh-token-file", paramLabel = "FILE",
+            description = "The bearer token file of --grant-refresh-url (only its permissions are checked).")
+    Path grantRefreshTokenFile;
+
     @Option(names = "--state-dir", paramLabel = "DIR", description = "State directory of 'run'.")
     Path stateDir;
+
+    @Option(names = "--proxy", paramLabel = "HOST:PORT",
+            description = "The proxy of an ingress started with --no-control (it writes no control.json to find it "
+                    + "by): checked to answer like desktop-ingress's proxy.")
+    String proxyAddress;
 
     @Option(names = "--json", description = "One JSON object per check instead of text lines.")
     boolean json;
@@ -143,12 +153,14 @@ final class DoctorCommand implements Callable<Integer> {
         Path token = report.setting(() -> s.path("token-file", tokenFile, null));
         Path ca = report.setting(() -> s.path("gateway-ca", gatewayCa, null));
         List<Path> grantPaths = report.setting(() -> s.paths("grant-file", grantFiles));
+        Path refreshToken = report.setting(() -> s.path("grant-refresh-token-file", grantRefreshTokenFile, null));
 
         JsonNode running = null;
         if (dir != null) {
             checkStateDir(dir);
             running = checkProxy(dir);
         }
+        checkOwnerOnly(token, grantPaths == null ? List.of() : grantPaths, ca, refreshToken);
         if (gatewayText == null && running != null && running.hasNonNull("gateway")) {
             gatewayText = running.get("gateway").asText();
         }
@@ -217,12 +229,64 @@ final class DoctorCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * The files 'run' reads its secrets and its trust from must be the user's alone: a token, grant or refresh
+     * token others can read is theirs to use (owner-only). A CA certificate is public, so it may be readable, but
+     * one others can write lets them impersonate the gateway. Files that do not exist are left to the checks that
+     * read them.
+     */
+    private void checkOwnerOnly(Path token, List<Path> grants, Path ca, Path refreshToken) {
+        ownerOnly("token-file", token, true, "the connection token: anyone on this machine could open tunnel connections "
+                + "to the environment with it");
+        for (Path grant : grants) {
+            ownerOnly("grant-file", grant, true, "grants: anyone on this machine could open their targets with them");
+        }
+        ownerOnly("gateway-ca", ca, false, "the CA that authenticates the gateway: whoever can change it can "
+                + "impersonate the gateway and read the tunnel's traffic");
+        ownerOnly("grant-refresh-token-file", refreshToken, true, "the bearer token of --grant-refresh-url: anyone on "
+                + "this machine could fetch fresh grants with it");
+    }
+
+    private void ownerOnly(String check, Path file, boolean secret, String holds) {
+        if (file == null || !Files.isRegularFile(file)) {
+            return;
+        }
+        if (secret ? shared(file) : writableByOthers(file)) {
+            report.fail(check, ExitCodes.REFUSED, file + " is " + (secret ? "accessible" : "writable")
+                    + " by group/others (" + perms(file) + "); it holds " + holds + ": chmod 600 " + file);
+        } else {
+            report.ok(check, file + (secret ? " is owner-only (" : " is not writable by others (") + perms(file) + ")");
+        }
+    }
+
+    private static boolean writableByOthers(Path p) {
+        try {
+            Set<PosixFilePermission> perms = Files.getPosixFilePermissions(p);
+            return perms.contains(PosixFilePermission.GROUP_WRITE) || perms.contains(PosixFilePermission.OTHERS_WRITE);
+        } catch (IOException | UnsupportedOperationException e) {
+            return false;
+        }
+    }
+
     /** The running ingress's status, or null (reported). */
     private JsonNode checkProxy(Path dir) {
+        if (!Files.exists(dir.resolve(ControlServer.STATE_FILE)) && proxyAddress != null) {
+            // An ingress without a control API: only its proxy can be observed.
+            String answer = probeProxy(proxyAddress);
+            if (answer == null) {
+                report.ok("proxy", "proxy " + proxyAddress + " answers like desktop-ingress (407 without a session "
+                        + "credential); browsers: --proxy-server=http://" + proxyAddress
+                        + " --proxy-bypass-list='<-loopback>'");
+            } else {
+                report.fail("proxy", ExitCodes.UNREACHABLE, "no desktop-ingress proxy at " + proxyAddress + ": "
+                        + answer + "; start it, or give the proxy address of its ready line");
+            }
+            return null;
+        }
         if (!Files.exists(dir.resolve(ControlServer.STATE_FILE))) {
             report.fail("proxy", ExitCodes.UNREACHABLE, "no desktop-ingress is running with state directory " + dir
-                    + " (no control.json): start one with 'desktop-ingress run --gateway URL --token-file FILE' (one "
-                    + "started with --no-control cannot be checked here)");
+                    + " (no control.json): start one with 'desktop-ingress run --gateway URL --token-file FILE' (for "
+                    + "one started with --no-control, give its proxy with --proxy HOST:PORT)");
             return null;
         }
         JsonNode status;

@@ -98,6 +98,14 @@ final class LimitOptions {
         Duration pingWait = s.inRange(KEEPALIVE_TIMEOUT, s.duration(KEEPALIVE_TIMEOUT, keepaliveTimeout,
                 m.pingTimeout()), Duration.ofSeconds(1), Duration.ofHours(1));
 
+        if (MuxSettings.connectionWindowProblem(window, m.maxConcurrentStreams()) != null) {
+            // The connection window (streams x stream window) must hold every stream's window; capping it would
+            // let stalled streams starve the rest, so the value is refused.
+            long largest = (MuxSettings.MAX_WINDOW / m.maxConcurrentStreams()) & ~1023L;
+            throw s.invalid(STREAM_WINDOW, Converters.humanSize(window) + " x the " + m.maxConcurrentStreams()
+                    + " streams a tunnel connection may carry is the connection window, which HTTP/2 caps at "
+                    + "2^31-1 bytes: lower it to at most " + Converters.humanSize(largest));
+        }
         MuxSettings mux = new MuxSettings(window, m.maxConcurrentStreams(), m.maxFrameSize(), m.maxHeaderListSize(),
                 message, m.maxRstPerWindow(), m.rstWindowSeconds(), pingEvery, pingWait, m.streamWriteLowWaterMark(),
                 m.streamWriteHighWaterMark());

@@ -2,6 +2,7 @@ package dev.previewtunnel.ingress.cli;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.previewtunnel.cli.AuditDestination;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Converters;
@@ -22,6 +23,7 @@ import dev.previewtunnel.ingress.session.StateFiles;
 import dev.previewtunnel.ingress.session.VirtualHostTakenException;
 import dev.previewtunnel.ingress.tunnel.EnvironmentGateway;
 import dev.previewtunnel.mux.MuxProtocol;
+import dev.previewtunnel.mux.audit.AuditLog;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.Future;
@@ -102,8 +104,8 @@ import java.util.concurrent.TimeUnit;
                 "On SIGTERM/SIGINT: stops accepting browser connections, lets streams in flight finish within "
                         + "--drain-timeout (502 for new requests meanwhile), deletes the credentials and control "
                         + "files, exits 0.",
-                "Logs are JSON lines on stderr. Audit events (one JSON object per line) go to stderr, or to a file "
-                        + "with: java -Dptun.audit.file=FILE -jar desktop-ingress.jar run ..."})
+                "Logs are JSON lines on stderr. Audit events (one JSON object per line) go to stderr, or only to "
+                        + "the file given by --audit-file."})
 final class RunCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
 
@@ -210,6 +212,11 @@ final class RunCommand implements Callable<Integer> {
             description = "How long the refresh command or URL may take (default: 10s).")
     Duration grantRefreshTimeout;
 
+    @Option(names = "--audit-file", paramLabel = "FILE",
+            description = "Append the audit events (one JSON object per line) to this file instead of stderr; "
+                    + "created rw-------, an existing one must be owner-only (default: stderr).")
+    Path auditFile;
+
     @ArgGroup(validate = false, heading = "%nLimits and timeouts (each also PTUN_INGRESS_<NAME> and a config-file "
             + "key; see docs/security.md):%n")
     LimitOptions limits = new LimitOptions();
@@ -229,9 +236,17 @@ final class RunCommand implements Callable<Integer> {
     private boolean stopRequested; // guarded by lock
     private final ServiceLifecycle lifecycle = new ServiceLifecycle();
 
+    private AuditDestination audit; // set once, by run()
+
     @Override
     public Integer call() {
-        return lifecycle.call(this::run);
+        try {
+            return lifecycle.call(this::run);
+        } finally {
+            if (audit != null) {
+                audit.close();
+            }
+        }
     }
 
     private int run() {
@@ -271,6 +286,7 @@ final class RunCommand implements Callable<Integer> {
         Path dir = s.path("state-dir", stateDir, IngressCli.defaultStateDir()).toAbsolutePath().normalize();
         IngressConfig ingressConfig = limits.applyTo(
                 IngressConfig.defaults(listenAddress, gatewayUri).withPoolSize(poolSize), s);
+        audit = AuditDestination.apply(s, AuditLog.LOGGER, s.path(AuditDestination.KEY, auditFile, null));
 
         // 2. Secrets, TLS, refresh hook. Nothing here may echo a token or a grant.
         String tokenValue = readToken(tokenPath);

@@ -4,6 +4,11 @@ import dev.previewtunnel.mux.ReadBuffers;
 import dev.previewtunnel.mux.SocketHalfCloseHandler;
 import dev.previewtunnel.mux.Transports;
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -14,6 +19,10 @@ import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
 
 import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The browser-facing listener. Browser sockets start with auto-read off (the proxy reads on demand) and allow
@@ -21,6 +30,8 @@ import java.net.InetSocketAddress;
  */
 public final class ProxyServer implements AutoCloseable {
     private final Channel channel;
+    /** Accepted browser connections (each leaves the group when it closes): a drain waits for their writes. */
+    private final ChannelGroup browsers = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
 
     public ProxyServer(EventLoopGroup group, Transports transports, IngressContext context)
             throws InterruptedException {
@@ -36,6 +47,7 @@ public final class ProxyServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        browsers.add(ch);
                         ReadBuffers.relayReads(ch); // before its first read: Netty keeps the first read handle
                         HttpDecoderConfig decoder = new HttpDecoderConfig()
                                 .setMaxInitialLineLength(8192)
@@ -53,6 +65,29 @@ public final class ProxyServer implements AutoCloseable {
 
     public InetSocketAddress address() {
         return (InetSocketAddress) channel.localAddress();
+    }
+
+    /**
+     * For a drain, after the tunnel connections have closed: waits until what is queued to each browser connection
+     * has been written to its socket (a response's tail can still sit in the outbound buffer when its stream ends),
+     * or until {@code timeout}. Returns true if everything was written in time.
+     */
+    public boolean awaitWritten(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        List<ChannelFuture> written = new ArrayList<>();
+        for (Channel browser : browsers) {
+            // An empty write at the head completes once every write queued before it has gone to the socket.
+            io.netty.channel.ChannelHandlerContext head = browser.pipeline().firstContext();
+            if (head != null) { // null once the channel has closed and its handlers are gone
+                written.add(head.writeAndFlush(Unpooled.EMPTY_BUFFER));
+            }
+        }
+        boolean all = true;
+        for (ChannelFuture w : written) {
+            long left = deadline - System.nanoTime();
+            all &= left > 0 && w.awaitUninterruptibly(left, TimeUnit.NANOSECONDS);
+        }
+        return all;
     }
 
     @Override

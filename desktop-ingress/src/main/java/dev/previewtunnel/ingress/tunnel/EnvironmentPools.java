@@ -89,12 +89,17 @@ public final class EnvironmentPools implements AutoCloseable {
     /** Closes every pool: each connection sends GOAWAY and closes once its live streams have ended. */
     @Override
     public void close() {
-        defaultPool.close();
-        byEnvironment.values().forEach(TunnelPool::close);
+        close(Duration.ZERO);
+    }
+
+    /** Stops every pool; each connection closes once its streams end, within {@code drain} (see TunnelPool). */
+    public void close(Duration drain) {
+        defaultPool.close(drain);
+        byEnvironment.values().forEach(p -> p.close(drain));
     }
 
     /**
-     * After {@link #close()}: waits until every connection of every pool has closed, all within one
+     * After {@link #close(Duration)}: waits until every connection of every pool has closed, all within one
      * {@code timeout}. Returns true if all closed in time.
      */
     public boolean awaitClosed(Duration timeout) {

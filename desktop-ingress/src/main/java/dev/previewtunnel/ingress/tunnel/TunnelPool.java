@@ -277,6 +277,11 @@ public final class TunnelPool implements AutoCloseable {
 
     @Override
     public void close() {
+        close(Duration.ZERO);
+    }
+
+    /** Stops reconnecting and drains every connection: each closes once its streams end, within {@code drain}. */
+    public void close(Duration drain) {
         closed = true;
         List<TunnelConnection> open = new ArrayList<>();
         List<Promise<TunnelConnection>> waiting = new ArrayList<>();
@@ -288,7 +293,7 @@ public final class TunnelPool implements AutoCloseable {
                 waiting.add(s.next);
             }
         }
-        open.forEach(TunnelConnection::close);
+        open.forEach(c -> c.close(drain));
         // Opens waiting for a slot's next connection must not outlive the pool.
         waiting.forEach(p -> p.tryFailure(new IllegalStateException("tunnel pool closed")));
     }

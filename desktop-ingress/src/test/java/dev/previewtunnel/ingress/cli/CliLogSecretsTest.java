@@ -11,6 +11,7 @@ import dev.previewtunnel.gateway.admin.AdminServer;
 import dev.previewtunnel.gateway.cli.GatewayMain;
 import dev.previewtunnel.grants.GrantSpec;
 import dev.previewtunnel.grants.UnverifiedGrantView;
+import dev.previewtunnel.cli.InProcessCli;
 import dev.previewtunnel.cli.InProcessCli.Captured;
 import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
@@ -44,8 +45,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A realistic session, gateway and desktop in one JVM, with every log event captured from the root logger and from
  * the audit logger: a connection token, grants (one refused by the gateway, one revoked through the admin endpoint),
  * proxy requests with a session's credential (and one with a wrong password), a cookie set and sent back, the
- * control API and the admin endpoint used through the command line. No token, grant, password, API token or
- * cookie value appears in any log line, in any stdout line, or in any error line.
+ * control API and the admin endpoint used through the command line. No token, grant, password, API token,
+ * cookie value or Proxy-Authorization value, nor any 16-character piece of one or a JWT's signature segment,
+ * appears in any log line, in any stdout line, or in any error line. Gateway and desktop log into the same capture.
  */
 class CliLogSecretsTest {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -130,13 +132,19 @@ class CliLogSecretsTest {
                 JsonNode ready = running.readyLine();
                 String proxy = ready.get("proxy").asText();
                 secrets.add(JSON.readTree(Files.readString(state.resolve("control.json"))).get("token").asText());
-                secrets.add(JSON.readTree(Files.readString(Path.of(ready.get("credentialsFile").asText())))
-                        .get("password").asText());
+                JsonNode defaultCredentials = JSON.readTree(Files.readString(Path.of(
+                        ready.get("credentialsFile").asText())));
+                secrets.add(defaultCredentials.get("password").asText());
+                secrets.add(basic(defaultCredentials.get("username").asText(),
+                        defaultCredentials.get("password").asText()));
 
                 Result created = run("session", "create", "--id", "web", "--state-dir", state.toString());
                 assertEquals(0, created.exitCode(), created::toString);
                 Path webCredentials = Path.of(JSON.readTree(created.out()).get("credentialsFile").asText());
-                secrets.add(JSON.readTree(Files.readString(webCredentials)).get("password").asText());
+                JsonNode web1 = JSON.readTree(Files.readString(webCredentials));
+                secrets.add(web1.get("password").asText());
+                secrets.add(basic(web1.get("username").asText(), web1.get("password").asText()));
+                secrets.add(basic("ptun-web", wrongPassword));
                 Result added = run("grant", "add", "--session", "web", "--grant-file", webGrants.toString(),
                         "--state-dir", state.toString());
                 assertEquals(0, added.exitCode(), added::toString);
@@ -162,8 +170,7 @@ class CliLogSecretsTest {
 
                 // A wrong proxy password: 407.
                 HttpRequest wrong = HttpRequest.newBuilder(URI.create(base + "/hello"))
-                        .header("Proxy-Authorization", "Basic " + Base64.getEncoder().encodeToString(
-                                ("ptun-web:" + wrongPassword).getBytes(StandardCharsets.UTF_8))).build();
+                        .header("Proxy-Authorization", "Basic " + basic("ptun-web", wrongPassword)).build();
                 HttpClient plain = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                         .proxy(ProxySelector.of(hostPort(proxy))).build();
                 assertEquals(407, plain.send(wrong, HttpResponse.BodyHandlers.ofString()).statusCode());
@@ -202,15 +209,27 @@ class CliLogSecretsTest {
                     + String.join("\n", lines));
         }
         assertTrue(lines.size() > 20, "events captured: " + lines.size());
+        int fragments = 0;
         for (String secret : secrets) {
             assertTrue(secret.length() >= 10, "a real secret");
-            for (String line : lines) {
-                assertFalse(line.contains(secret), () -> "a secret in a log line: " + line);
-            }
-            for (String out : outputs) {
-                assertFalse(out.contains(secret), () -> "a secret in command output: " + out);
+            // The whole secret, a JWT's signature segment, and every 16-character piece of it: a truncated or
+            // partly masked secret is still a leak.
+            for (String fragment : InProcessCli.secretFragments(secret)) {
+                fragments++;
+                for (String line : lines) {
+                    assertFalse(line.contains(fragment), () -> "a secret (or part of one) in a log line: " + line);
+                }
+                for (String out : outputs) {
+                    assertFalse(out.contains(fragment), () -> "a secret (or part of one) in command output: " + out);
+                }
             }
         }
+        assertTrue(fragments > 1000, "fragments searched: " + fragments);
+    }
+
+    /** The value of a {@code Proxy-Authorization: Basic} header for these credentials. */
+    private static String basic(String user, String password) {
+        return Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
     }
 
     private static InetSocketAddress hostPort(String proxy) {

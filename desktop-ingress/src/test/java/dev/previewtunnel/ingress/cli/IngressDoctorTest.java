@@ -199,6 +199,71 @@ class IngressDoctorTest {
         assertNoSecrets(r.out(), r.err(), "pw-that-must-not-show-123");
     }
 
+    /** Each secret or trust file 'run' reads is checked to be owner-only, with its own check and message. */
+    @Test
+    void secretAndTrustFilesReadableByOthers() throws Exception {
+        String token = stack.token();
+        String grant = stack.grant("default", stack.app.port());
+        Path tokenFile = file("token", token);
+        Path grantFile = file("grant", grant);
+        Path ca = file("ca.pem", "-----BEGIN CERTIFICATE-----");
+        Path refresh = file("refresh-token", "refresh-secret-that-must-not-show-1234");
+        List<String> messages = new ArrayList<>();
+        for (Path f : List.of(tokenFile, grantFile, refresh)) {
+            Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-r--r--"));
+        }
+        Files.setPosixFilePermissions(ca, PosixFilePermissions.fromString("rw-rw-r--")); // public, but not writable
+        Result r = doctor("--gateway", stack.url(), "--state-dir", tmp.toString(), "--token-file", tokenFile.toString(),
+                "--grant-file", grantFile.toString(), "--gateway-ca", ca.toString(), "--grant-refresh-token-file",
+                refresh.toString());
+        Map<String, Path> byCheck = Map.of("token-file", tokenFile, "grant-file", grantFile, "gateway-ca", ca,
+                "grant-refresh-token-file", refresh);
+        for (Map.Entry<String, Path> e : byCheck.entrySet()) {
+            String m = failure(r, e.getKey());
+            assertTrue(m.startsWith(e.getValue() + (e.getValue().equals(ca)
+                    ? " is writable by group/others (rw-rw-r--); it holds "
+                    : " is accessible by group/others (rw-r--r--); it holds "))
+                    && m.endsWith(": chmod 600 " + e.getValue()), m);
+            messages.add(m.replace(e.getValue().toString(), "FILE"));
+        }
+        assertEquals(4, messages.stream().distinct().count(), "each file says what it holds: " + messages);
+        assertNoSecrets(r.out(), r.err(), token, grant, "refresh-secret-that-must-not-show-1234");
+
+        for (Path f : List.of(tokenFile, grantFile, refresh)) {
+            Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-------"));
+        }
+        Files.setPosixFilePermissions(ca, PosixFilePermissions.fromString("rw-r--r--"));
+        Result fixed = doctor("--gateway", stack.url(), "--state-dir", tmp.toString(), "--token-file",
+                tokenFile.toString(), "--grant-file", grantFile.toString(), "--gateway-ca", ca.toString(),
+                "--grant-refresh-token-file", refresh.toString());
+        for (String check : List.of("token-file", "grant-file", "gateway-ca", "grant-refresh-token-file")) {
+            assertEquals("ok", only(checks(fixed), check).get("status").asText(), fixed::toString);
+        }
+    }
+
+    /** An ingress started with --no-control has no control.json: --proxy names its proxy for the check. */
+    @Test
+    void theProxyOfAnIngressWithoutControlApi() throws Exception {
+        Path state = tmp.resolve("state");
+        RunningIngress running = RunningIngress.start("run", "--gateway", stack.url(), "--token", stack.token(),
+                "--grant", stack.grant("default", stack.app.port()), "--state-dir", state.toString(), "--no-control");
+        try {
+            String proxy = running.readyLine().get("proxy").asText();
+            Result r = doctor("--gateway", stack.url(), "--state-dir", state.toString(), "--proxy", proxy);
+            JsonNode check = only(checks(r), "proxy");
+            assertEquals("ok", check.get("status").asText(), r::toString);
+            assertTrue(check.get("message").asText().startsWith("proxy " + proxy + " answers like desktop-ingress"),
+                    check::toString);
+        } finally {
+            running.close();
+        }
+        String closed = "127.0.0.1:" + TestStack.closedPort();
+        Result r = doctor("--gateway", stack.url(), "--state-dir", state.toString(), "--proxy", closed);
+        assertEquals(2, r.exitCode(), r::toString);
+        assertTrue(failure(r, "proxy").startsWith("no desktop-ingress proxy at " + closed + ": cannot connect"),
+                r::toString);
+    }
+
     @Test
     void clockSkewAgainstTheGateway() throws Exception {
         CommandLine cl;

@@ -75,16 +75,16 @@ class RunLimitsTest {
         TestStack.secretFile(tmp, "token", token + "\n");
         Path config = Files.writeString(tmp.resolve("ingress.json"), """
                 {"gateway": "%s", "token-file": "token", "state-dir": "state", "control": true,
-                 "stream-window": "2MiB", "request-head-timeout": "5s", "max-request-headers": "8KiB"}
+                 "stream-window": "512KiB", "request-head-timeout": "5s", "max-request-headers": "8KiB"}
                 """.formatted(stack.url()));
-        env.put("PTUN_INGRESS_STREAM_WINDOW", "4MiB");
+        env.put("PTUN_INGRESS_STREAM_WINDOW", "1536KiB");
         env.put("PTUN_INGRESS_OPEN_TIMEOUT", "3s");
         RunningIngress running = RunningIngress.start("run", "--config", config.toString(),
                 "--keepalive-interval", "7s", "--request-head-timeout", "9s", "--drain-timeout", "PT0.1S");
         try {
             running.readyLine();
             IngressConfig c = running.command.ingress().config();
-            assertEquals(4 * 1024 * 1024, c.mux().streamWindow(), "environment over file");
+            assertEquals(1536 * 1024, c.mux().streamWindow(), "environment over file");
             assertEquals(Duration.ofSeconds(9), c.requestHeadTimeout(), "flag over file");
             assertEquals(8 * 1024, c.maxRequestHead(), "from the file");
             assertEquals(Duration.ofSeconds(3), c.openTimeout(), "from the environment");
@@ -92,7 +92,7 @@ class RunLimitsTest {
             assertEquals(MuxSettings.defaults().pingTimeout(), c.mux().pingTimeout(), "untouched: default");
             assertEquals(Duration.ofSeconds(5), c.connectTimeout(), "untouched: default");
             JsonNode line = InProcessCli.logLine(running.captured.err(), "limits in effect");
-            assertEquals("4MiB", InProcessCli.keyValue(line, "stream-window"));
+            assertEquals("1536KiB", InProcessCli.keyValue(line, "stream-window"));
             assertEquals("9s", InProcessCli.keyValue(line, "request-head-timeout"));
         } finally {
             running.close();
@@ -142,6 +142,9 @@ class RunLimitsTest {
         assertRefused(concat(base, "--request-head-timeout", "2h"), "--request-head-timeout must be at most 1h, got 2h");
         assertRefused(concat(base, "--max-request-headers", "1KiB"), "--max-request-headers must be at least 4KiB, got 1KiB");
         assertRefused(concat(base, "--stream-window", "1MB"), "invalid size '1MB'");
+        assertRefused(concat(base, "--stream-window", "4MiB"), "--stream-window: 4MiB x the 1024 streams a tunnel "
+                + "connection may carry is the connection window, which HTTP/2 caps at 2^31-1 bytes: lower it to at "
+                + "most 2047KiB");
         env.put("PTUN_INGRESS_MAX_WEBSOCKET_MESSAGE", "128MiB");
         assertRefused(base, "max-websocket-message (from PTUN_INGRESS_MAX_WEBSOCKET_MESSAGE) must be at most 64MiB, "
                 + "got 128MiB");

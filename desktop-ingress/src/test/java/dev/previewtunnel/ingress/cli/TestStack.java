@@ -49,9 +49,15 @@ final class TestStack implements AutoCloseable {
     }
 
     static TestStack start(Path dir, MeterRegistry registry) throws Exception {
+        return start(dir, registry, c -> c);
+    }
+
+    /** As above with the gateway's configuration adjusted by {@code configure} (from a 200 ms drain timeout). */
+    static TestStack start(Path dir, MeterRegistry registry, java.util.function.UnaryOperator<GatewayConfig> configure)
+            throws Exception {
         KeyDirectory keys = KeyDirectory.init(dir.resolve("keys"));
-        GatewayConfig config = GatewayConfig.defaults(ENV, new InetSocketAddress("127.0.0.1", 0))
-                .withDrainTimeout(Duration.ofMillis(200));
+        GatewayConfig config = configure.apply(GatewayConfig.defaults(ENV, new InetSocketAddress("127.0.0.1", 0))
+                .withDrainTimeout(Duration.ofMillis(200)));
         GatewayServer gateway = GatewayServer.start(config, keys.verificationKeys(), null, registry);
         return new TestStack(keys, gateway, SampleApp.start("127.0.0.1", 0));
     }

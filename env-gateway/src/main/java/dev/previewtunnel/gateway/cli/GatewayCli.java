@@ -21,7 +21,7 @@ final class GatewayCli {
      */
     static final Set<String> CONFIG_KEYS = Settings.keys(Set.of("keys", "env", "listen", "path", "tls-cert", "tls-key",
             "dial-timeout", "drain-timeout", "max-grant-lifetime", "allow-target", "admin-listen", "state-dir",
-            "metrics-listen"), LimitOptions.KEYS);
+            "metrics-listen", "audit-file"), LimitOptions.KEYS);
     /** In the state directory: where a running gateway's admin endpoint listens (no secret). */
     static final String ADMIN_STATE_FILE = "admin.json";
     /** In the state directory: the admin endpoint's bearer token (owner-only). */

@@ -184,6 +184,15 @@ final class LimitOptions {
         Duration pingWait = s.inRange(KEEPALIVE_TIMEOUT, s.duration(KEEPALIVE_TIMEOUT, keepaliveTimeout,
                 m.pingTimeout()), Duration.ofSeconds(1), Duration.ofHours(1));
 
+        if (MuxSettings.connectionWindowProblem(streamWin, perConnection) != null) {
+            // The connection window (streams x stream window) must hold every stream's window; capping it would
+            // let stalled streams starve the rest, so the combination is refused.
+            long largest = (MuxSettings.MAX_WINDOW / perConnection) & ~1023L;
+            throw s.invalid(STREAM_WINDOW, Converters.humanSize(streamWin) + " x " + perConnection + " streams ("
+                    + s.name(STREAMS_PER_CONNECTION) + ") is the connection window, which HTTP/2 caps at 2^31-1 "
+                    + "bytes: lower it to at most " + Converters.humanSize(largest) + ", or "
+                    + s.name(STREAMS_PER_CONNECTION) + " to at most " + MuxSettings.MAX_WINDOW / streamWin);
+        }
         MuxSettings mux = new MuxSettings(streamWin, perConnection, frame, headers, message, resetCount,
                 (int) window.toSeconds(), pingEvery, pingWait, m.streamWriteLowWaterMark(),
                 m.streamWriteHighWaterMark());

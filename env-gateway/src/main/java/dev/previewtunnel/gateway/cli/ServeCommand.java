@@ -1,5 +1,6 @@
 package dev.previewtunnel.gateway.cli;
 
+import dev.previewtunnel.cli.AuditDestination;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Converters;
@@ -79,8 +80,8 @@ import java.util.stream.Collectors;
                         + "defaults. An invalid value stops the start with its key and the reason (exit 1).",
                 "On SIGTERM/SIGINT: stops accepting, sends GOAWAY to every connection, lets streams in flight "
                         + "finish within --drain-timeout, then exits 0.",
-                "Logs are JSON lines on stderr. Audit events (one JSON object per line) go to stderr, or to a file "
-                        + "with: java -Dptun.audit.file=FILE -jar env-gateway.jar serve ..."})
+                "Logs are JSON lines on stderr. Audit events (one JSON object per line) go to stderr, or only to "
+                        + "the file given by --audit-file."})
 final class ServeCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(ServeCommand.class);
     private static final Duration MAX_TIMEOUT = Duration.ofHours(1);
@@ -160,6 +161,11 @@ final class ServeCommand implements Callable<Integer> {
                     + "127.0.0.1:9464 (default: off).")
     String metricsListen;
 
+    @Option(names = "--audit-file", paramLabel = "FILE",
+            description = "Append the audit events (one JSON object per line) to this file instead of stderr; "
+                    + "created rw-------, an existing one must be owner-only (default: stderr).")
+    Path auditFile;
+
     @ArgGroup(validate = false, heading = "%nAbuse limits (each also PTUN_GATEWAY_<NAME> and a config-file key; "
             + "what each defends: docs/security.md):%n")
     LimitOptions limits = new LimitOptions();
@@ -171,9 +177,17 @@ final class ServeCommand implements Callable<Integer> {
     private boolean stopRequested; // guarded by lock
     private final ServiceLifecycle lifecycle = new ServiceLifecycle();
 
+    private AuditDestination audit; // set once, by run()
+
     @Override
     public Integer call() {
-        return lifecycle.call(this::run);
+        try {
+            return lifecycle.call(this::run);
+        } finally {
+            if (audit != null) {
+                audit.close();
+            }
+        }
     }
 
     private int run() {
@@ -207,6 +221,7 @@ final class ServeCommand implements Callable<Integer> {
                 s.string("metrics-listen", metricsListen, null), 9464);
         Path state = s.path("state-dir", stateDir, GatewayCli.defaultStateDir());
         GatewayConfig limited = limits.applyTo(GatewayConfig.defaults(env, listenAddress), s);
+        audit = AuditDestination.apply(s, AuditLog.LOGGER, s.path(AuditDestination.KEY, auditFile, null));
 
         // 2. TLS and keys.
         SslContext tls = cert == null ? null : loadTls(cert, key);

@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 
 import static dev.previewtunnel.gateway.cli.CliHarness.run;
+import static dev.previewtunnel.cli.InProcessCli.assertNoSecrets;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -85,7 +86,7 @@ class GatewayDoctorTest {
                         () -> check + " not ok in:\n" + r.out());
             }
             assertTrue(r.out().contains("everything checked is fine"), r::toString);
-            assertFalse(r.out().contains(token) || r.out().contains(grant), "never a secret");
+            assertNoSecrets(r.out(), r.err(), token, grant); // nor any piece of one
         }
     }
 
@@ -174,7 +175,7 @@ class GatewayDoctorTest {
         assertTrue(failure(checks, "listen").contains("no listen address set"), r::toString);
         String m = failure(checks, "token");
         assertTrue(m.contains("does not verify (grant_wrong_environment)") && m.contains("--env dev1"), m);
-        assertFalse(r.out().contains(token));
+        assertNoSecrets(r.out(), r.err(), token);
     }
 
     @Test

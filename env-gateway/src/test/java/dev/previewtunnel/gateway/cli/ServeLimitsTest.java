@@ -83,7 +83,7 @@ class ServeLimitsTest {
         Path config = Files.writeString(tmp.resolve("gateway.json"), """
                 {"keys": "keys", "env": "e", "listen": "127.0.0.1:0",
                  "max-streams-per-session": 7, "open-burst": 9, "handshake-timeout": "3s",
-                 "max-frame-size": "32KiB", "stream-window": "4MiB", "max-opens-per-second": "2.5"}
+                 "max-frame-size": "32KiB", "stream-window": "1536KiB", "max-opens-per-second": "2.5"}
                 """);
         env.put("PTUN_GATEWAY_OPEN_BURST", "11");
         env.put("PTUN_GATEWAY_MAX_RESETS", "50");
@@ -102,7 +102,8 @@ class ServeLimitsTest {
             assertEquals(60, mux.rstWindowSeconds());
             assertEquals(Duration.ofSeconds(3), running.handshakeTimeout());
             assertEquals(32 * 1024, mux.maxFrameSize());
-            assertEquals(4 * 1024 * 1024, mux.streamWindow());
+            assertEquals(1536 * 1024, mux.streamWindow());
+            assertEquals(1536L * 1024 * 1024, mux.connectionWindow(), "stream window x 1024 streams, exactly");
             assertEquals(1024 * 1024, mux.maxWebSocketMessage());
             assertEquals(Duration.ofSeconds(5), mux.pingInterval());
             // Untouched ones keep their defaults.
@@ -113,7 +114,7 @@ class ServeLimitsTest {
 
             JsonNode line = InProcessCli.logLine(serve.captured.err(), "limits in effect");
             assertEquals("13", InProcessCli.keyValue(line, "open-burst"));
-            assertEquals("4MiB", InProcessCli.keyValue(line, "stream-window"));
+            assertEquals("1536KiB", InProcessCli.keyValue(line, "stream-window"));
             assertEquals("2.5", InProcessCli.keyValue(line, "max-opens-per-second"));
         } finally {
             serve.close();
@@ -182,6 +183,13 @@ class ServeLimitsTest {
         assertRefused(concat(base, "--max-opens-per-second", "0.01"), "--max-opens-per-second must be 0.1 to");
         assertRefused(concat(base, "--stream-window", "64K"), "invalid size '64K'; use bytes or KiB/MiB/GiB");
         assertRefused(concat(base, "--stream-window", "2GiB"), "--stream-window must be at most 1GiB, got 2GiB");
+        // Each is in range, but the connection window (their product) would not fit HTTP/2's 2^31-1: refused,
+        // never capped.
+        assertRefused(concat(base, "--stream-window", "2MiB"), "--stream-window: 2MiB x 1024 streams "
+                + "(--max-streams-per-connection) is the connection window, which HTTP/2 caps at 2^31-1 bytes: lower "
+                + "it to at most 2047KiB, or --max-streams-per-connection to at most 1023");
+        assertRefused(concat(base, "--stream-window", "64MiB", "--max-streams-per-connection", "64"),
+                "--stream-window: 64MiB x 64 streams (--max-streams-per-connection) is the connection window");
 
         env.put("PTUN_GATEWAY_MAX_FRAME_SIZE", "32MiB");
         assertRefused(base, "max-frame-size (from PTUN_GATEWAY_MAX_FRAME_SIZE) must be at most 16777215, got 32MiB");
