@@ -2,6 +2,7 @@ package dev.previewtunnel.spikes.chain;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.sampleapp.ResponseGate;
 import dev.previewtunnel.sampleapp.SampleApp;
 import dev.previewtunnel.spikes.stack.TunnelStack;
 import org.junit.jupiter.api.AfterAll;
@@ -13,6 +14,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -20,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32;
 
+import static dev.previewtunnel.testing.Await.until;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -101,19 +104,41 @@ class ChainHttpTest {
         assertEquals("localhost:" + app.port(), headers.get("host").get(0).asText());
     }
 
+    /**
+     * 200 requests held at the target until all 200 have arrived: each holds its own browser connection (the JDK
+     * client sends one request at a time per HTTP/1.1 connection and none can finish before the gate opens), its
+     * own tunnel stream and its own target socket, all at once. Only then are the 1 MB responses released.
+     */
     @Test
     void twoHundredConcurrentStreamsOfOneMegabyteEach() throws Exception {
         int streams = 200;
         long size = 1024 * 1024;
+        ResponseGate gate = app.gate("concurrent-200", streams, Duration.ofSeconds(120));
+        int acceptedBefore = app.acceptedConnections();
         List<CompletableFuture<long[]>> results = new ArrayList<>();
         for (int i = 0; i < streams; i++) {
-            results.add(client.sendAsync(HttpRequest.newBuilder(URI.create(base + "/bytes?n=" + size)).build(),
+            results.add(client.sendAsync(HttpRequest.newBuilder(
+                            URI.create(base + "/gated-bytes?gate=" + gate.name() + "&n=" + size)).build(),
                     HttpResponse.BodyHandlers.ofInputStream()).thenApply(r -> {
                         CRC32 crc = new CRC32();
                         long n = drain(r.body(), crc);
                         return new long[] {r.statusCode(), n, crc.getValue()};
                     }));
         }
+        try {
+            until("all " + streams + " requests held at the target at once", Duration.ofSeconds(90),
+                    () -> gate.arrived() >= streams);
+        } catch (AssertionError e) {
+            gate.open();
+            throw new AssertionError("only " + gate.arrived() + " of " + streams
+                    + " requests reached the target at the same time: " + e.getMessage(), e);
+        }
+        // While all 200 are held: 200 live streams at the gateway, 200 target sockets, spread over the pool.
+        int gatewayLive = stack.gateway().liveStreams().size();
+        int targetSockets = app.acceptedConnections() - acceptedBefore;
+        List<Integer> perConnection = stack.ingress().pool().liveStreamsPerConnection();
+        int gatewayConnections = stack.gateway().connectionCount();
+        gate.open();
         long expectedCrc = SampleApp.patternCrc(size).getValue();
         for (CompletableFuture<long[]> f : results) {
             long[] result = f.get(120, TimeUnit.SECONDS);
@@ -121,8 +146,18 @@ class ChainHttpTest {
             assertEquals(size, result[1]);
             assertEquals(expectedCrc, result[2]);
         }
-        // The streams were spread over the bounded pool, never more connections than configured.
-        assertTrue(stack.gateway().connectionCount() <= 2, "connections: " + stack.gateway().connectionCount());
+        System.out.printf("{\"test\":\"concurrent_streams\",\"heldAtTarget\":%d,\"gatewayLiveStreams\":%d,"
+                        + "\"targetSockets\":%d,\"gatewayConnections\":%d,\"ingressStreamsPerConnection\":\"%s\"}%n",
+                gate.arrived(), gatewayLive, targetSockets, gatewayConnections, perConnection);
+        assertEquals(streams, gate.arrived(), "requests that reached the gate");
+        assertTrue(gatewayLive >= streams, "gateway live streams while held: " + gatewayLive);
+        assertTrue(targetSockets >= streams, "target sockets opened for the held requests: " + targetSockets);
+        // The pool is 2 connections and the ingress places each stream on the least-loaded one: both carry streams.
+        assertEquals(2, gatewayConnections, "tunnel connections at the gateway");
+        assertEquals(2, perConnection.size(), "usable pool connections: " + perConnection);
+        assertTrue(perConnection.stream().allMatch(n -> n > 0), "streams on every pool connection: " + perConnection);
+        assertTrue(perConnection.stream().mapToInt(Integer::intValue).sum() >= streams,
+                "streams open on the pool while held: " + perConnection);
     }
 
     static long drain(InputStream in, CRC32 crc) {
