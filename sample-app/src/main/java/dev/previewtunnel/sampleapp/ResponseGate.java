@@ -45,6 +45,19 @@ public final class ResponseGate {
         return arrived;
     }
 
+    /** Waits until at least {@code n} requests have arrived; false if {@code timeout} passed first. */
+    public synchronized boolean awaitArrivals(int n, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (arrived < n) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
+        return true;
+    }
+
     /** Releases every held request (and lets later ones through at once). */
     public void open() {
         List<Held> toRelease;
@@ -68,6 +81,7 @@ public final class ResponseGate {
         String refusal;
         synchronized (this) {
             arrived++;
+            notifyAll();
             if (!open && timedOut == null) {
                 held.add(onLoop);
                 if (timer == null) {
