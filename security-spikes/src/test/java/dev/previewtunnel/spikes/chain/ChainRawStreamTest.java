@@ -275,11 +275,12 @@ class ChainRawStreamTest {
     }
 
     /**
-     * Direct memory the allocator reserves beyond the live bytes: Netty 4.2's adaptive allocator takes whole chunks
-     * (128 KiB and up) per allocating thread, and the path has several (target, gateway, ingress, client loops).
-     * Not a setting but a measurement: this test alone in a fresh JVM took 7.3 MiB in all, 2.0 MiB of it live.
+     * Direct memory the allocator may reserve beyond the live bytes: Netty 4.2's adaptive allocator takes memory in
+     * chunks of up to 8 MiB (its MAX_CHUNK_SIZE) per magazine and fills them gradually, so the delta moves in chunk
+     * steps, not buffer steps. Two such chunks are allowed. Measured in four runs: 7.3 to 8.2 MiB in all, at most
+     * 2.0 MiB can be live (the Netty-held bound).
      */
-    private static final long ALLOCATOR_SLACK = 8L * 1024 * 1024;
+    private static final long ALLOCATOR_SLACK = 2 * 8L * 1024 * 1024;
 
     private static long usedDirectMemory() {
         return ((ByteBufAllocatorMetricProvider) ByteBufAllocator.DEFAULT).metric().usedDirectMemory();
