@@ -66,6 +66,17 @@ final class CliProcess implements AutoCloseable {
         return stateHome;
     }
 
+    /** Deletes the state directory the processes of this JVM used (their stderr files, any state left). */
+    static synchronized void deleteStateHome() throws IOException {
+        if (stateHome == null) {
+            return;
+        }
+        try (var files = Files.walk(stateHome)) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+        stateHome = null;
+    }
+
     static CliProcess start(String module, String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx128m", "-jar",

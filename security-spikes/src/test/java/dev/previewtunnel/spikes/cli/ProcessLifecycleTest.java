@@ -50,6 +50,7 @@ class ProcessLifecycleTest {
     @AfterAll
     static void stop() throws Exception {
         app.close();
+        CliProcess.deleteStateHome();
         try (var files = Files.walk(dir)) {
             files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
