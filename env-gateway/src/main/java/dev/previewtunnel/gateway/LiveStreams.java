@@ -35,6 +35,12 @@ public final class LiveStreams {
         return closeAll(bySession.get(session));
     }
 
+    /** The live streams of one browser session right now (a copy). */
+    public List<Channel> ofSession(String session) {
+        Set<Channel> streams = bySession.get(session);
+        return streams == null ? List.of() : List.copyOf(streams);
+    }
+
     public int size() {
         return byGrant.values().stream().mapToInt(Set::size).sum();
     }

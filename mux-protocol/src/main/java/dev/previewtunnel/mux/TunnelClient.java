@@ -39,11 +39,29 @@ public final class TunnelClient {
     private final EventLoopGroup group;
     private final Class<? extends SocketChannel> channelType;
     private final MuxSettings settings;
+    private final String subprotocol;
 
     public TunnelClient(EventLoopGroup group, Class<? extends SocketChannel> channelType, MuxSettings settings) {
         this.group = group;
         this.channelType = channelType;
         this.settings = settings;
+        this.subprotocol = MuxProtocol.SUBPROTOCOL;
+    }
+
+    private TunnelClient(EventLoopGroup group, Class<? extends SocketChannel> channelType, MuxSettings settings,
+                         String subprotocol) {
+        this.group = group;
+        this.channelType = channelType;
+        this.settings = settings;
+        this.subprotocol = subprotocol;
+    }
+
+    /**
+     * A client that offers another protocol version than this build's ({@code ptun.v2}, say): for tests of how a
+     * gateway and a client of different builds fail. Production code never needs it.
+     */
+    public TunnelClient offering(String otherSubprotocol) {
+        return new TunnelClient(group, channelType, settings, otherSubprotocol);
     }
 
     /** The {@code index}-th event loop of this client's group, modulo their number. */
@@ -91,7 +109,7 @@ public final class TunnelClient {
         HttpHeaders headers = new DefaultHttpHeaders();
         headers.set(MuxProtocol.TOKEN_HEADER, MuxProtocol.TOKEN_SCHEME + token);
         WebSocketClientHandshaker handshaker = WebSocketClientHandshakerFactory.newHandshaker(
-                url, WebSocketVersion.V13, MuxProtocol.SUBPROTOCOL, false, headers,
+                url, WebSocketVersion.V13, subprotocol, false, headers,
                 settings.maxWebSocketMessage(), true, false);
 
         Bootstrap bootstrap = new Bootstrap()
@@ -169,7 +187,7 @@ public final class TunnelClient {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, FullHttpResponse response) {
             if (!HttpResponseStatus.SWITCHING_PROTOCOLS.equals(response.status())) {
-                promise.tryFailure(new TunnelConnectException(describeRefusal(response)));
+                promise.tryFailure(new TunnelConnectException(describeRefusal(response, subprotocol)));
                 ctx.close();
                 return;
             }
@@ -180,9 +198,9 @@ public final class TunnelClient {
                 ctx.close();
                 return;
             }
-            if (!MuxProtocol.SUBPROTOCOL.equals(handshaker.actualSubprotocol())) {
+            if (!subprotocol.equals(handshaker.actualSubprotocol())) {
                 promise.tryFailure(new TunnelConnectException("gateway did not confirm protocol "
-                        + MuxProtocol.SUBPROTOCOL + " (it is not a preview-tunnel gateway of this version)"));
+                        + subprotocol + " (it is not a preview-tunnel gateway of this version)"));
                 ctx.close();
                 return;
             }
@@ -221,9 +239,14 @@ public final class TunnelClient {
         return m == null ? root.getClass().getSimpleName() : m.replaceAll("[\\r\\n]", " ");
     }
 
-    static String describeRefusal(FullHttpResponse response) {
+    static String describeRefusal(FullHttpResponse response, String offered) {
         int status = response.status().code();
         String body = response.content().toString(StandardCharsets.UTF_8);
+        String gatewaySays = refusalMessage(body);
+        if (status == 426 && gatewaySays != null && body.contains("protocol_version_mismatch")) {
+            // The gateway's message names its version and ours: "gateway speaks ptun.v1, client offered ...".
+            return "tunnel protocol version mismatch: this client speaks " + offered + "; " + gatewaySays;
+        }
         if (body.length() > 300) {
             body = body.substring(0, 300);
         }
@@ -232,9 +255,25 @@ public final class TunnelClient {
             case 401 -> "gateway refused the connection token";
             case 403 -> "gateway refused the connection";
             case 404 -> "no tunnel endpoint at that path";
-            case 426 -> "tunnel protocol version mismatch (this build speaks " + MuxProtocol.SUBPROTOCOL + ")";
+            case 426 -> "tunnel protocol version mismatch: the gateway does not speak " + offered;
             default -> "gateway answered the upgrade with HTTP " + status;
         };
         return why + (body.isEmpty() ? "" : " [" + body + "]");
+    }
+
+    /** The {@code message} of a gateway's JSON refusal, printable characters only; null if there is none. */
+    private static String refusalMessage(String body) {
+        try {
+            com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper()
+                    .readTree(body);
+            String message = json == null ? null : json.path("message").asText(null);
+            if (message == null) {
+                return null;
+            }
+            message = message.replaceAll("[^\\x20-\\x7e]", " ").trim();
+            return message.length() > 300 ? message.substring(0, 300) : message;
+        } catch (java.io.IOException | RuntimeException e) {
+            return null;
+        }
     }
 }

@@ -35,7 +35,8 @@ import java.util.zip.CRC32;
  *
  * <p>Endpoints: {@code GET /}, {@code /hello}, {@code /stream?chunks=N&size=S}, {@code /bytes?n=N},
  * {@code POST /upload}, {@code /ws} (WebSocket echo), {@code /cookie/set?name=v}, {@code /cookie/get},
- * {@code /redirect?to=PATH}, {@code /echo-headers}; anything else is 404.
+ * {@code /redirect?to=PATH}, {@code /echo-headers}, {@code /gated-bytes?gate=NAME&n=N} (as {@code /bytes}, held
+ * until the test opens the {@link #gate gate}); anything else is 404.
  */
 public final class SampleApp implements AutoCloseable {
     /** Largest accepted WebSocket frame payload. */
@@ -52,6 +53,7 @@ public final class SampleApp implements AutoCloseable {
     /** Connections accepted and not yet closed. */
     private final java.util.concurrent.atomic.AtomicInteger open = new java.util.concurrent.atomic.AtomicInteger();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final Map<String, ResponseGate> gates = new java.util.concurrent.ConcurrentHashMap<>();
 
     private SampleApp(String host, int port) {
         group = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
@@ -142,6 +144,23 @@ public final class SampleApp implements AutoCloseable {
     /** Waits until at least {@code n} requests have been served; false on timeout. */
     public boolean awaitRequestsServed(int n, Duration timeout) throws InterruptedException {
         return served.awaitAtLeast(n, timeout);
+    }
+
+    /**
+     * Creates the gate {@code name} for {@code GET /gated-bytes?gate=name}: requests are held until
+     * {@link ResponseGate#open()}, or answered 503 once {@code timeout} has passed since the first arrived.
+     * {@code parties} is how many the caller expects (for the timeout's message).
+     */
+    public ResponseGate gate(String name, int parties, Duration timeout) {
+        ResponseGate gate = new ResponseGate(name, parties, timeout);
+        if (gates.putIfAbsent(name, gate) != null) {
+            throw new IllegalArgumentException("gate exists: " + name);
+        }
+        return gate;
+    }
+
+    ResponseGate gate(String name) {
+        return gates.get(name);
     }
 
     void requestServed() {

@@ -211,6 +211,11 @@ final class SampleAppHandler extends ChannelInboundHandlerAdapter {
             case "/echo-headers":
                 echoHeaders(ctx, req, keepAlive);
                 return;
+            case "/gated-bytes":
+                if (requireGet(ctx, keepAlive, get)) {
+                    gatedBytes(ctx, query, keepAlive, head);
+                }
+                return;
             default:
                 respond(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, TEXT, "not found\n", null);
         }
@@ -270,6 +275,23 @@ final class SampleAppHandler extends ChannelInboundHandlerAdapter {
         response.headers().set(HttpHeaderNames.CONTENT_TYPE, OCTETS);
         HttpUtil.setContentLength(response, n);
         sendStreaming(ctx, response, new PatternChunkedInput(n, BYTES_CHUNK_SIZE), keepAlive, head);
+    }
+
+    /** {@code /bytes}, held until the named {@link ResponseGate} opens (503 if it times out first). */
+    private void gatedBytes(ChannelHandlerContext ctx, QueryStringDecoder query, boolean keepAlive, boolean head) {
+        List<String> names = query.parameters().get("gate");
+        ResponseGate gate = names == null || names.isEmpty() ? null : app.gate(names.get(0));
+        if (gate == null) {
+            respond(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, TEXT, "no such gate\n", null);
+            return;
+        }
+        gate.arrive(ctx, timeoutMessage -> {
+            if (timeoutMessage != null) {
+                respond(ctx, keepAlive, HttpResponseStatus.SERVICE_UNAVAILABLE, TEXT, timeoutMessage, null);
+            } else if (ctx.channel().isActive()) {
+                bytes(ctx, query, keepAlive, head);
+            }
+        });
     }
 
     /** Headers now, body pulled chunk by chunk by the ChunkedWriteHandler only while the channel is writable. */

@@ -275,6 +275,17 @@ public final class TunnelPool implements AutoCloseable {
                 lastError, reconnects);
     }
 
+    /** Live streams of each usable connection, in slot order: shows how streams were spread over the pool. */
+    public synchronized List<Integer> liveStreamsPerConnection() {
+        List<Integer> counts = new ArrayList<>();
+        for (Slot s : slots) {
+            if (s.connection != null && s.connection.isUsable()) {
+                counts.add(s.connection.liveStreams());
+            }
+        }
+        return counts;
+    }
+
     @Override
     public void close() {
         close(Duration.ZERO);

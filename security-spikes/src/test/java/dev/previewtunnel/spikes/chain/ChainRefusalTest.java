@@ -4,6 +4,7 @@ import dev.previewtunnel.grants.GrantIssuer;
 import dev.previewtunnel.grants.GrantSpec;
 import dev.previewtunnel.grants.KeyDirectory;
 import dev.previewtunnel.mux.Authority;
+import dev.previewtunnel.mux.MuxProtocol;
 import dev.previewtunnel.mux.MuxSettings;
 import dev.previewtunnel.mux.TunnelClient;
 import dev.previewtunnel.mux.TunnelConnectException;
@@ -19,21 +20,29 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.net.InetSocketAddress;
 import java.net.ProxySelector;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
+import static dev.previewtunnel.testing.Await.until;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -227,6 +236,23 @@ class ChainRefusalTest {
         assertTrue(!cause.getMessage().contains(token.substring(0, 20)), "no token material in the message");
     }
 
+    /** A client of another build (protocol ptun.v2) against this gateway: refused at upgrade, saying so. */
+    @Test
+    void protocolVersionMismatchFailsWithAMessageNamingBothVersions() {
+        String other = MuxProtocol.SUBPROTOCOL_PREFIX + (MuxProtocol.VERSION + 1);
+        TunnelClient client = new TunnelClient(group, io.netty.channel.socket.nio.NioSocketChannel.class,
+                MuxSettings.defaults()).offering(other);
+        ExecutionException e = assertThrows(ExecutionException.class, () -> client.connect(
+                URI.create(stack.gateway().url(false)), stack.token(), null, Duration.ofSeconds(5))
+                .get(10, TimeUnit.SECONDS));
+        TunnelConnectException cause = assertInstanceOf(TunnelConnectException.class, e.getCause());
+        String message = cause.getMessage();
+        System.out.printf("{\"test\":\"protocol_mismatch\",\"message\":\"%s\"}%n", message);
+        assertTrue(message.startsWith("tunnel protocol version mismatch"), message);
+        assertTrue(message.contains("this client speaks " + other), message);
+        assertTrue(message.contains("gateway speaks " + MuxProtocol.SUBPROTOCOL), message);
+    }
+
     @Test
     void targetNotListeningGetsAPrompt502NamingTheCause() throws Exception {
         int freePort;
@@ -241,6 +267,70 @@ class ChainRefusalTest {
         assertEquals(502, r.statusCode());
         assertEquals("target_refused", r.headers().firstValue("ptun-error").orElse(""));
         assertTrue(r.body().contains("Nothing is listening on localhost:" + freePort), r.body());
+    }
+
+    /**
+     * A target that never answers the dial: a listening socket that never accepts, its accept queue (backlog 1)
+     * filled by two connections. Linux then drops further SYNs instead of refusing them (with
+     * tcp_abort_on_overflow=0, the default, checked), so the gateway's connect neither succeeds nor fails until its
+     * dial timeout (5 s by default): the browser gets the 504 page with dial_timeout, well before the ingress's own
+     * stream-open timeout (10 s). The grant names 127.0.0.1, so no second address (::1) is tried after the timeout.
+     */
+    @Test
+    void targetThatNeverAnswersTheDialGetsDialTimeout() throws Exception {
+        assertEquals("0", Files.readAllLines(Path.of("/proc/sys/net/ipv4/tcp_abort_on_overflow")).get(0).trim(),
+                "this test needs the kernel to drop SYNs on a full accept queue, not reset them");
+        try (ServerSocketChannel full = ServerSocketChannel.open()) {
+            full.bind(new InetSocketAddress("127.0.0.1", 0), 1);
+            int port = ((InetSocketAddress) full.getLocalAddress()).getPort();
+            List<SocketChannel> fillers = new ArrayList<>();
+            try {
+                for (int i = 0; i < 2; i++) {
+                    fillers.add(SocketChannel.open(new InetSocketAddress("127.0.0.1", port)));
+                }
+                // The kernel's own count of the queue (/proc/net/tcp rx_queue of a LISTEN socket): full at 2 > 1.
+                until("accept queue of 127.0.0.1:" + port + " full", Duration.ofSeconds(10),
+                        () -> acceptQueueLength(port) >= 2);
+                stack.grant("127.0.0.1", port);
+                long dialsBefore = stack.gateway().metrics().dialAttempts();
+                HttpClient client = ProxyClients.httpClient(stack.proxy(), stack.session());
+                long t0 = System.nanoTime();
+                HttpResponse<String> r = client.send(HttpRequest.newBuilder(
+                                URI.create("http://127.0.0.1:" + port + "/")).header("Accept", "text/html")
+                        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+                long millis = (System.nanoTime() - t0) / 1_000_000;
+                System.out.printf("{\"test\":\"dial_timeout\",\"status\":%d,\"code\":\"%s\",\"millis\":%d}%n",
+                        r.statusCode(), r.headers().firstValue("ptun-error").orElse(""), millis);
+                assertEquals(504, r.statusCode(), r.body());
+                assertEquals("dial_timeout", r.headers().firstValue("ptun-error").orElse(""), r.body());
+                assertEquals(dialsBefore + 1, stack.gateway().metrics().dialAttempts(), "one dial attempted");
+            } finally {
+                for (SocketChannel f : fillers) {
+                    f.close();
+                }
+            }
+        }
+    }
+
+    /**
+     * The accept-queue length of the LISTEN socket on {@code port}, from /proc/net/tcp and tcp6 (a Java socket bound
+     * to 127.0.0.1 is usually an IPv6 socket, listed in tcp6 as ::ffff:127.0.0.1): a LISTEN line's rx_queue.
+     */
+    private static int acceptQueueLength(int port) {
+        String suffix = String.format(":%04X", port);
+        try {
+            for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+                for (String line : Files.readAllLines(Path.of(table))) {
+                    String[] f = line.trim().split("\\s+");
+                    if (f.length > 4 && f[1].endsWith(suffix) && f[3].equals("0A")) {
+                        return Integer.parseInt(f[4].substring(f[4].indexOf(':') + 1), 16);
+                    }
+                }
+            }
+            return -1;
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     /** Opens a stream straight on a tunnel connection, as a misbehaving ingress could. */

@@ -80,8 +80,19 @@ final class ProxyClients {
 
     static Channel connectTunnel(EventLoopGroup group, InetSocketAddress proxy, String user, String password,
                                  String host, int port, ChannelHandler handler, boolean autoRead) throws Exception {
+        return connectTunnel(group, proxy, user, password, host, port, handler, autoRead, 0);
+    }
+
+    /** As above; with {@code receiveBuffer} > 0 the client's socket receive buffer is fixed (SO_RCVBUF). */
+    static Channel connectTunnel(EventLoopGroup group, InetSocketAddress proxy, String user, String password,
+                                 String host, int port, ChannelHandler handler, boolean autoRead, int receiveBuffer)
+            throws Exception {
         CompletableFuture<Channel> ready = new CompletableFuture<>();
-        Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
+        Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class);
+        if (receiveBuffer > 0) {
+            b.option(ChannelOption.SO_RCVBUF, receiveBuffer); // before connect: the window scale depends on it
+        }
+        b
                 .option(ChannelOption.ALLOW_HALF_CLOSURE, true)
                 .option(ChannelOption.AUTO_READ, autoRead)
                 .resolver(io.netty.resolver.NoopAddressResolverGroup.INSTANCE)

@@ -7,6 +7,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -30,10 +31,20 @@ final class RawSourceServer implements AutoCloseable {
     private final Channel server;
     private final long total;
     private final AtomicLong written = new AtomicLong();
+    private volatile Channel child;
 
     RawSourceServer(long total) throws InterruptedException {
+        this(total, 0);
+    }
+
+    /** With {@code sendBuffer} > 0, the target's socket send buffer is fixed to that size (SO_SNDBUF). */
+    RawSourceServer(long total, int sendBuffer) throws InterruptedException {
         this.total = total;
-        server = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
+        ServerBootstrap b = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class);
+        if (sendBuffer > 0) {
+            b.childOption(ChannelOption.SO_SNDBUF, sendBuffer);
+        }
+        server = b
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
@@ -50,11 +61,26 @@ final class RawSourceServer implements AutoCloseable {
         return written.get();
     }
 
+    /** The accepted connection (the last one), or null before one arrived. */
+    Channel connection() {
+        return child;
+    }
+
+    /**
+     * True while the target cannot write: its socket send buffer is full and its own outbound buffer is above the
+     * high-water mark, i.e. whoever reads it (the gateway) has stopped reading.
+     */
+    boolean blocked() {
+        Channel c = child;
+        return c != null && c.isActive() && !c.isWritable();
+    }
+
     private final class Writer extends ChannelInboundHandlerAdapter {
         private long offset;
 
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
+            child = ctx.channel();
             writeWhileWritable(ctx);
         }
 
