@@ -311,7 +311,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             stream.close();
             return null;
         }
-        if (!session.track(browser, route.grantId())) {
+        if (!session.track(browser, route)) {
             // Detached or closed while the open was in flight: the detach could not see this connection yet, so
             // the stream ends here instead of outliving it.
             stream.close();
@@ -625,12 +625,12 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
                             // Judged before it is attached: a grant for another target or environment is not
                             // what was asked for, and attaching it could replace an unrelated entry. Nor is one
                             // for a grant detached while the hook ran: refreshing must not undo a detach.
+                            // Replaced atomically against a detach on the control API's thread. When another
+                            // request's refresh got there first, its grant serves this request too.
                             UnverifiedGrantView view = UnverifiedGrantView.decode(grant);
                             if (new Authority(view.targetHost(), view.targetPort()).equals(old.target())
                                     && view.environment().equals(environment) && !view.jti().equals(old.grantId())
-                                    && s.authorities().hasGrant(old.grantId())) {
-                                s.authorities().add(grant, name);
-                                s.authorities().removeGrant(old.grantId());
+                                    && s.authorities().replace(old.grantId(), grant, name).isPresent()) {
                                 fresh = s.authorities().route(old.requested()).orElse(null);
                             }
                         } catch (IllegalArgumentException notAGrant) {

@@ -108,8 +108,41 @@ public final class AuthorityMap {
     }
 
     /** Removes a grant by id; returns whether it was attached. */
-    public boolean removeGrant(String grantId) {
+    public synchronized boolean removeGrant(String grantId) {
         return entries.removeIf(e -> grantId.equals(e.grantId()));
+    }
+
+    /**
+     * A refresh, atomically against detaches: when {@code oldGrantId} is still attached, attaches {@code grant}
+     * (under {@code name}) in its place and returns the new entry. When it is not, another request's refresh
+     * already replaced it, or it was detached: returns the entry now attached for the same target and
+     * environment (use it; {@code grant} is not attached), or empty when there is none (a detach: a refresh must
+     * not undo it).
+     *
+     * @throws IllegalArgumentException when {@code grant} is not a readable grant
+     * @throws VirtualHostTakenException as {@link #add}
+     */
+    public synchronized Optional<Entry> replace(String oldGrantId, String grant, String name) {
+        if (hasGrant(oldGrantId)) {
+            Entry fresh = add(grant, name);
+            if (!fresh.grantId().equals(oldGrantId)) {
+                removeGrant(oldGrantId);
+            }
+            return Optional.of(fresh);
+        }
+        UnverifiedGrantView view = UnverifiedGrantView.decode(grant);
+        return current(new Authority(view.targetHost(), view.targetPort()), view.environment());
+    }
+
+    /** The newest entry attached for {@code target} in {@code environment}, if any. */
+    public Optional<Entry> current(Authority target, String environment) {
+        Entry found = null;
+        for (Entry e : entries) {
+            if (e.target.equals(target) && e.view.environment().equals(environment)) {
+                found = e;
+            }
+        }
+        return Optional.ofNullable(found);
     }
 
     /** Whether a grant with this id is attached. */

@@ -79,15 +79,27 @@ public final class BrowserSession {
     }
 
     /**
-     * Records that {@code browser} now carries a stream opened under {@code grantId} (null: direct egress), unless
-     * the session was closed or the grant detached meanwhile: then nothing is recorded and the caller must close
-     * the stream. The check and the record happen under the lock {@link #closeAll} and {@link #closeGrant} take,
-     * and a detach removes the grant from the map before it closes connections, so a stream whose open was in
-     * flight during a detach is either refused here or closed by the detach, never left running.
+     * Records that {@code browser} now carries a stream opened for {@code route} (a route without a grant: direct
+     * egress), unless the session was closed or the route's grant detached meanwhile: then nothing is recorded and
+     * the caller must close the stream. A grant replaced meanwhile by a newer one for the same target and
+     * environment (a refresh, by another request or by {@code grant add}) is no detach: the stream is recorded
+     * under the newer grant, so detaching that one ends it.
+     *
+     * <p>The check and the record happen under the lock {@link #closeAll} and {@link #closeGrant} take, and a
+     * detach removes the grant from the map before it closes connections, so a stream whose open was in flight
+     * during a detach is either refused here or closed by the detach, never left running.
      */
-    public synchronized boolean track(Channel browser, String grantId) {
-        if (closed || (grantId != null && !authorities.hasGrant(grantId))) {
+    public synchronized boolean track(Channel browser, Route route) {
+        if (closed) {
             return false;
+        }
+        String grantId = route.grantId();
+        if (grantId != null && !authorities.hasGrant(grantId)) {
+            AuthorityMap.Entry newer = authorities.current(route.target(), route.environment()).orElse(null);
+            if (newer == null) {
+                return false;
+            }
+            grantId = newer.grantId();
         }
         Set<String> grants = live.computeIfAbsent(browser, ch -> {
             ch.closeFuture().addListener(f -> live.remove(ch));

@@ -18,7 +18,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
@@ -258,21 +257,36 @@ public final class TunnelPool implements AutoCloseable {
         }
         int draining = 0;
         int live = 0;
-        for (Iterator<TunnelConnection> it = opened.iterator(); it.hasNext(); ) {
-            TunnelConnection c = it.next();
-            int streams = c.liveStreams();
-            boolean open = c.channel().isOpen();
-            if (!open && streams == 0) {
-                it.remove(); // closed and every stream of it has ended: nothing left to count
-                continue;
-            }
-            live += streams;
-            if (open && c.isDraining()) {
+        pruneOpened();
+        for (TunnelConnection c : opened) {
+            live += c.liveStreams();
+            if (c.channel().isOpen() && c.isDraining()) {
                 draining++;
             }
         }
         return new Status(slots.size(), connected, connecting, draining, live, connected > 0 ? null : downSince,
                 lastError, reconnects);
+    }
+
+    /**
+     * Drops the connections that are closed and whose streams have all ended: nothing left to count or drain.
+     * Called whenever a connection is added or closes (and by status), so the set stays as small as the
+     * connections that still matter, however often the pool reconnects.
+     */
+    private synchronized void pruneOpened() {
+        opened.removeIf(c -> !c.channel().isOpen() && c.liveStreams() == 0);
+    }
+
+    /** Every connection of the pool that may still carry streams: current, draining or dropped. */
+    private synchronized List<TunnelConnection> openedConnections() {
+        pruneOpened();
+        List<TunnelConnection> all = new ArrayList<>(opened);
+        for (Slot s : slots) {
+            if (s.connection != null && !all.contains(s.connection)) {
+                all.add(s.connection);
+            }
+        }
+        return all;
     }
 
     /** Live streams of each usable connection, in slot order: shows how streams were spread over the pool. */
@@ -291,16 +305,17 @@ public final class TunnelPool implements AutoCloseable {
         close(Duration.ZERO);
     }
 
-    /** Stops reconnecting and drains every connection: each closes once its streams end, within {@code drain}. */
+    /**
+     * Stops reconnecting and drains every connection, including those the gateway is draining (GOAWAY) that still
+     * carry streams: each closes once its streams end, within {@code drain}.
+     */
     public void close(Duration drain) {
         closed = true;
-        List<TunnelConnection> open = new ArrayList<>();
+        List<TunnelConnection> open;
         List<Promise<TunnelConnection>> waiting = new ArrayList<>();
         synchronized (this) {
+            open = openedConnections();
             for (Slot s : slots) {
-                if (s.connection != null) {
-                    open.add(s.connection);
-                }
                 waiting.add(s.next);
             }
         }
@@ -310,20 +325,12 @@ public final class TunnelPool implements AutoCloseable {
     }
 
     /**
-     * After {@link #close()}: waits until every tunnel connection has closed (each closes once its live streams
+     * After {@link #close()}: waits until every tunnel connection (draining ones too) has closed (each closes once its live streams
      * have ended, after GOAWAY) or {@code timeout} has passed. Returns true if all closed in time.
      */
     public boolean awaitClosed(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        List<TunnelConnection> open = new ArrayList<>();
-        synchronized (this) {
-            for (Slot s : slots) {
-                if (s.connection != null) {
-                    open.add(s.connection);
-                }
-            }
-        }
-        for (TunnelConnection c : open) {
+        for (TunnelConnection c : openedConnections()) {
             long left = deadline - System.nanoTime();
             if (left <= 0 || !c.channel().closeFuture().awaitUninterruptibly(left, TimeUnit.NANOSECONDS)) {
                 return false;
@@ -377,6 +384,7 @@ public final class TunnelPool implements AutoCloseable {
                         afterClose = closed;
                         if (!afterClose) {
                             connection = c;
+                            pruneOpened();
                             opened.add(c);
                             failedSinceUp = false;
                             downSince = null;

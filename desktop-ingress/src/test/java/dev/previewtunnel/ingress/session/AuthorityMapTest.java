@@ -77,6 +77,28 @@ class AuthorityMapTest {
     }
 
     @Test
+    void replaceSwapsAnAttachedGrantDefersToAnEarlierRefreshAndNeverUndoesADetach() {
+        AuthorityMap map = new AuthorityMap();
+        AuthorityMap.Entry old = map.add(grant("env", "localhost", 5173));
+        String first = grant("env", "localhost", 5173);
+        String second = grant("env", "localhost", 5173);
+
+        // The first refresh replaces the old grant.
+        AuthorityMap.Entry fresh = map.replace(old.grantId(), first, null).orElseThrow();
+        assertFalse(map.hasGrant(old.grantId()));
+        assertTrue(map.hasGrant(fresh.grantId()));
+        // A second request refreshing the same old grant gets the first one's entry; its own grant is not attached.
+        AuthorityMap.Entry again = map.replace(old.grantId(), second, null).orElseThrow();
+        assertEquals(fresh.grantId(), again.grantId());
+        assertEquals(1, map.entries().size());
+        // Detached: nothing serves the target any more, and a late refresh does not bring it back.
+        assertTrue(map.removeGrant(fresh.grantId()));
+        assertTrue(map.replace(fresh.grantId(), second, null).isEmpty());
+        assertTrue(map.entries().isEmpty());
+        assertTrue(map.current(new Authority("localhost", 5173), "env").isEmpty());
+    }
+
+    @Test
     void suffixesAreLowerCaseDnsNames() {
         assertTrue(AuthorityMap.isValidSuffix("preview.localhost"));
         assertTrue(AuthorityMap.isValidSuffix("localhost"));

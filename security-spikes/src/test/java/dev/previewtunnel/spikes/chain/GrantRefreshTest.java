@@ -108,6 +108,48 @@ class GrantRefreshTest {
     }
 
     @Test
+    void requestsRefreshingTheSameGrantTogetherAllGetThrough() throws Exception {
+        String expired = expiredGrant(app.port());
+        stack.session().authorities().add(expired);
+        String fresh = stack.issueGrant("localhost", app.port(), Duration.ofMinutes(5));
+        Path answer = dir.resolve("answer");
+        Files.writeString(answer, fresh + "\n");
+        Path calls = dir.resolve("calls");
+        // Each hook answers only once both requests' hooks have started (a bounded wait of at most 10 s), so the
+        // second request's hook always answers after the first request has already put the fresh grant in the
+        // old one's place: the second must use it, not call the refresh a failure.
+        Path script = hook("i=0; while [ \"$(wc -l < \"$1\")\" -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; "
+                + "i=$((i+1)); done\ncat '" + answer + "'");
+        ExecutorService twoHooks = Executors.newFixedThreadPool(2);
+        ExecutorService browsers = Executors.newFixedThreadPool(2);
+        try {
+            stack.ingress().grantRefresher(new CommandGrantRefresher(List.of(script.toString(), calls.toString()),
+                    Duration.ofSeconds(20), twoHooks));
+            CompletableFuture<RawAnswer> a = CompletableFuture.supplyAsync(() -> navigateUnchecked(app.port()), browsers);
+            CompletableFuture<RawAnswer> b = CompletableFuture.supplyAsync(() -> navigateUnchecked(app.port()), browsers);
+            RawAnswer first = a.get(60, TimeUnit.SECONDS);
+            RawAnswer second = b.get(60, TimeUnit.SECONDS);
+            assertEquals(200, first.status(), first.toString());
+            assertEquals(200, second.status(), second.toString());
+            assertEquals(2, lines(calls).size(), "each refused request asked the hook once");
+            assertTrue(stack.session().authorities().hasGrant(UnverifiedGrantView.decode(fresh).jti()));
+            assertFalse(stack.session().authorities().hasGrant(UnverifiedGrantView.decode(expired).jti()));
+            assertEquals(2, app.requestsServed());
+        } finally {
+            twoHooks.shutdownNow();
+            browsers.shutdownNow();
+        }
+    }
+
+    private RawAnswer navigateUnchecked(int port) {
+        try {
+            return navigate(port);
+        } catch (Exception e) {
+            throw new CompletionException(e);
+        }
+    }
+
+    @Test
     void aFailingCommandIsCalledOnceAndTheExpiredPageFollows() throws Exception {
         String expired = expiredGrant(app.port());
         stack.session().authorities().add(expired);
