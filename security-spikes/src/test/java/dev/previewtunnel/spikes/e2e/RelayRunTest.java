@@ -1,17 +1,23 @@
 package dev.previewtunnel.spikes.e2e;
 
 import dev.previewtunnel.spikes.browser.Page;
+import dev.previewtunnel.spikes.browser.Processes;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Run 7: runs 1 and 2 again, with the ingress reaching the gateway (a) through nginx as a TLS-terminating
@@ -23,18 +29,20 @@ import java.util.concurrent.TimeUnit;
 class RelayRunTest {
 
     @Nested
+    @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
     @TestInstance(TestInstance.Lifecycle.PER_CLASS)
     @ExtendWith(SpikeReport.class)
     class ThroughNginxWss {
         JourneyFixture f;
         NginxRelay nginx;
+        SslContext trust;
 
         @BeforeAll
         void start() throws Exception {
             f = JourneyFixture.start();
             nginx = NginxRelay.start(f.stack.gateway().address().getPort());
             SpikeReport.environment("nginx", nginx.version());
-            SslContext trust = SslContextBuilder.forClient().trustManager(nginx.certificate().certificate()).build();
+            trust = SslContextBuilder.forClient().trustManager(nginx.certificate().certificate()).build();
             f.reachGatewayThrough(nginx.gatewayUrl(), trust);
         }
 
@@ -44,6 +52,7 @@ class RelayRunTest {
         }
 
         @Test
+        @Order(1)
         @SpikeRun("relay_nginx_wss_vite_hmr")
         void viteHmr(SpikeResult r) {
             r.put("gatewayUrl", nginx.gatewayUrl().toString());
@@ -55,9 +64,11 @@ class RelayRunTest {
             }
         }
 
+        /** The last run of this relay: afterwards it also shows, from nginx's own log, that nginx carried the pool. */
         @Test
+        @Order(2)
         @SpikeRun("relay_nginx_wss_app_websocket_eventsource")
-        void appStreaming(SpikeResult r) {
+        void appStreaming(SpikeResult r) throws InterruptedException {
             r.put("gatewayUrl", nginx.gatewayUrl().toString());
             Page page = f.browser().newPage();
             try {
@@ -65,10 +76,21 @@ class RelayRunTest {
             } finally {
                 page.close();
             }
+            // nginx logs an upgraded request when its connection ends: replace the ingress (and so the pool that
+            // carried runs 1 and 2) with a new one through nginx, then its access log must show the old pool's
+            // upgrades, "GET /tunnel HTTP/1.1" 101.
+            long before = nginx.tunnelUpgradesLogged();
+            f.reachGatewayThrough(nginx.gatewayUrl(), trust);
+            Processes.await("nginx to log the closed pool's upgrades (GET /tunnel 101)", Journeys.WAIT,
+                    () -> nginx.tunnelUpgradesLogged() >= before + JourneyFixture.POOL_SIZE);
+            long logged = nginx.tunnelUpgradesLogged();
+            assertTrue(logged > 0);
+            r.put("nginxAccessLogTunnelUpgrades101", logged);
         }
     }
 
     @Nested
+    @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
     @TestInstance(TestInstance.Lifecycle.PER_CLASS)
     @ExtendWith(SpikeReport.class)
     class ThroughSshTunnel {
@@ -89,6 +111,7 @@ class RelayRunTest {
         }
 
         @Test
+        @Order(1)
         @SpikeRun("relay_ssh_vite_hmr")
         void viteHmr(SpikeResult r) {
             r.put("gatewayUrl", ssh.gatewayUrl().toString());
@@ -98,9 +121,11 @@ class RelayRunTest {
             } finally {
                 page.close();
             }
+            r.put("sshdForwardsToGateway", assertSshdForwardedThePool(ssh));
         }
 
         @Test
+        @Order(2)
         @SpikeRun("relay_ssh_app_websocket_eventsource")
         void appStreaming(SpikeResult r) {
             r.put("gatewayUrl", ssh.gatewayUrl().toString());
@@ -110,6 +135,15 @@ class RelayRunTest {
             } finally {
                 page.close();
             }
+            r.put("sshdForwardsToGateway", assertSshdForwardedThePool(ssh));
+        }
+
+        /** sshd's own log: every connection of the ingress pool arrived as a direct-tcpip channel to the gateway. */
+        private static long assertSshdForwardedThePool(SshRelay ssh) {
+            long forwards = ssh.forwardsToGatewayLogged();
+            assertTrue(forwards >= JourneyFixture.POOL_SIZE, "sshd logged " + forwards
+                    + " direct-tcpip channels to the gateway, the pool has " + JourneyFixture.POOL_SIZE);
+            return forwards;
         }
     }
 }
