@@ -88,7 +88,10 @@ final class Journeys {
         long hmrMs = msSince(t1);
         JsonNode after = page.evaluate(PAGE_STATE);
         assertNoFullReload(after, marker, timeOrigin);
-        assertEquals(2, after.path("valueEvaluations").asInt(), "value.js should be re-evaluated once: " + after);
+        // At least once, not exactly: the edit is a truncating write (as most editors save), which Vite's watcher
+        // may see as two changes, each applied by HMR. A reload would show in the checks above, not here.
+        int evaluationsAfterEdit = after.path("valueEvaluations").asInt();
+        assertTrue(evaluationsAfterEdit >= 2, "value.js was not re-evaluated by HMR: " + after);
         assertTrue(after.path("hmrUpdates").asInt() >= 1, "no vite:afterUpdate: " + after);
         assertEquals(url, after.path("href").asText());
 
@@ -98,7 +101,8 @@ final class Journeys {
         long restoreMs = msSince(t2);
         JsonNode end = page.evaluate(PAGE_STATE);
         assertNoFullReload(end, marker, timeOrigin);
-        assertEquals(3, end.path("valueEvaluations").asInt(), "value.js should be re-evaluated once more: " + end);
+        assertTrue(end.path("valueEvaluations").asInt() > evaluationsAfterEdit,
+                "value.js was not re-evaluated by HMR for the restore: " + end);
 
         r.put("hmrUpdateMs", hmrMs);
         r.put("hmrRestoreMs", restoreMs);
