@@ -124,6 +124,12 @@ public final class NginxRelay implements AutoCloseable {
         }
     }
 
+    /** The ends of nginx's access and error logs, for a failure message (they hold no credentials). */
+    public String logs() {
+        return "access.log: " + Processes.tail(dir.resolve("access.log"), 1500) + "; error.log: "
+                + Processes.tail(dir.resolve("error.log"), 1500);
+    }
+
     public TestCertificate certificate() {
         return certificate;
     }
