@@ -35,8 +35,10 @@ import java.util.zip.CRC32;
  *
  * <p>Endpoints: {@code GET /}, {@code /hello}, {@code /stream?chunks=N&size=S}, {@code /bytes?n=N},
  * {@code POST /upload}, {@code /ws} (WebSocket echo), {@code /cookie/set?name=v}, {@code /cookie/get},
- * {@code /redirect?to=PATH}, {@code /echo-headers}, {@code /gated-bytes?gate=NAME&n=N} (as {@code /bytes}, held
- * until the test opens the {@link #gate gate}); anything else is 404.
+ * {@code /redirect?to=PATH}, {@code /login?to=PATH&session=v} and {@code /login/absolute?...} (302 that sets
+ * the cookie, relative or absolute same-authority {@code Location}), {@code /echo-headers},
+ * {@code /gated-bytes?gate=NAME&n=N} (as {@code /bytes}, held until the test opens the {@link #gate gate});
+ * anything else is 404.
  */
 public final class SampleApp implements AutoCloseable {
     /** Largest accepted WebSocket frame payload. */

@@ -208,6 +208,16 @@ final class SampleAppHandler extends ChannelInboundHandlerAdapter {
                     redirect(ctx, query, keepAlive);
                 }
                 return;
+            case "/login":
+                if (requireGet(ctx, keepAlive, get)) {
+                    login(ctx, req, query, keepAlive, false);
+                }
+                return;
+            case "/login/absolute":
+                if (requireGet(ctx, keepAlive, get)) {
+                    login(ctx, req, query, keepAlive, true);
+                }
+                return;
             case "/echo-headers":
                 echoHeaders(ctx, req, keepAlive);
                 return;
@@ -346,6 +356,35 @@ final class SampleAppHandler extends ChannelInboundHandlerAdapter {
         }
         respond(ctx, keepAlive, HttpResponseStatus.FOUND, TEXT, "",
                 r -> r.headers().set(HttpHeaderNames.LOCATION, location));
+    }
+
+    /**
+     * The usual login shape: the response that sets the session cookie is itself the redirect. {@code Location} is
+     * {@code to} as given (relative), or for {@code /login/absolute} the same path made absolute with the request's
+     * own {@code Host} (same authority), the way frameworks build "return to" URLs.
+     */
+    private void login(ChannelHandlerContext ctx, HttpRequest req, QueryStringDecoder query, boolean keepAlive,
+                       boolean absolute) {
+        String to = firstParam(query, "to");
+        String session = firstParam(query, "session");
+        String host = req.headers().get(HttpHeaderNames.HOST, "");
+        boolean relativePath = to.startsWith("/") && !to.startsWith("//")
+                && to.chars().noneMatch(c -> c <= 0x20 || c == 0x7f);
+        if (!relativePath || session.isEmpty() || !isCookieValue(session)
+                || (absolute && !host.matches("[A-Za-z0-9.\\[\\]:-]+"))) {
+            badRequest(ctx, keepAlive, "usage: /login?to=/path&session=value (and a Host header)\n");
+            return;
+        }
+        String location = absolute ? "http://" + host + to : to;
+        respond(ctx, keepAlive, HttpResponseStatus.FOUND, TEXT, "", r -> {
+            r.headers().set(HttpHeaderNames.LOCATION, location);
+            r.headers().set(HttpHeaderNames.SET_COOKIE, "session=" + session + "; Path=/; HttpOnly; SameSite=Lax");
+        });
+    }
+
+    private static String firstParam(QueryStringDecoder query, String name) {
+        List<String> values = query.parameters().get(name);
+        return values == null || values.isEmpty() ? "" : values.get(0);
     }
 
     private void echoHeaders(ChannelHandlerContext ctx, HttpRequest req, boolean keepAlive) {

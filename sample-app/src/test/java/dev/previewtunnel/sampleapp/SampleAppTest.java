@@ -380,6 +380,33 @@ class SampleAppTest {
     }
 
     @Test
+    void loginSetsTheCookieOnItsRedirect() throws Exception {
+        HttpResponse<String> relative = get("/login?to=%2Fcookie%2Fget&session=rel1");
+        assertEquals(302, relative.statusCode());
+        assertEquals("/cookie/get", relative.headers().firstValue("location").orElseThrow());
+        assertEquals(List.of("session=rel1; Path=/; HttpOnly; SameSite=Lax"), relative.headers().allValues("set-cookie"));
+
+        HttpResponse<String> absolute = get("/login/absolute?to=%2Fcookie%2Fget&session=abs2");
+        assertEquals(302, absolute.statusCode());
+        assertEquals(uri("/cookie/get").toString(), absolute.headers().firstValue("location").orElseThrow());
+        assertEquals(List.of("session=abs2; Path=/; HttpOnly; SameSite=Lax"), absolute.headers().allValues("set-cookie"));
+
+        // A client that keeps cookies and follows redirects sends the cookie set by the redirect to the next page.
+        HttpClient browserLike = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .followRedirects(HttpClient.Redirect.NORMAL)
+                .cookieHandler(new CookieManager(null, CookiePolicy.ACCEPT_ALL)).build();
+        HttpResponse<String> followed = send(browserLike, HttpRequest.newBuilder(
+                uri("/login/absolute?to=%2Fcookie%2Fget&session=abs3")).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, followed.statusCode());
+        assertEquals("session=abs3", followed.body());
+
+        assertEquals(400, get("/login?to=%2F%2Fevil.example%2F&session=x").statusCode(), "protocol-relative");
+        assertEquals(400, get("/login?to=http%3A%2F%2Fevil.example%2F&session=x").statusCode(), "absolute to");
+        assertEquals(400, get("/login?to=%2Fok").statusCode(), "no session");
+        assertEquals(400, get("/login?to=%2Fok&session=a%3Bb").statusCode(), "invalid cookie value");
+    }
+
+    @Test
     void echoHeaders() throws Exception {
         HttpResponse<String> r = send(client, HttpRequest.newBuilder(uri("/echo-headers?a=1&b=two"))
                 .header("X-Test", "one").header("X-Test", "two").header("X-Other", "v")

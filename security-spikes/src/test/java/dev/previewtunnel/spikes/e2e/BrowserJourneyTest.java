@@ -20,6 +20,8 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -91,32 +93,40 @@ class BrowserJourneyTest {
     @SpikeRun("cookies_redirects_sourcemaps")
     void cookiesRedirectsAndSourceMaps(SpikeResult r) {
         Page page = browser.newPage();
-        try {
+        try (AuditCapture audit = new AuditCapture()) {
             String base = "http://localhost:" + app.port();
-            String token = UUID.randomUUID().toString().replace("-", "");
-            // Login-like: the app answers with a relative redirect to the page that sets the session cookie.
-            String login = base + "/redirect?to=" + enc("/cookie/set?session=" + token);
+            String next = base + "/cookie/get";
+            // The usual login shape: the 302 itself carries Set-Cookie, with a relative Location.
+            String first = UUID.randomUUID().toString().replace("-", "");
+            String login = base + "/login?to=" + enc("/cookie/get") + "&session=" + first;
             assertNavigated(page.navigate(login), login);
-            assertEquals(base + "/cookie/set?session=" + token, page.evaluateString("location.href"));
-            assertTrue(page.evaluateString("document.body.innerText").contains("cookie set"));
+            assertEquals(next, page.evaluateString("location.href"));
+            String shown = page.evaluateString("document.body.innerText").trim();
+            assertTrue(shown.contains("session=" + first), "cookie from the relative redirect not sent: " + shown);
             // HttpOnly: the page's JavaScript does not see it, the browser keeps it for the origin.
-            assertFalse(page.evaluateString("document.cookie").contains(token), "HttpOnly cookie visible to JS");
+            assertFalse(page.evaluateString("document.cookie").contains(first), "HttpOnly cookie visible to JS");
 
-            // Absolute redirect to the same authority: the cookie is sent on the next request.
-            String absolute = base + "/redirect?to=" + enc(base + "/cookie/get");
-            assertNavigated(page.navigate(absolute), absolute);
-            assertEquals(base + "/cookie/get", page.evaluateString("location.href"));
-            String shown = page.evaluateString("document.body.innerText");
-            assertTrue(shown.contains("session=" + token), "cookie not sent back: " + shown);
+            // The same with an absolute Location to the same authority: the redirect's new cookie replaces the first.
+            String second = UUID.randomUUID().toString().replace("-", "");
+            String absoluteLogin = base + "/login/absolute?to=" + enc("/cookie/get") + "&session=" + second;
+            assertNavigated(page.navigate(absoluteLogin), absoluteLogin);
+            assertEquals(next, page.evaluateString("location.href"));
+            String shownAfterAbsolute = page.evaluateString("document.body.innerText").trim();
+            assertTrue(shownAfterAbsolute.contains("session=" + second),
+                    "cookie from the absolute same-authority redirect not sent: " + shownAfterAbsolute);
+            assertFalse(shownAfterAbsolute.contains(first), "the second login's cookie did not replace the first");
 
-            // The same from page JavaScript: fetch follows a redirect and sends the cookie.
+            // A plain relative redirect followed by fetch from page JavaScript sends the cookie too.
             JsonNode viaFetch = page.evaluate("fetch('/redirect?to=%2Fcookie%2Fget').then(async r =>"
                     + " ({redirected: r.redirected, url: r.url, status: r.status, body: await r.text()}))");
             assertTrue(viaFetch.path("redirected").asBoolean(), viaFetch.toString());
-            assertEquals(base + "/cookie/get", viaFetch.path("url").asText());
-            assertTrue(viaFetch.path("body").asText().contains("session=" + token), viaFetch.toString());
-            r.put("relativeRedirect", true);
-            r.put("absoluteSameAuthorityRedirect", true);
+            assertEquals(next, viaFetch.path("url").asText());
+            assertTrue(viaFetch.path("body").asText().contains("session=" + second), viaFetch.toString());
+            // Same authority is granted: the ingress has nothing to note about these redirects.
+            assertTrue(audit.matching(AuditCapture.event("ingress", "redirect_not_granted")).isEmpty(),
+                    audit.lines().toString());
+            r.put("loginRelativeRedirectCookieSent", true);
+            r.put("loginAbsoluteSameAuthorityRedirectCookieSent", true);
             r.put("cookieHttpOnlyKept", true);
             r.put("fetchRedirect", viaFetch.path("status").asInt());
 
@@ -167,8 +177,10 @@ class BrowserJourneyTest {
         Page page = browser.newPage();
         try (AuditCapture audit = new AuditCapture()) {
             String base = "http://localhost:" + app.port();
+            // The callback's code stands for what an OAuth redirect carries: it must not reach the audit.
+            String code = "code" + UUID.randomUUID().toString().replace("-", "");
             // https: Chromium asks the proxy for CONNECT example.invalid:443; not granted → 403, nothing dialed.
-            String httpsEscape = base + "/redirect?to=" + enc("https://example.invalid/cb?code=42");
+            String httpsEscape = base + "/redirect?to=" + enc("https://example.invalid/cb?code=" + code);
             JsonNode nav = page.navigate(httpsEscape);
             String errorText = nav.path("errorText").asText();
             assertEquals("net::ERR_TUNNEL_CONNECTION_FAILED", errorText, nav.toString());
@@ -181,27 +193,41 @@ class BrowserJourneyTest {
             assertEquals(stack.session().id(), refusedTls.path("session").asText());
 
             // http: an absolute-form GET for the external host; the browser shows the ingress's readable page.
-            String httpEscape = base + "/redirect?to=" + enc("http://example.invalid/cb?code=42");
+            String httpEscape = base + "/redirect?to=" + enc("http://example.invalid/cb?code=" + code);
             assertNavigated(page.navigate(httpEscape), httpEscape);
             String text = page.evaluateString("document.body.innerText");
             assertTrue(text.contains("not granted") && text.contains("not_granted"), text);
             Processes.await("the ingress to audit the refused GET", WAIT, () -> !audit.matching(n ->
                     "example.invalid:80".equals(n.path("authority").asText())).isEmpty());
 
+            // The 302 itself, as it passed the ingress: one redirect_not_granted line per scheme.
+            List<JsonNode> redirects = new ArrayList<>();
+            for (String to : List.of("https://example.invalid:443", "http://example.invalid:80")) {
+                JsonNode entry = assertOneRedirectAudited(audit, to, "localhost:" + app.port());
+                assertNoSecretIn(entry, code);
+                redirects.add(((ObjectNode) entry.deepCopy()).without("ts"));
+            }
+            assertEquals(2, audit.matching(AuditCapture.event("ingress", "redirect_not_granted")).size(),
+                    audit.lines().toString());
+
             // Nothing reached the gateway for that host, and the audit file has the same lines.
             assertTrue(audit.matching(n -> "gateway".equals(n.path("side").asText())
                     && n.toString().contains("example.invalid")).isEmpty(), audit.lines().toString());
             Path auditFile = ViteDevServer.moduleDir().resolve("target/audit-test.jsonl");
-            Processes.await("target/audit-test.jsonl to contain the refusal", WAIT, () -> {
+            Processes.await("target/audit-test.jsonl to contain the refusal and the redirect note", WAIT, () -> {
                 try {
-                    return Files.exists(auditFile) && Files.readString(auditFile).contains("example.invalid:443");
+                    String file = Files.exists(auditFile) ? Files.readString(auditFile) : "";
+                    return file.contains("example.invalid:443") && file.contains("\"redirect_not_granted\"");
                 } catch (java.io.IOException e) {
                     return false;
                 }
             });
-            // Everything the ingress audited about the external host (refusals, and a redirect note if it keeps one).
-            r.put("ingressAuditForExternalHost", audit.matching(n -> "ingress".equals(n.path("side").asText())
-                    && n.toString().contains("example.invalid")).stream()
+            r.put("redirectNotGrantedAudit", redirects);
+            // Everything else the ingress audited about the external host (the refusals of the browser's follow-up).
+            List<JsonNode> refusals = audit.matching(n -> AuditCapture.event("ingress", "request_refused").test(n)
+                    && n.path("authority").asText().startsWith("example.invalid:"));
+            refusals.forEach(n -> assertNoSecretIn(n, code));
+            r.put("ingressRefusalsForExternalHost", refusals.stream()
                     .map(n -> ((ObjectNode) n.deepCopy()).without("ts"))
                     .toList());
             r.put("httpsRedirectBrowserError", errorText);
@@ -210,6 +236,36 @@ class BrowserJourneyTest {
             r.put("auditFile", "target/audit-test.jsonl");
         } finally {
             page.close();
+        }
+    }
+
+    /** Exactly one ingress {@code redirect_not_granted} line for {@code to}, with what the docs say it carries. */
+    private static JsonNode assertOneRedirectAudited(AuditCapture audit, String to, String from) {
+        List<JsonNode> entries = audit.matching(n -> AuditCapture.event("ingress", "redirect_not_granted").test(n)
+                && to.equals(n.path("to").asText()));
+        assertEquals(1, entries.size(), "redirect_not_granted lines for " + to + ": " + audit.lines());
+        JsonNode e = entries.get(0);
+        assertEquals(302, e.path("status").asInt(), e.toString());
+        assertEquals("deny", e.path("policy").asText(), e.toString());
+        assertEquals(stack.session().id(), e.path("session").asText(), e.toString());
+        assertEquals(from, e.path("from").asText(), e.toString());
+        return e;
+    }
+
+    /**
+     * No secret in an audit line: the callback's code (the redirect's query), the session's password and its
+     * Basic credential, the API token, the grants. The message names the kind of secret, never the secret.
+     */
+    private static void assertNoSecretIn(JsonNode entry, String callbackCode) {
+        String line = entry.toString();
+        String basic = Base64.getEncoder().encodeToString((stack.session().username() + ":"
+                + stack.session().password()).getBytes(StandardCharsets.UTF_8));
+        assertFalse(line.contains(callbackCode) || line.contains("/cb"), "the redirect's path or query was logged");
+        assertFalse(line.contains(stack.session().password()), "the session password was logged");
+        assertFalse(line.contains(basic), "the session's Basic credential was logged");
+        assertFalse(line.contains(stack.token()), "the API token was logged");
+        for (String grant : f.grants) {
+            assertFalse(line.contains(grant), "a grant was logged");
         }
     }
 

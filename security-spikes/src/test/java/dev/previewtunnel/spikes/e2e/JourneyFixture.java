@@ -10,6 +10,8 @@ import io.netty.handler.ssl.SslContext;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * What the journey runs need: the sample app, the streaming app, the real Vite dev server, the whole tunnel
@@ -25,6 +27,8 @@ final class JourneyFixture implements AutoCloseable {
     TunnelStack stack;
     Browser browser;
     Browser direct;
+    /** The session's grant tokens: secrets that must never show up in an audit line or a result. */
+    final List<String> grants = new ArrayList<>();
 
     static JourneyFixture start() throws Exception {
         Processes.require(Browser.CHROMIUM, "apt-get install chromium");
@@ -34,9 +38,9 @@ final class JourneyFixture implements AutoCloseable {
             f.streaming = new StreamingTarget();
             f.vite = ViteDevServer.start();
             f.stack = TunnelStack.start(POOL_SIZE);
-            f.stack.grant("localhost", f.app.port());
-            f.stack.grant("localhost", f.streaming.port());
-            f.stack.grant("localhost", f.vite.port());
+            f.grants.add(f.stack.grant("localhost", f.app.port()));
+            f.grants.add(f.stack.grant("localhost", f.streaming.port()));
+            f.grants.add(f.stack.grant("localhost", f.vite.port()));
             return f;
         } catch (Exception | Error e) {
             f.close();

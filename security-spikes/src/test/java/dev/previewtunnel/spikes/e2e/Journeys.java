@@ -34,8 +34,8 @@ final class Journeys {
 
     /**
      * Run 1: open the Vite app at its own origin through the tunnel, wait for Vite's HMR client to connect, edit
-     * the module on disk, see the DOM change without a reload (page-load counter and a marker set in the page
-     * survive), then restore the file the same way.
+     * the module on disk, see the DOM change without a reload (the sessionStorage load counter stays 1, the
+     * document's timeOrigin and a marker set in it are unchanged), then restore the file the same way.
      */
     static void viteHmr(Page page, ViteDevServer vite, SpikeResult r, int proxyPort) {
         try (AuditCapture audit = new AuditCapture()) {
@@ -74,19 +74,24 @@ final class Journeys {
         Processes.await("Vite's HMR client to log [vite] connected", WAIT,
                 () -> page.console().stream().anyMatch(m -> m.contains("[vite] connected")));
         r.put("hmrSocketConnectedMs", msSince(t0));
+        // What a full reload would change: the document (its timeOrigin and a marker set in it now) is replaced,
+        // and the sessionStorage load counter that main.js raises on every load (the tab keeps it) becomes 2.
         String marker = page.evaluateString("window.__marker = 'kept-' + Math.random(); window.__marker");
+        double timeOrigin = page.evaluate("performance.timeOrigin").asDouble();
+        JsonNode before = page.evaluate(PAGE_STATE);
+        assertEquals(1, before.path("sessionLoads").asInt(), "the page loaded more than once: " + before);
 
         String edited = "edited-" + UUID.randomUUID().toString().substring(0, 8);
         long t1 = System.nanoTime();
         vite.writeValue(edited);
         page.waitFor("document.getElementById('value').textContent === " + js(edited), WAIT);
         long hmrMs = msSince(t1);
-        JsonNode after = page.evaluate("({loads: window.__loads, marker: window.__marker, valueEvaluations:"
-                + " window.__valueEvaluations, hmrUpdates: window.__hmrUpdates,"
-                + " navigations: performance.getEntriesByType('navigation').length, href: location.href})");
-        assertEquals(1, after.path("loads").asInt(), "a full reload happened: " + after);
-        assertEquals(marker, after.path("marker").asText(), "page state lost: " + after);
-        assertEquals(2, after.path("valueEvaluations").asInt(), "value.js should be re-evaluated once: " + after);
+        JsonNode after = page.evaluate(PAGE_STATE);
+        assertNoFullReload(after, marker, timeOrigin);
+        // At least once, not exactly: the edit is a truncating write (as most editors save), which Vite's watcher
+        // may see as two changes, each applied by HMR. A reload would show in the checks above, not here.
+        int evaluationsAfterEdit = after.path("valueEvaluations").asInt();
+        assertTrue(evaluationsAfterEdit >= 2, "value.js was not re-evaluated by HMR: " + after);
         assertTrue(after.path("hmrUpdates").asInt() >= 1, "no vite:afterUpdate: " + after);
         assertEquals(url, after.path("href").asText());
 
@@ -94,18 +99,32 @@ final class Journeys {
         vite.writeValue(ViteDevServer.INITIAL_VALUE);
         page.waitFor("document.getElementById('value').textContent === " + js(ViteDevServer.INITIAL_VALUE), WAIT);
         long restoreMs = msSince(t2);
-        JsonNode end = page.evaluate("({loads: window.__loads, marker: window.__marker,"
-                + " valueEvaluations: window.__valueEvaluations, hmrUpdates: window.__hmrUpdates})");
-        assertEquals(1, end.path("loads").asInt(), "a full reload happened on restore: " + end);
-        assertEquals(marker, end.path("marker").asText());
+        JsonNode end = page.evaluate(PAGE_STATE);
+        assertNoFullReload(end, marker, timeOrigin);
+        assertTrue(end.path("valueEvaluations").asInt() > evaluationsAfterEdit,
+                "value.js was not re-evaluated by HMR for the restore: " + end);
 
         r.put("hmrUpdateMs", hmrMs);
         r.put("hmrRestoreMs", restoreMs);
-        r.put("pageLoads", end.path("loads").asInt());
+        r.put("pageLoads", end.path("sessionLoads").asInt());
+        r.put("navigationEntries", end.path("navigations").asInt());
         r.put("valueModuleEvaluations", end.path("valueEvaluations").asInt());
         r.put("hmrUpdates", end.path("hmrUpdates").asInt());
         r.put("pageStateKept", marker.equals(end.path("marker").asText()));
         r.put("proxyAuthChallengesAnswered", page.proxyChallenges());
+    }
+
+    /** The page state run 1 compares; {@code sessionLoads} is read from sessionStorage, which a reload keeps. */
+    private static final String PAGE_STATE = "({sessionLoads: Number(sessionStorage.getItem('ptun-loads')),"
+            + " marker: window.__marker, timeOrigin: performance.timeOrigin, valueEvaluations: window.__valueEvaluations,"
+            + " hmrUpdates: window.__hmrUpdates, navigations: performance.getEntriesByType('navigation').length,"
+            + " href: location.href})";
+
+    private static void assertNoFullReload(JsonNode state, String marker, double timeOrigin) {
+        assertEquals(1, state.path("sessionLoads").asInt(), "a full reload happened (load counter): " + state);
+        assertEquals(timeOrigin, state.path("timeOrigin").asDouble(), "a new document (timeOrigin): " + state);
+        assertEquals(marker, state.path("marker").asText(), "page state lost: " + state);
+        assertEquals(1, state.path("navigations").asInt(), state.toString());
     }
 
     /**

@@ -106,6 +106,30 @@ public final class NginxRelay implements AutoCloseable {
         return URI.create("wss://127.0.0.1:" + port + "/tunnel");
     }
 
+    /**
+     * How many tunnel upgrades nginx has logged: access-log lines {@code "GET /tunnel HTTP/1.1" 101}. nginx writes
+     * a request's line when it ends, so an upgraded connection appears once it has closed.
+     */
+    public long tunnelUpgradesLogged() {
+        Path log = dir.resolve("access.log");
+        try {
+            if (!Files.exists(log)) {
+                return 0;
+            }
+            try (var lines = Files.lines(log)) {
+                return lines.filter(l -> l.contains("\"GET /tunnel HTTP/1.1\" 101 ")).count();
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The ends of nginx's access and error logs, for a failure message (they hold no credentials). */
+    public String logs() {
+        return "access.log: " + Processes.tail(dir.resolve("access.log"), 1500) + "; error.log: "
+                + Processes.tail(dir.resolve("error.log"), 1500);
+    }
+
     public TestCertificate certificate() {
         return certificate;
     }

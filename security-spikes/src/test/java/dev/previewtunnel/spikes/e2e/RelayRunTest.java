@@ -1,17 +1,23 @@
 package dev.previewtunnel.spikes.e2e;
 
 import dev.previewtunnel.spikes.browser.Page;
+import dev.previewtunnel.spikes.browser.Processes;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Run 7: runs 1 and 2 again, with the ingress reaching the gateway (a) through nginx as a TLS-terminating
@@ -23,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 class RelayRunTest {
 
     @Nested
+    @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
     @TestInstance(TestInstance.Lifecycle.PER_CLASS)
     @ExtendWith(SpikeReport.class)
     class ThroughNginxWss {
@@ -44,6 +51,7 @@ class RelayRunTest {
         }
 
         @Test
+        @Order(1)
         @SpikeRun("relay_nginx_wss_vite_hmr")
         void viteHmr(SpikeResult r) {
             r.put("gatewayUrl", nginx.gatewayUrl().toString());
@@ -55,9 +63,14 @@ class RelayRunTest {
             }
         }
 
+        /**
+         * The last run of this relay (it stops and restarts the gateway): afterwards it also shows, from nginx's own log, that
+         * nginx carried the pool.
+         */
         @Test
+        @Order(2)
         @SpikeRun("relay_nginx_wss_app_websocket_eventsource")
-        void appStreaming(SpikeResult r) {
+        void appStreaming(SpikeResult r) throws Exception {
             r.put("gatewayUrl", nginx.gatewayUrl().toString());
             Page page = f.browser().newPage();
             try {
@@ -65,10 +78,30 @@ class RelayRunTest {
             } finally {
                 page.close();
             }
+            // nginx logs an upgraded request when its connection ends. Stop the gateway (it closes its side of every
+            // tunnel connection, which nginx sees at once): the access log must then show the upgrades of the pool
+            // that carried runs 1 and 2, "GET /tunnel HTTP/1.1" 101. (Stopping the ingress instead did not end
+            // them reliably: in some runs nginx logged nothing within 30 s.)
+            long before = nginx.tunnelUpgradesLogged();
+            f.stack.stopGateway();
+            try {
+                Processes.await("nginx to log the closed pool's upgrades (GET /tunnel 101)", Journeys.WAIT,
+                        () -> nginx.tunnelUpgradesLogged() >= before + JourneyFixture.POOL_SIZE);
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "; before: " + before + ", now: "
+                        + nginx.tunnelUpgradesLogged() + "; " + nginx.logs(), e);
+            } finally {
+                // A stopped gateway cannot be closed again by the fixture: start it again where it was.
+                f.stack.restartGatewayOnSameAddress();
+            }
+            long logged = nginx.tunnelUpgradesLogged();
+            assertTrue(logged > 0);
+            r.put("nginxAccessLogTunnelUpgrades101", logged);
         }
     }
 
     @Nested
+    @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
     @TestInstance(TestInstance.Lifecycle.PER_CLASS)
     @ExtendWith(SpikeReport.class)
     class ThroughSshTunnel {
@@ -89,6 +122,7 @@ class RelayRunTest {
         }
 
         @Test
+        @Order(1)
         @SpikeRun("relay_ssh_vite_hmr")
         void viteHmr(SpikeResult r) {
             r.put("gatewayUrl", ssh.gatewayUrl().toString());
@@ -98,9 +132,11 @@ class RelayRunTest {
             } finally {
                 page.close();
             }
+            r.put("sshdForwardsToGateway", assertSshdForwardedThePool(ssh));
         }
 
         @Test
+        @Order(2)
         @SpikeRun("relay_ssh_app_websocket_eventsource")
         void appStreaming(SpikeResult r) {
             r.put("gatewayUrl", ssh.gatewayUrl().toString());
@@ -110,6 +146,15 @@ class RelayRunTest {
             } finally {
                 page.close();
             }
+            r.put("sshdForwardsToGateway", assertSshdForwardedThePool(ssh));
+        }
+
+        /** sshd's own log: every connection of the ingress pool arrived as a direct-tcpip channel to the gateway. */
+        private static long assertSshdForwardedThePool(SshRelay ssh) {
+            long forwards = ssh.forwardsToGatewayLogged();
+            assertTrue(forwards >= JourneyFixture.POOL_SIZE, "sshd logged " + forwards
+                    + " direct-tcpip channels to the gateway, the pool has " + JourneyFixture.POOL_SIZE);
+            return forwards;
         }
     }
 }

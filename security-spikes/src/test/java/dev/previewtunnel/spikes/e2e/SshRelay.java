@@ -20,12 +20,14 @@ public final class SshRelay implements AutoCloseable {
     private final Process ssh;
     private final Path dir;
     private final int localPort;
+    private final int gatewayPort;
 
-    private SshRelay(Process sshd, Process ssh, Path dir, int localPort) {
+    private SshRelay(Process sshd, Process ssh, Path dir, int localPort, int gatewayPort) {
         this.sshd = sshd;
         this.ssh = ssh;
         this.dir = dir;
         this.localPort = localPort;
+        this.gatewayPort = gatewayPort;
     }
 
     public static SshRelay start(int gatewayPort) {
@@ -86,7 +88,7 @@ public final class SshRelay implements AutoCloseable {
             } catch (AssertionError e) {
                 throw new AssertionError(e.getMessage() + "; sshd: " + Processes.tail(sshdLog, 2000), e);
             }
-            return new SshRelay(sshd, ssh, dir, localPort);
+            return new SshRelay(sshd, ssh, dir, localPort, gatewayPort);
         } catch (IOException e) {
             Processes.destroyTree(ssh);
             Processes.destroyTree(sshd);
@@ -116,8 +118,29 @@ public final class SshRelay implements AutoCloseable {
                 AllowTcpForwarding local
                 X11Forwarding no
                 PrintMotd no
-                LogLevel INFO
+                LogLevel DEBUG1
                 """.formatted(dir, port);
+    }
+
+    /**
+     * How many forwarded connections to the gateway sshd has opened: its log lines
+     * {@code server_request_direct_tcpip: originator ..., target 127.0.0.1 port GW} (LogLevel DEBUG1), written as
+     * each {@code ssh -L} connection arrives.
+     */
+    public long forwardsToGatewayLogged() {
+        Path log = dir.resolve("sshd.log");
+        try {
+            if (!Files.exists(log)) {
+                return 0;
+            }
+            try (var lines = Files.lines(log)) {
+                java.util.regex.Pattern target = java.util.regex.Pattern.compile(
+                        "server_request_direct_tcpip: originator .*target 127\\.0\\.0\\.1 port " + gatewayPort + "\\b");
+                return lines.filter(l -> target.matcher(l).find()).count();
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** The gateway URL the ingress dials: the local end of {@code ssh -L}. */

@@ -42,9 +42,13 @@ public final class ViteDevServer implements AutoCloseable {
         return moduleDir().resolve("fixtures").resolve("vite-app");
     }
 
+    /** Vite 8 needs Node 20.19+ or 22.12+: Debian 12's own nodejs (18) is too old. */
+    static final String NODE_HINT = "Node.js >= 20.19 for Vite 8, which comes with the machine image;"
+            + " see .ci/run and .ci/ensure-node";
+
     /** {@code npm ci} in the fixture when Vite is not installed yet (.ci/run does it up front). */
     public static Path ensureInstalled() {
-        Processes.require("node", "apt-get install nodejs (Node 20.19+ for Vite 8)");
+        Processes.require("node", NODE_HINT);
         Path fixture = fixtureDir();
         Path vite = fixture.resolve("node_modules/vite/bin/vite.js");
         if (!Files.exists(vite)) {
@@ -68,7 +72,7 @@ public final class ViteDevServer implements AutoCloseable {
 
     public static ViteDevServer start() {
         Path vite = ensureInstalled();
-        Path node = Processes.require("node", "apt-get install nodejs");
+        Path node = Processes.require("node", NODE_HINT);
         Path root = copyApp();
         AssertionError last = null;
         for (int attempt = 0; attempt < 3; attempt++) {
