@@ -174,6 +174,19 @@ final class DoctorCommand implements Callable<Integer> {
         if (gatewayText == null && running != null && running.hasNonNull("gateway")) {
             gatewayText = running.get("gateway").asText();
         }
+        if (running != null) {
+            // Without the running ingress's environment settings, its environments' grants would be checked
+            // through the default gateway, which refuses them: say why.
+            running.path("environments").fields().forEachRemaining(e -> {
+                if (!ownGateways.containsKey(e.getKey())) {
+                    report.warn("environment-gateway", "the running ingress sends environment '"
+                            + Cli.shown(e.getKey()) + "' to a gateway of its own (" + Cli.shown(e.getValue()
+                            .path("gateway").asText()) + ") that these settings do not name: give the same "
+                            + "--environment-gateway " + Cli.shown(e.getKey()) + "=URL and --environment-token-file "
+                            + Cli.shown(e.getKey()) + "=FILE as 'run' to check it and that environment's grants");
+                }
+            });
+        }
         URI gatewayUri = null;
         if (gatewayText == null) {
             report.fail("gateway", ExitCodes.USAGE, "no gateway URL: give --gateway ws://HOST:PORT/tunnel (the url in "
@@ -334,6 +347,17 @@ final class DoctorCommand implements Callable<Integer> {
                     + (tunnel.has("lastError") ? " (last error: " + Cli.shown(tunnel.get("lastError").asText()) + ")"
                     : "") + "; browsers get 502 gateway_unreachable meanwhile; see the gateway checks below");
         }
+        status.path("environments").fields().forEachRemaining(e -> {
+            JsonNode own = e.getValue().path("tunnel");
+            if (!"connected".equals(own.path("state").asText())) {
+                report.warn("environment-tunnel", "the running ingress is reconnecting to the gateway of environment '"
+                        + Cli.shown(e.getKey()) + "'"
+                        + (own.has("reconnectingSince") ? " since " + own.get("reconnectingSince").asText() : "")
+                        + (own.has("lastError") ? " (last error: " + Cli.shown(own.get("lastError").asText()) + ")"
+                        : "") + "; that environment's browser requests get 502 gateway_unreachable meanwhile; see "
+                        + "the environment-gateway checks below");
+            }
+        });
         return status;
     }
 

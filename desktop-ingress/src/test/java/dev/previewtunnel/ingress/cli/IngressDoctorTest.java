@@ -136,6 +136,8 @@ class IngressDoctorTest {
      * does (here from the config file, relative paths from its directory), checks each gateway and token with
      * its own labelled checks, and opens each grant's target through its own environment's gateway, so all is
      * ok (before, the staging grant went to the default gateway and failed with grant_wrong_environment).
+     * Without those settings doctor warns that it does not check staging's gateway; with staging's gateway
+     * down it warns that the running ingress's staging pool reconnects and fails the staging gateway check.
      */
     @Test
     void aHealthyTwoEnvironmentSetupIsAllOk() throws Exception {
@@ -188,6 +190,30 @@ class IngressDoctorTest {
                 assertTrue(targets.get(0).endsWith("environment 'e1')") && targets.get(1).endsWith(
                         "environment 'staging')"), targets::toString);
                 assertNoSecrets(r.out(), r.err(), token, stagingToken, grant, stagingGrant);
+
+                // Without the environment settings, doctor says which environment's gateway it does not check.
+                Result without = doctor("--state-dir", state.toString(), "--token-file", tokenFile.toString());
+                JsonNode unnamed = only(checks(without), "environment-gateway");
+                assertEquals("warn", unnamed.get("status").asText(), without::toString);
+                assertTrue(unnamed.get("message").asText().startsWith("the running ingress sends environment "
+                        + "'staging' to a gateway of its own (" + staging.url() + ") that these settings do not "
+                        + "name"), without::toString);
+
+                // Staging's gateway dies: doctor sees the running ingress's staging pool reconnecting, and fails
+                // the staging gateway check naming the environment; the default gateway's checks stay ok.
+                staging.gateway.kill();
+                Await.until("the staging pool lost its connections", Duration.ofSeconds(10),
+                        () -> running.command.ingress().pools().forEnvironment("staging").status().connected() == 0);
+                Result down = doctor("--config", config.toString());
+                Map<String, List<JsonNode>> downChecks = checks(down);
+                JsonNode reconnecting = only(downChecks, "environment-tunnel");
+                assertEquals("warn", reconnecting.get("status").asText(), down::toString);
+                assertTrue(reconnecting.get("message").asText().startsWith("the running ingress is reconnecting to "
+                        + "the gateway of environment 'staging' since "), down::toString);
+                assertTrue(failure(down, "environment-gateway").startsWith("cannot reach the gateway of "
+                        + "environment 'staging' at 127.0.0.1:" + stagingPort), down::toString);
+                assertEquals("ok", only(downChecks, "gateway").get("status").asText(), down::toString);
+                assertEquals(null, downChecks.get("tunnel"), "the default pool is connected: " + down);
             } finally {
                 running.close();
             }
