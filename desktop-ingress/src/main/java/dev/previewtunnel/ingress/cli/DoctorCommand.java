@@ -198,7 +198,7 @@ final class DoctorCommand implements Callable<Integer> {
                 report.fail("gateway", ExitCodes.USAGE, e.getMessage());
             }
         }
-        String tokenValue = token == null ? null : readToken("token", token);
+        String tokenValue = token == null ? null : readToken(GatewayLabel.DEFAULT, token);
         boolean tokenAccepted = false;
         if (gatewayUri != null) {
             tokenAccepted = checkGateway(GatewayLabel.DEFAULT, gatewayUri, tokenValue, token, ca);
@@ -426,17 +426,20 @@ final class DoctorCommand implements Callable<Integer> {
         }
     }
 
-    private String readToken(String check, Path file) {
+    private String readToken(GatewayLabel g, Path file) {
+        String check = g.check("token");
+        String of = g.environment() == null ? "" : " (the token of " + g.who() + ")";
         try {
             List<String> lines = Files.readString(file).lines().map(String::strip)
                     .filter(l -> !l.isEmpty() && !l.startsWith("#")).toList();
             if (lines.size() != 1) {
-                report.fail(check, ExitCodes.USAGE, file + " must hold the token on one line, found " + lines.size());
+                report.fail(check, ExitCodes.USAGE, file + of + " must hold the token on one line, found "
+                        + lines.size());
                 return null;
             }
             return lines.get(0);
         } catch (IOException e) {
-            report.fail(check, ExitCodes.REFUSED, "cannot read the token file " + file + " ("
+            report.fail(check, ExitCodes.REFUSED, "cannot read the token file " + file + of + " ("
                     + e.getClass().getSimpleName() + ")");
             return null;
         }
@@ -448,7 +451,7 @@ final class DoctorCommand implements Callable<Integer> {
      */
     private Tunnel checkEnvironmentGateway(String environment, EnvironmentOptions.Endpoint endpoint, Path ca) {
         GatewayLabel label = new GatewayLabel(environment);
-        String token = readToken(label.check("token"), endpoint.tokenFile());
+        String token = readToken(label, endpoint.tokenFile());
         boolean accepted = checkGateway(label, endpoint.url(), token, endpoint.tokenFile(), ca);
         return new Tunnel(label, endpoint.url(), token, accepted);
     }

@@ -461,6 +461,11 @@ class IngressDoctorTest {
         messages.add(failure(doctor("--gateway", stack.url(), "--environment-gateway", "staging=ws://127.0.0.1:"
                 + TestStack.closedPort() + "/tunnel", "--environment-token-file", "staging=" + file("t4",
                 stack.token()), "--state-dir", tmp.toString()), "environment-gateway"));
+        messages.add(failure(doctor("--gateway", stack.url(), "--token-file", file("t5", stack.token()).toString(),
+                "--environment-gateway", "staging=" + stack.url(), "--environment-token-file", "staging="
+                + tmp.resolve("missing.token"), "--state-dir", tmp.toString()), "environment-token"));
+        messages.add(failure(doctor("--gateway", stack.url(), "--token-file", tmp.resolve("missing.token").toString(),
+                "--state-dir", tmp.toString()), "token"));
         assertEquals(messages.size(), messages.stream().distinct().count(), messages::toString);
     }
 }
