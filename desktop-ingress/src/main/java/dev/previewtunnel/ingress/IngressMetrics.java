@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
@@ -41,9 +42,12 @@ import java.util.concurrent.TimeUnit;
  *   ptun_ingress_stream_first_byte_seconds     histogram open asked to the first byte from the target
  *   ptun_ingress_stream_stalled_seconds        histogram time a stream could not be written (gateway's
  *                                                        window exhausted or write buffer above its high mark)
- *   ptun_ingress_environment_tunnel_connections{environment}  gauge  the same three for each environment with a
- *   ptun_ingress_environment_tunnel_up{environment}                  gateway of its own (--environment-gateway);
- *   ptun_ingress_environment_streams_live{environment}               the untagged tunnel gauges are the default's
+ *   ptun_ingress_environment_tunnel_connections{environment}, ..._tunnel_connections_configured{environment},
+ *   ..._tunnel_up{environment}, ..._streams_live{environment},
+ *   ..._tunnel_connections_by_state{environment,state}, ..._tunnel_disconnected_since_seconds{environment},
+ *   ..._tunnel_reconnects_total{environment}
+ *                                              the pool meters above, for each environment with a gateway of its
+ *                                              own (--environment-gateway); the untagged ones are the default's
  * </pre>
  */
 public final class IngressMetrics implements TunnelPool.StreamObserver {
@@ -63,26 +67,7 @@ public final class IngressMetrics implements TunnelPool.StreamObserver {
 
     IngressMetrics(MeterRegistry registry, TunnelPool pool) {
         this.registry = registry;
-        Gauge.builder("ptun.ingress.tunnel.connections", pool, p -> p.status().connected())
-                .description("tunnel connections up now").register(registry);
-        Gauge.builder("ptun.ingress.tunnel.connections.configured", pool, p -> p.status().size())
-                .description("tunnel connections the pool keeps (--pool)").register(registry);
-        Gauge.builder("ptun.ingress.tunnel.up", pool, p -> p.status().connected() > 0 ? 1 : 0)
-                .description("1 while at least one tunnel connection is up, 0 while reconnecting").register(registry);
-        Gauge.builder("ptun.ingress.streams.live", pool, p -> p.status().liveStreams())
-                .description("tunnel streams open now").register(registry);
-        stateGauge(registry, pool, "connected", TunnelPool.Status::connected);
-        stateGauge(registry, pool, "connecting", TunnelPool.Status::connecting);
-        stateGauge(registry, pool, "draining", TunnelPool.Status::draining);
-        stateGauge(registry, pool, "waiting", TunnelPool.Status::waiting);
-        Gauge.builder("ptun.ingress.tunnel.disconnected.since.seconds", pool, p -> {
-                    java.time.Instant since = p.status().downSince();
-                    return since == null ? 0 : since.getEpochSecond();
-                })
-                .description("while no tunnel connection is up: since when, in seconds since the epoch; 0 while "
-                        + "connected").register(registry);
-        FunctionCounter.builder("ptun.ingress.tunnel.reconnects", pool, p -> p.status().reconnects())
-                .description("tunnel connections lost or drained (GOAWAY) and replaced").register(registry);
+        poolMeters(registry, "ptun.ingress", Tags.empty(), "", pool);
         this.opened = Counter.builder("ptun.ingress.streams.opened")
                 .description("stream opens the gateway accepted (target dialed)").register(registry);
         this.bytesToGateway = Counter.builder("ptun.ingress.stream.bytes").tag("direction", "to_gateway")
@@ -98,12 +83,42 @@ public final class IngressMetrics implements TunnelPool.StreamObserver {
                 .serviceLevelObjectives(STALL_BUCKETS).register(registry);
     }
 
-    private static void stateGauge(MeterRegistry registry, TunnelPool pool, String state,
-                                   java.util.function.ToIntFunction<TunnelPool.Status> count) {
-        Gauge.builder("ptun.ingress.tunnel.connections.by.state", pool, p -> count.applyAsInt(p.status()))
-                .tag("state", state)
+    /**
+     * The tunnel gauges and the reconnects counter of one pool: the default gateway's under {@code ptun.ingress}
+     * without tags (the series as they always were), an environment's own gateway's under
+     * {@code ptun.ingress.environment} tagged with the environment. The same suffixes for both, so a query written
+     * for one pool reads the other by swapping the prefix.
+     */
+    private static void poolMeters(MeterRegistry registry, String prefix, Tags tags, String whose, TunnelPool pool) {
+        Gauge.builder(prefix + ".tunnel.connections", pool, p -> p.status().connected()).tags(tags)
+                .description("tunnel connections up now" + whose).register(registry);
+        Gauge.builder(prefix + ".tunnel.connections.configured", pool, p -> p.status().size()).tags(tags)
+                .description("tunnel connections the pool keeps (--pool)" + whose).register(registry);
+        Gauge.builder(prefix + ".tunnel.up", pool, p -> p.status().connected() > 0 ? 1 : 0).tags(tags)
+                .description("1 while at least one tunnel connection is up, 0 while reconnecting" + whose)
+                .register(registry);
+        Gauge.builder(prefix + ".streams.live", pool, p -> p.status().liveStreams()).tags(tags)
+                .description("tunnel streams open now" + whose).register(registry);
+        stateGauge(registry, prefix, tags, whose, pool, "connected", TunnelPool.Status::connected);
+        stateGauge(registry, prefix, tags, whose, pool, "connecting", TunnelPool.Status::connecting);
+        stateGauge(registry, prefix, tags, whose, pool, "draining", TunnelPool.Status::draining);
+        stateGauge(registry, prefix, tags, whose, pool, "waiting", TunnelPool.Status::waiting);
+        Gauge.builder(prefix + ".tunnel.disconnected.since.seconds", pool, p -> {
+                    java.time.Instant since = p.status().downSince();
+                    return since == null ? 0 : since.getEpochSecond();
+                }).tags(tags)
+                .description("while no tunnel connection is up: since when, in seconds since the epoch; 0 while "
+                        + "connected" + whose).register(registry);
+        FunctionCounter.builder(prefix + ".tunnel.reconnects", pool, p -> p.status().reconnects()).tags(tags)
+                .description("tunnel connections lost or drained (GOAWAY) and replaced" + whose).register(registry);
+    }
+
+    private static void stateGauge(MeterRegistry registry, String prefix, Tags tags, String whose, TunnelPool pool,
+                                   String state, java.util.function.ToIntFunction<TunnelPool.Status> count) {
+        Gauge.builder(prefix + ".tunnel.connections.by.state", pool, p -> count.applyAsInt(p.status()))
+                .tags(tags).tag("state", state)
                 .description("tunnel connections by state: connected, connecting, draining (GOAWAY received, "
-                        + "finishing streams), waiting (a slot waiting out its reconnect backoff)")
+                        + "finishing streams), waiting (a slot waiting out its reconnect backoff)" + whose)
                 .register(registry);
     }
 
@@ -132,19 +147,14 @@ public final class IngressMetrics implements TunnelPool.StreamObserver {
     }
 
     /**
-     * Gauges of the pool of an environment with a gateway of its own, tagged with the environment; the untagged
-     * tunnel gauges above are the default gateway's pool.
+     * The meters of the pool of an environment with a gateway of its own: the same as the default pool's, named
+     * {@code ptun.ingress.environment.*} and tagged with the environment. The default pool's keep their untagged
+     * names: adding a tag to them would change every existing series (and Prometheus wants one set of tag keys per
+     * name).
      */
     void environmentPool(String environment, TunnelPool pool) {
-        Gauge.builder("ptun.ingress.environment.tunnel.connections", pool, p -> p.status().connected())
-                .tag("environment", environment)
-                .description("tunnel connections up now to this environment's own gateway").register(registry);
-        Gauge.builder("ptun.ingress.environment.tunnel.up", pool, p -> p.status().connected() > 0 ? 1 : 0)
-                .tag("environment", environment)
-                .description("1 while a connection to this environment's own gateway is up").register(registry);
-        Gauge.builder("ptun.ingress.environment.streams.live", pool, p -> p.status().liveStreams())
-                .tag("environment", environment)
-                .description("tunnel streams open now to this environment's own gateway").register(registry);
+        poolMeters(registry, "ptun.ingress.environment", Tags.of("environment", environment),
+                " (to this environment's own gateway)", pool);
     }
 
     public MeterRegistry registry() {

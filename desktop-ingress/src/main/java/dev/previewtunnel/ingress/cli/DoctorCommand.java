@@ -23,6 +23,7 @@ import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.Future;
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -61,6 +62,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -83,10 +85,11 @@ import java.util.concurrent.TimeUnit;
         sortOptions = false,
         description = {
                 "Check the desktop side and say what to fix: the state directory and credentials files, the "
-                        + "permissions of the token, grant, gateway CA and refresh-token files, the "
-                        + "running ingress and its proxy (--proxy for one started with --no-control), the gateway (reachable, token accepted or refused and "
-                        + "why, clock skew from its Date header), and, given grants, each target through the "
-                        + "tunnel.",
+                        + "permissions of the token, environment token, grant, gateway CA and refresh-token files, the "
+                        + "running ingress and its proxy (--proxy for one started with --no-control), the gateway "
+                        + "and each environment's own gateway (--environment-gateway; reachable, token accepted or "
+                        + "refused and why, clock skew from its Date header), and, given grants, each target through "
+                        + "the gateway 'run' would send its streams to (its environment's own, else --gateway).",
                 "Reads the same settings as 'run' (flags, PTUN_INGRESS_* variables, --config file); the gateway URL "
                         + "defaults to the one the running ingress uses. Prints one line per check: ok, warn, "
                         + "fail or skip, the check's name and what to do next; --json prints one JSON object per "
@@ -135,6 +138,10 @@ final class DoctorCommand implements Callable<Integer> {
     @Option(names = "--json", description = "One JSON object per check instead of text lines.")
     boolean json;
 
+    @ArgGroup(validate = false, heading = "%nSeveral environments, as for 'run' (each also PTUN_INGRESS_<NAME>, "
+            + "comma-separated when repeatable, and a config-file key; see docs/desktop-ingress.md):%n")
+    EnvironmentOptions environments = new EnvironmentOptions();
+
     /** The clock compared against the gateway's; replaced by tests. */
     Clock clock = Clock.systemUTC();
 
@@ -154,15 +161,31 @@ final class DoctorCommand implements Callable<Integer> {
         Path ca = report.setting(() -> s.path("gateway-ca", gatewayCa, null));
         List<Path> grantPaths = report.setting(() -> s.paths("grant-file", grantFiles));
         Path refreshToken = report.setting(() -> s.path("grant-refresh-token-file", grantRefreshTokenFile, null));
+        Map<String, EnvironmentOptions.Endpoint> read = report.setting(() -> environments.endpoints(spec, s));
+        Map<String, EnvironmentOptions.Endpoint> ownGateways = read == null ? Map.of() : read;
+        report.setting(() -> environments.suffix(s)); // only validated, as 'run' would
 
         JsonNode running = null;
         if (dir != null) {
             checkStateDir(dir);
             running = checkProxy(dir);
         }
-        checkOwnerOnly(token, grantPaths == null ? List.of() : grantPaths, ca, refreshToken);
+        checkOwnerOnly(token, grantPaths == null ? List.of() : grantPaths, ca, refreshToken, ownGateways);
         if (gatewayText == null && running != null && running.hasNonNull("gateway")) {
             gatewayText = running.get("gateway").asText();
+        }
+        if (running != null) {
+            // Without the running ingress's environment settings, its environments' grants would be checked
+            // through the default gateway, which refuses them: say why.
+            running.path("environments").fields().forEachRemaining(e -> {
+                if (!ownGateways.containsKey(e.getKey())) {
+                    report.warn("environment-gateway", "the running ingress sends environment '"
+                            + Cli.shown(e.getKey()) + "' to a gateway of its own (" + Cli.shown(e.getValue()
+                            .path("gateway").asText()) + ") that these settings do not name: give the same "
+                            + "--environment-gateway " + Cli.shown(e.getKey()) + "=URL and --environment-token-file "
+                            + Cli.shown(e.getKey()) + "=FILE as 'run' to check it and that environment's grants");
+                }
+            });
         }
         URI gatewayUri = null;
         if (gatewayText == null) {
@@ -175,12 +198,17 @@ final class DoctorCommand implements Callable<Integer> {
                 report.fail("gateway", ExitCodes.USAGE, e.getMessage());
             }
         }
-        String tokenValue = token == null ? null : readToken(token);
+        String tokenValue = token == null ? null : readToken(GatewayLabel.DEFAULT, token);
         boolean tokenAccepted = false;
         if (gatewayUri != null) {
-            tokenAccepted = checkGateway(gatewayUri, tokenValue, token, ca);
+            tokenAccepted = checkGateway(GatewayLabel.DEFAULT, gatewayUri, tokenValue, token, ca);
         }
-        checkTargets(gatewayUri, tokenValue, tokenAccepted, ca, grantPaths == null ? List.of() : grantPaths);
+        Tunnel defaultTunnel = new Tunnel(GatewayLabel.DEFAULT, gatewayUri, tokenValue, tokenAccepted);
+        // Each environment's own gateway, as 'run' would use it: the same checks, labelled with the environment.
+        Map<String, Tunnel> ownTunnels = new LinkedHashMap<>();
+        ownGateways.forEach((environment, endpoint) -> ownTunnels.put(environment,
+                checkEnvironmentGateway(environment, endpoint, ca)));
+        checkTargets(defaultTunnel, ownTunnels, ca, grantPaths == null ? List.of() : grantPaths);
         report.summary("desktop-ingress");
         return report.exitCode();
     }
@@ -235,9 +263,14 @@ final class DoctorCommand implements Callable<Integer> {
      * one others can write lets them impersonate the gateway. Files that do not exist are left to the checks that
      * read them.
      */
-    private void checkOwnerOnly(Path token, List<Path> grants, Path ca, Path refreshToken) {
+    private void checkOwnerOnly(Path token, List<Path> grants, Path ca, Path refreshToken,
+                                Map<String, EnvironmentOptions.Endpoint> ownGateways) {
         ownerOnly("token-file", token, true, "the connection token: anyone on this machine could open tunnel connections "
                 + "to the environment with it");
+        ownGateways.forEach((environment, endpoint) -> ownerOnly("environment-token-file", endpoint.tokenFile(), true,
+                "the connection token of the gateway of environment '" + Cli.shown(environment) + "' "
+                        + "(--environment-token-file): anyone on this machine could open tunnel connections to that "
+                        + "environment with it"));
         for (Path grant : grants) {
             ownerOnly("grant-file", grant, true, "grants: anyone on this machine could open their targets with them");
         }
@@ -314,6 +347,17 @@ final class DoctorCommand implements Callable<Integer> {
                     + (tunnel.has("lastError") ? " (last error: " + Cli.shown(tunnel.get("lastError").asText()) + ")"
                     : "") + "; browsers get 502 gateway_unreachable meanwhile; see the gateway checks below");
         }
+        status.path("environments").fields().forEachRemaining(e -> {
+            JsonNode own = e.getValue().path("tunnel");
+            if (!"connected".equals(own.path("state").asText())) {
+                report.warn("environment-tunnel", "the running ingress is reconnecting to the gateway of environment '"
+                        + Cli.shown(e.getKey()) + "'"
+                        + (own.has("reconnectingSince") ? " since " + own.get("reconnectingSince").asText() : "")
+                        + (own.has("lastError") ? " (last error: " + Cli.shown(own.get("lastError").asText()) + ")"
+                        : "") + "; that environment's browser requests get 502 gateway_unreachable meanwhile; see "
+                        + "the environment-gateway checks below");
+            }
+        });
         return status;
     }
 
@@ -345,94 +389,151 @@ final class DoctorCommand implements Callable<Integer> {
 
     // ---- gateway, token, clock
 
-    private String readToken(Path file) {
+    /**
+     * Names one gateway in check ids and messages: the default one ({@code --gateway}) or an environment's own
+     * ({@code --environment-gateway ENV=URL}), whose checks are {@code environment-gateway},
+     * {@code environment-token} and {@code environment-clock} and whose messages name the environment.
+     */
+    private record GatewayLabel(String environment) {
+        static final GatewayLabel DEFAULT = new GatewayLabel(null);
+
+        String check(String name) {
+            return environment == null ? name : "environment-" + name;
+        }
+
+        /** "the gateway" or "the gateway of environment 'staging'". */
+        String who() {
+            return environment == null ? "the gateway" : "the gateway of environment '" + Cli.shown(environment) + "'";
+        }
+
+        /** "the gateway's" clock, or that of an environment's gateway. */
+        String whose() {
+            return environment == null ? "the gateway's" : "the clock of " + who();
+        }
+
+        /** Where the token of this gateway is configured. */
+        String tokenSetting() {
+            return environment == null ? "--token-file FILE or PTUN_INGRESS_TOKEN_FILE"
+                    : "--" + EnvironmentOptions.TOKEN_FILE + " " + Cli.shown(environment) + "=FILE";
+        }
+    }
+
+    /** One gateway to open grants' targets through, once its checks are done. */
+    private record Tunnel(GatewayLabel label, URI uri, String token, boolean accepted) {
+        @Override
+        public String toString() {
+            return "Tunnel[" + label.who() + ", accepted=" + accepted + "]"; // never the token
+        }
+    }
+
+    private String readToken(GatewayLabel g, Path file) {
+        String check = g.check("token");
+        String of = g.environment() == null ? "" : " (the token of " + g.who() + ")";
         try {
             List<String> lines = Files.readString(file).lines().map(String::strip)
                     .filter(l -> !l.isEmpty() && !l.startsWith("#")).toList();
             if (lines.size() != 1) {
-                report.fail("token", ExitCodes.USAGE, file + " must hold the token on one line, found " + lines.size());
+                report.fail(check, ExitCodes.USAGE, file + of + " must hold the token on one line, found "
+                        + lines.size());
                 return null;
             }
             return lines.get(0);
         } catch (IOException e) {
-            report.fail("token", ExitCodes.REFUSED, "cannot read the token file " + file + " ("
+            report.fail(check, ExitCodes.REFUSED, "cannot read the token file " + file + of + " ("
                     + e.getClass().getSimpleName() + ")");
             return null;
         }
     }
 
+    /**
+     * The checks of an environment's own gateway, the same as the default gateway's (reachable, token accepted,
+     * clock), labelled with the environment. Returns the tunnel its grants' targets are opened through.
+     */
+    private Tunnel checkEnvironmentGateway(String environment, EnvironmentOptions.Endpoint endpoint, Path ca) {
+        GatewayLabel label = new GatewayLabel(environment);
+        String token = readToken(label, endpoint.tokenFile());
+        boolean accepted = checkGateway(label, endpoint.url(), token, endpoint.tokenFile(), ca);
+        return new Tunnel(label, endpoint.url(), token, accepted);
+    }
+
     /** Returns true when the gateway accepted the token. */
-    private boolean checkGateway(URI gatewayUri, String token, Path tokenPath, Path ca) {
+    private boolean checkGateway(GatewayLabel g, URI gatewayUri, String token, Path tokenPath, Path ca) {
         boolean tls = "wss".equals(gatewayUri.getScheme());
         int port = gatewayUri.getPort() > 0 ? gatewayUri.getPort() : (tls ? 443 : 80);
         String hostPort = gatewayUri.getHost() + ":" + port;
         String path = gatewayUri.getRawPath() == null || gatewayUri.getRawPath().isEmpty() ? "/"
                 : gatewayUri.getRawPath();
+        String check = g.check("gateway");
         UpgradeAnswer answer;
         try {
             answer = upgrade(gatewayUri.getHost(), port, tls, ca, path, token);
         } catch (java.net.ConnectException | java.net.UnknownHostException | java.net.NoRouteToHostException e) {
-            report.fail("gateway", ExitCodes.UNREACHABLE, "cannot reach the gateway at " + hostPort + " ("
+            report.fail(check, ExitCodes.UNREACHABLE, "cannot reach " + g.who() + " at " + hostPort + " ("
                     + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage()) + "): is "
                     + "'env-gateway serve' running there, and is the tunnel to it up (e.g. ssh -N -L " + port
                     + ":127.0.0.1:" + port + " ENV_HOST)?");
             return false;
         } catch (SocketTimeoutException e) {
-            report.fail("gateway", ExitCodes.UNREACHABLE, "the gateway at " + hostPort + " did not answer within "
+            report.fail(check, ExitCodes.UNREACHABLE, g.who() + " at " + hostPort + " did not answer within "
                     + TIMEOUT.toSeconds() + " s: a firewall, or a forward to the wrong port?");
             return false;
         } catch (javax.net.ssl.SSLException e) {
-            report.fail("gateway", ExitCodes.REFUSED, "TLS with the gateway at " + hostPort + " failed ("
+            report.fail(check, ExitCodes.REFUSED, "TLS with " + g.who() + " at " + hostPort + " failed ("
                     + Cli.shown(e.getMessage()) + "): trust its CA with --gateway-ca PEM, and check its certificate "
                     + "names " + gatewayUri.getHost());
             return false;
         } catch (IOException | RuntimeException e) {
-            report.fail("gateway", ExitCodes.UNREACHABLE, "cannot talk to the gateway at " + hostPort + " ("
+            report.fail(check, ExitCodes.UNREACHABLE, "cannot talk to " + g.who() + " at " + hostPort + " ("
                     + e.getClass().getSimpleName() + ")");
             return false;
         }
         String error = answer.error();
-        String reachable = "gateway at " + hostPort + path + " reachable, speaks " + MuxProtocol.SUBPROTOCOL;
+        String of = g.environment() == null ? "" : " (" + g.who() + ")";
+        String reachable = g.who().substring("the ".length()) + " at " + hostPort + path + " reachable, speaks "
+                + MuxProtocol.SUBPROTOCOL;
         switch (answer.status()) {
-            case 101, 401 -> report.ok("gateway", reachable);
-            case 404 -> report.fail("gateway", ExitCodes.REFUSED, "no tunnel endpoint at path " + path + " on "
-                    + hostPort + ": use the url printed in env-gateway's ready line (its --path, default "
+            case 101, 401 -> report.ok(check, reachable);
+            case 404 -> report.fail(check, ExitCodes.REFUSED, "no tunnel endpoint at path " + path + " on "
+                    + hostPort + of + ": use the url printed in env-gateway's ready line (its --path, default "
                     + MuxProtocol.DEFAULT_PATH + ")");
-            case 426 -> report.fail("gateway", ExitCodes.REFUSED, "protocol_version_mismatch".equals(error)
-                    ? "the gateway speaks another tunnel protocol version (" + Cli.shown(answer.message())
+            case 426 -> report.fail(check, ExitCodes.REFUSED, "protocol_version_mismatch".equals(error)
+                    ? g.who() + " speaks another tunnel protocol version (" + Cli.shown(answer.message())
                     + "): upgrade the older side (this build speaks " + MuxProtocol.SUBPROTOCOL + ")"
-                    : hostPort + path + " refused the WebSocket upgrade (" + Cli.shown(answer.message()) + ")");
-            default -> report.fail("gateway", ExitCodes.REFUSED, hostPort + " answered HTTP " + answer.status()
+                    : hostPort + path + of + " refused the WebSocket upgrade (" + Cli.shown(answer.message()) + ")");
+            default -> report.fail(check, ExitCodes.REFUSED, hostPort + of + " answered HTTP " + answer.status()
                     + " to a tunnel upgrade: it is not a preview-tunnel gateway (wrong port or forward?)");
         }
-        checkClock(answer);
+        checkClock(g, answer);
         if (answer.status() != 101 && answer.status() != 401) {
             return false;
         }
         if (token == null) {
-            report.skip("token", "no token given (--token-file FILE or PTUN_INGRESS_TOKEN_FILE): cannot check it is "
-                    + "accepted");
+            if (tokenPath == null) {
+                report.skip(g.check("token"), "no token given (" + g.tokenSetting() + "): cannot check it is "
+                        + "accepted");
+            } // else its file could not be read, which is reported already
             return false;
         }
         if (answer.status() == 101) {
-            report.ok("token", "the gateway accepted the connection token" + describeToken(token));
+            report.ok(g.check("token"), g.who() + " accepted the connection token" + describeToken(token));
             return true;
         }
-        report.fail("token", ExitCodes.REFUSED, tokenAdvice(answer.message(), token, tokenPath));
+        report.fail(g.check("token"), ExitCodes.REFUSED, tokenAdvice(g, answer.message(), token, tokenPath));
         return false;
     }
 
-    private void checkClock(UpgradeAnswer answer) {
+    private void checkClock(GatewayLabel g, UpgradeAnswer answer) {
+        String check = g.check("clock");
         String date = answer.headers().get("date");
         if (date == null) {
-            report.warn("clock", "the gateway sent no Date header (an older gateway): clock skew not measured");
+            report.warn(check, g.who() + " sent no Date header (an older gateway): clock skew not measured");
             return;
         }
         Instant theirs;
         try {
             theirs = ZonedDateTime.parse(date, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();
         } catch (DateTimeParseException e) {
-            report.warn("clock", "the gateway's Date header is unreadable: clock skew not measured");
+            report.warn(check, "the Date header of " + g.who() + " is unreadable: clock skew not measured");
             return;
         }
         // The header has whole seconds and was written up to a round trip before we read it: allow 1 s.
@@ -440,48 +541,51 @@ final class DoctorCommand implements Callable<Integer> {
         String direction = skew > 0 ? "ahead of" : "behind";
         long abs = Math.abs(skew);
         if (abs > SKEW_FAIL_SECONDS) {
-            report.fail("clock", ExitCodes.REFUSED, "this desktop's clock is " + abs + " s " + direction + " the "
-                    + "gateway's: grant expiry warnings and refreshes here disagree with the gateway, and grants "
+            report.fail(check, ExitCodes.REFUSED, "this desktop's clock is " + abs + " s " + direction + " "
+                    + g.whose() + ": grant expiry warnings and refreshes here disagree with the gateway, and grants "
                     + "issued here would look expired or not yet valid there (30 s allowance); turn on NTP "
                     + "(timedatectl set-ntp true) on both");
         } else if (abs > SKEW_WARN_SECONDS) {
-            report.warn("clock", "this desktop's clock is " + abs + " s " + direction + " the gateway's (within the "
-                    + "30 s allowance); turn on NTP");
+            report.warn(check, "this desktop's clock is " + abs + " s " + direction + " " + g.whose()
+                    + " (within the 30 s allowance); turn on NTP");
         } else {
-            report.ok("clock", "clock skew against the gateway: " + (skew >= 0 ? "+" : "") + skew + " s");
+            report.ok(check, "clock skew against " + g.who() + ": " + (skew >= 0 ? "+" : "") + skew + " s");
         }
     }
 
     /** What to do about a refused token, from the gateway's reason ("connection token refused (grant_...)"). */
-    private String tokenAdvice(String message, String token, Path tokenPath) {
+    private String tokenAdvice(GatewayLabel g, String message, String token, Path tokenPath) {
         TokenView view = TokenView.peek(token);
         String reason = message == null ? "" : message;
         String where = tokenPath == null ? "the token" : "the token in " + tokenPath;
+        String refused = g.who() + " refused " + where;
         if (reason.contains("grant_wrong_environment")) {
-            return "the gateway refused " + where + " (grant_wrong_environment): it is for environment '"
+            return refused + " (grant_wrong_environment): it is for environment '"
                     + (view == null ? "?" : Cli.shown(view.env())) + "' and the gateway serves another; issue one "
-                    + "with 'env-gateway token issue --env <the gateway's env>' (its ready line names it)";
+                    + (g.environment() == null
+                    ? "with 'env-gateway token issue --env <the gateway's env>' (its ready line names it)"
+                    : "with 'env-gateway token issue --env " + Cli.shown(g.environment()) + "' on that gateway's "
+                    + "host, or fix --environment-gateway if the URL is another environment's gateway");
         }
         if (reason.contains("grant_expired")) {
-            return "the gateway refused " + where + " (grant_expired)" + (view == null || view.exp() == null ? ""
+            return refused + " (grant_expired)" + (view == null || view.exp() == null ? ""
                     : ": it expired at " + view.exp()) + "; issue a new one with 'env-gateway token issue'";
         }
         if (reason.contains("grant_unknown_key") || reason.contains("grant_bad_signature")) {
-            return "the gateway refused " + where + " (" + (reason.contains("unknown") ? "grant_unknown_key"
+            return refused + " (" + (reason.contains("unknown") ? "grant_unknown_key"
                     : "grant_bad_signature") + "): it was signed by a key the gateway does not trust"
                     + (view == null || view.kid() == null ? "" : " (kid " + Cli.shown(view.kid()) + ")")
                     + "; issue it from the key directory whose verify-keys.jwks.json the gateway reads";
         }
         if (reason.contains("grant_not_yet_valid")) {
-            return "the gateway refused " + where + " (grant_not_yet_valid): the issuing host's clock is ahead of "
+            return refused + " (grant_not_yet_valid): the issuing host's clock is ahead of "
                     + "the gateway's; fix the clocks (NTP)";
         }
         if (reason.contains("grant_wrong_audience")) {
-            return "the gateway refused " + where + " (grant_wrong_audience): that is a grant, not a connection "
+            return refused + " (grant_wrong_audience): that is a grant, not a connection "
                     + "token; use 'env-gateway token issue'";
         }
-        return "the gateway refused " + where + " (" + Cli.shown(reason) + "): issue a new one with 'env-gateway "
-                + "token issue'";
+        return refused + " (" + Cli.shown(reason) + "): issue a new one with 'env-gateway token issue'";
     }
 
     private static String describeToken(String token) {
@@ -495,7 +599,11 @@ final class DoctorCommand implements Callable<Integer> {
 
     // ---- targets through the tunnel
 
-    private void checkTargets(URI gatewayUri, String token, boolean tokenAccepted, Path ca, List<Path> grantPaths) {
+    /**
+     * Opens each grant's target through the gateway 'run' would send it to: its environment's own gateway when
+     * it has one, else the default gateway.
+     */
+    private void checkTargets(Tunnel defaultTunnel, Map<String, Tunnel> ownTunnels, Path ca, List<Path> grantPaths) {
         if (grantPaths.isEmpty()) {
             report.skip("target", "no --grant-file given: add one to open its target through the tunnel");
             return;
@@ -510,48 +618,73 @@ final class DoctorCommand implements Callable<Integer> {
                         + e.getClass().getSimpleName() + ")");
             }
         }
-        if (!tokenAccepted || gatewayUri == null) {
-            report.skip("target", "cannot open targets through the tunnel without a gateway that accepts the token");
+        Map<Tunnel, List<Grant>> byTunnel = new LinkedHashMap<>();
+        for (String grant : grants) {
+            UnverifiedGrantView view;
+            try {
+                view = UnverifiedGrantView.decode(grant);
+            } catch (IllegalArgumentException e) {
+                report.fail("target", ExitCodes.USAGE, "a line of the grant file is not a grant (the value is not "
+                        + "shown)");
+                continue;
+            }
+            Tunnel tunnel = ownTunnels.getOrDefault(view.environment(), defaultTunnel);
+            byTunnel.computeIfAbsent(tunnel, t -> new ArrayList<>()).add(new Grant(grant, view));
+        }
+        if (byTunnel.isEmpty()) {
             return;
         }
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("ptun-doctor", true),
                 NioIoHandler.newFactory());
         try {
-            SslContext ssl;
-            try {
-                ssl = "wss".equals(gatewayUri.getScheme()) ? IngressCli.clientTls(spec, ca) : null;
-            } catch (CliException | ParameterException e) {
-                report.fail("target", ExitCodes.REFUSED, e.getMessage());
-                return;
-            }
-            Future<TunnelConnection> connecting = new TunnelClient(group, NioSocketChannel.class,
-                    MuxSettings.defaults()).connect(gatewayUri, token, ssl, TIMEOUT);
-            if (!connecting.awaitUninterruptibly(TIMEOUT.toMillis() * 2) || !connecting.isSuccess()) {
-                report.fail("target", ExitCodes.UNREACHABLE, "cannot open a tunnel connection: "
-                        + (connecting.cause() == null ? "timed out" : Cli.shown(connecting.cause().getMessage())));
-                return;
-            }
-            TunnelConnection connection = connecting.getNow();
-            try {
-                for (String grant : grants) {
-                    checkTarget(connection, grant);
-                }
-            } finally {
-                connection.channel().close().awaitUninterruptibly(TIMEOUT.toMillis());
-            }
+            byTunnel.forEach((tunnel, list) -> checkTargets(group, tunnel, ca, list));
         } finally {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
     }
 
-    private void checkTarget(TunnelConnection connection, String grant) {
-        UnverifiedGrantView view;
-        try {
-            view = UnverifiedGrantView.decode(grant);
-        } catch (IllegalArgumentException e) {
-            report.fail("target", ExitCodes.USAGE, "a line of the grant file is not a grant (the value is not shown)");
+    private record Grant(String value, UnverifiedGrantView view) {
+        @Override
+        public String toString() {
+            return "Grant[" + view.jti() + "]"; // never the grant
+        }
+    }
+
+    private void checkTargets(EventLoopGroup group, Tunnel tunnel, Path ca, List<Grant> grants) {
+        GatewayLabel g = tunnel.label();
+        if (!tunnel.accepted() || tunnel.uri() == null) {
+            report.skip("target", g.environment() == null
+                    ? "cannot open targets through the tunnel without a gateway that accepts the token"
+                    : "cannot open the targets of environment '" + Cli.shown(g.environment()) + "' without "
+                    + g.who() + " accepting its token (see the environment-gateway and environment-token checks)");
             return;
         }
+        SslContext ssl;
+        try {
+            ssl = "wss".equals(tunnel.uri().getScheme()) ? IngressCli.clientTls(spec, ca) : null;
+        } catch (CliException | ParameterException e) {
+            report.fail("target", ExitCodes.REFUSED, e.getMessage());
+            return;
+        }
+        Future<TunnelConnection> connecting = new TunnelClient(group, NioSocketChannel.class,
+                MuxSettings.defaults()).connect(tunnel.uri(), tunnel.token(), ssl, TIMEOUT);
+        if (!connecting.awaitUninterruptibly(TIMEOUT.toMillis() * 2) || !connecting.isSuccess()) {
+            report.fail("target", ExitCodes.UNREACHABLE, "cannot open a tunnel connection"
+                    + (g.environment() == null ? "" : " to " + g.who()) + ": "
+                    + (connecting.cause() == null ? "timed out" : Cli.shown(connecting.cause().getMessage())));
+            return;
+        }
+        TunnelConnection connection = connecting.getNow();
+        try {
+            for (Grant grant : grants) {
+                checkTarget(connection, grant.value(), grant.view());
+            }
+        } finally {
+            connection.channel().close().awaitUninterruptibly(TIMEOUT.toMillis());
+        }
+    }
+
+    private void checkTarget(TunnelConnection connection, String grant, UnverifiedGrantView view) {
         Authority target = new Authority(view.targetHost(), view.targetPort());
         Future<Http2StreamChannel> open = connection.openStream(target, grant, TIMEOUT);
         if (!open.awaitUninterruptibly(TIMEOUT.toMillis() * 2)) {

@@ -16,9 +16,9 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The options of {@code run} for sessions that see several environments: a gateway of its own (and its token
- * file) for each environment that does not use the default {@code --gateway}, and the suffix of the virtual
- * hosts ({@code NAME.ENV.SUFFIX:PORT}). Each is a flag, a {@code PTUN_INGRESS_*} variable (repeatable ones
+ * The options of {@code run} (and {@code doctor}, which checks what {@code run} would use) for sessions that see
+ * several environments: a gateway of its own (and its token file) for each environment that does not use the
+ * default {@code --gateway}, and the suffix of the virtual hosts ({@code NAME.ENV.SUFFIX:PORT}). Each is a flag, a {@code PTUN_INGRESS_*} variable (repeatable ones
  * comma-separated) and a config-file key (repeatable ones a JSON array of strings), like every other setting.
  */
 final class EnvironmentOptions {
@@ -57,12 +57,30 @@ final class EnvironmentOptions {
         return lower;
     }
 
+    /** One environment's own gateway and the file its token is read from (not read yet). */
+    record Endpoint(URI url, Path tokenFile) {
+    }
+
     /**
      * The environments with a gateway of their own, in the order given, each with the token read from its file.
      * Every --environment-gateway needs its --environment-token-file and the other way round; an environment may
      * be named once.
      */
     Map<String, EnvironmentGateway> gateways(CommandSpec spec, Settings s) {
+        Map<String, EnvironmentGateway> out = new LinkedHashMap<>();
+        endpoints(spec, s).forEach((environment, endpoint) -> {
+            String source = "--" + TOKEN_FILE + " " + environment + "=" + endpoint.tokenFile();
+            String token = IngressCli.tokenFromFile(spec, endpoint.tokenFile(), "--" + TOKEN_FILE, source);
+            out.put(environment, new EnvironmentGateway(endpoint.url(), () -> token));
+        });
+        return out;
+    }
+
+    /**
+     * As {@link #gateways}, without reading any token: for {@code doctor}, which reports a token file it cannot
+     * use as a failed check instead of stopping. Settings errors are the same as {@code run}'s.
+     */
+    Map<String, Endpoint> endpoints(CommandSpec spec, Settings s) {
         Map<String, URI> urls = new LinkedHashMap<>();
         for (String item : s.list(GATEWAY, gateways, Settings::text)) {
             String[] pair = split(s, GATEWAY, item, "URL");
@@ -93,16 +111,14 @@ final class EnvironmentOptions {
                         + " " + environment + "=URL");
             }
         }
-        Map<String, EnvironmentGateway> out = new LinkedHashMap<>();
+        Map<String, Endpoint> out = new LinkedHashMap<>();
         urls.forEach((environment, url) -> {
             Path file = files.get(environment);
             if (file == null) {
                 throw s.invalid(GATEWAY, "must come with --" + TOKEN_FILE + " " + environment + "=FILE for "
                         + "environment '" + environment + "': each gateway accepts only its own environment's tokens");
             }
-            String source = "--" + TOKEN_FILE + " " + environment + "=" + file;
-            String token = IngressCli.tokenFromFile(spec, file, "--" + TOKEN_FILE, source);
-            out.put(environment, new EnvironmentGateway(url, () -> token));
+            out.put(environment, new Endpoint(url, file));
         });
         return out;
     }

@@ -2,7 +2,9 @@ package dev.previewtunnel.ingress.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.cli.FakeEnvironment;
 import dev.previewtunnel.grants.GrantIssuer;
+import dev.previewtunnel.grants.GrantSpec;
 import dev.previewtunnel.grants.KeyDirectory;
 import dev.previewtunnel.cli.InProcessCli.Captured;
 import dev.previewtunnel.cli.InProcessCli.Result;
@@ -11,6 +13,7 @@ import dev.previewtunnel.testing.Await;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
@@ -28,14 +31,16 @@ import static dev.previewtunnel.cli.InProcessCli.assertNoSecrets;
 import static dev.previewtunnel.ingress.cli.IngressCliHarness.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@code desktop-ingress doctor} against a real gateway, target and running ingress: healthy is all ok; each usual
  * misconfiguration (gateway unreachable, wrong path, token refused, token for another environment, target not
- * listening, proxy not running, credentials readable by others, clock skew) is caught by its own check with its
- * own message and exit code. Doctor never prints a token or a grant.
+ * listening, proxy not running, credentials readable by others, clock skew, an environment's own gateway
+ * unreachable or its token file readable by others) is caught by its own check with its own message and exit code.
+ * Doctor never prints a token or a grant.
  */
 class IngressDoctorTest {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -46,6 +51,8 @@ class IngressDoctorTest {
 
     @TempDir
     Path tmp;
+    @RegisterExtension
+    final FakeEnvironment env = new FakeEnvironment();
 
     @BeforeAll
     static void start() throws Exception {
@@ -122,6 +129,161 @@ class IngressDoctorTest {
         } finally {
             running.close();
         }
+    }
+
+    /**
+     * Two environments, each with its own gateway, keys and token: doctor reads the environment settings as 'run'
+     * does (here from the config file, relative paths from its directory), checks each gateway and token with
+     * its own labelled checks, and opens each grant's target through its own environment's gateway, so all is
+     * ok (before, the staging grant went to the default gateway and failed with grant_wrong_environment).
+     * Without those settings doctor warns that it does not check staging's gateway; with staging's gateway
+     * down it warns that the running ingress's staging pool reconnects and fails the staging gateway check.
+     */
+    @Test
+    void aHealthyTwoEnvironmentSetupIsAllOk() throws Exception {
+        try (TestStack staging = TestStack.start(tmp.resolve("staging-env"), "staging")) {
+            String token = stack.token();
+            String stagingToken = staging.token();
+            String grant = stack.grant("default", stack.app.port());
+            String stagingGrant = staging.grant("default", staging.app.port());
+            Path tokenFile = file("token", token);
+            Path stagingTokenFile = file("staging.token", stagingToken);
+            Path grantFile = file("grants", grant + "\n" + stagingGrant);
+            Path state = tmp.resolve("state");
+            RunningIngress running = RunningIngress.start("run", "--gateway", stack.url(), "--token-file",
+                    tokenFile.toString(), "--environment-gateway", "staging=" + staging.url(),
+                    "--environment-token-file", "staging=" + stagingTokenFile, "--grant-file", grantFile.toString(),
+                    "--state-dir", state.toString());
+            try {
+                running.readyLine();
+                Await.until("both pools' first tunnel connection", Duration.ofSeconds(10),
+                        () -> running.command.ingress().pool().status().connected() > 0
+                                && running.command.ingress().pools().forEnvironment("staging").status()
+                                .connected() > 0);
+                Path config = Files.writeString(tmp.resolve("ingress.json"), """
+                        {"gateway": "%s", "token-file": "token", "grant-file": ["grants"], "state-dir": "state",
+                         "environment-gateway": ["staging=%s"], "environment-token-file": ["staging=staging.token"]}
+                        """.formatted(stack.url(), staging.url()));
+                Result r = doctor("--config", config.toString());
+                assertEquals(0, r.exitCode(), r::toString);
+                Map<String, List<JsonNode>> checks = checks(r);
+                for (List<JsonNode> list : checks.values()) {
+                    for (JsonNode n : list) {
+                        assertEquals("ok", n.get("status").asText(), () -> n + "\n" + r);
+                    }
+                }
+                for (String check : List.of("state-dir", "credentials", "proxy", "gateway", "clock", "token",
+                        "token-file", "grant-file", "environment-token-file", "environment-gateway",
+                        "environment-token", "environment-clock")) {
+                    assertNotNull(checks.get(check), () -> check + " missing in:\n" + r.out());
+                }
+                String stagingPort = staging.url().replaceAll("^ws://127\\.0\\.0\\.1:(\\d+)/.*$", "$1");
+                assertTrue(only(checks, "environment-gateway").get("message").asText().startsWith(
+                        "gateway of environment 'staging' at 127.0.0.1:" + stagingPort + "/tunnel reachable"), r::toString);
+                assertTrue(only(checks, "environment-token").get("message").asText().startsWith(
+                        "the gateway of environment 'staging' accepted the connection token (environment 'staging'"),
+                        r::toString);
+                List<String> targets = checks.get("target").stream().map(n -> n.get("message").asText()).toList();
+                assertEquals(List.of("localhost:" + stack.app.port() + " opens through the tunnel",
+                                "localhost:" + staging.app.port() + " opens through the tunnel"),
+                        targets.stream().map(m -> m.substring(0, m.indexOf(" (grant "))).toList(), targets::toString);
+                assertTrue(targets.get(0).endsWith("environment 'e1')") && targets.get(1).endsWith(
+                        "environment 'staging')"), targets::toString);
+                assertNoSecrets(r.out(), r.err(), token, stagingToken, grant, stagingGrant);
+
+                // Without the environment settings, doctor says which environment's gateway it does not check.
+                Result without = doctor("--state-dir", state.toString(), "--token-file", tokenFile.toString());
+                JsonNode unnamed = only(checks(without), "environment-gateway");
+                assertEquals("warn", unnamed.get("status").asText(), without::toString);
+                assertTrue(unnamed.get("message").asText().startsWith("the running ingress sends environment "
+                        + "'staging' to a gateway of its own (" + staging.url() + ") that these settings do not "
+                        + "name"), without::toString);
+
+                // Staging's gateway dies: doctor sees the running ingress's staging pool reconnecting, and fails
+                // the staging gateway check naming the environment; the default gateway's checks stay ok.
+                staging.gateway.kill();
+                Await.until("the staging pool lost its connections", Duration.ofSeconds(10),
+                        () -> running.command.ingress().pools().forEnvironment("staging").status().connected() == 0);
+                Result down = doctor("--config", config.toString());
+                Map<String, List<JsonNode>> downChecks = checks(down);
+                JsonNode reconnecting = only(downChecks, "environment-tunnel");
+                assertEquals("warn", reconnecting.get("status").asText(), down::toString);
+                assertTrue(reconnecting.get("message").asText().startsWith("the running ingress is reconnecting to "
+                        + "the gateway of environment 'staging' since "), down::toString);
+                assertTrue(failure(down, "environment-gateway").startsWith("cannot reach the gateway of "
+                        + "environment 'staging' at 127.0.0.1:" + stagingPort), down::toString);
+                assertEquals("ok", only(downChecks, "gateway").get("status").asText(), down::toString);
+                assertEquals(null, downChecks.get("tunnel"), "the default pool is connected: " + down);
+            } finally {
+                running.close();
+            }
+        }
+    }
+
+    /** An environment's token file others can read fails its own check, with its own message and the fix. */
+    @Test
+    void anEnvironmentTokenFileReadableByOthers() throws Exception {
+        try (TestStack staging = TestStack.start(tmp.resolve("staging-env"), "staging")) {
+            String token = stack.token();
+            String stagingToken = staging.token();
+            Path tokenFile = file("token", token);
+            Path stagingTokenFile = file("staging.token", stagingToken);
+            for (Path f : List.of(tokenFile, stagingTokenFile)) {
+                Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-r-----"));
+            }
+            Result r = doctor("--gateway", stack.url(), "--token-file", tokenFile.toString(),
+                    "--environment-gateway", "staging=" + staging.url(), "--environment-token-file",
+                    "staging=" + stagingTokenFile, "--state-dir", tmp.toString());
+            String m = failure(r, "environment-token-file");
+            assertTrue(m.startsWith(stagingTokenFile + " is accessible by group/others (rw-r-----); it holds the "
+                    + "connection token of the gateway of environment 'staging'")
+                    && m.endsWith(": chmod 600 " + stagingTokenFile), m);
+            String defaultMessage = failure(r, "token-file");
+            assertNotEquals(defaultMessage.replace(tokenFile.toString(), "FILE"),
+                    m.replace(stagingTokenFile.toString(), "FILE"), "each token file says whose token it holds");
+            // Only its permissions are wrong: the gateway still accepts the token.
+            assertEquals("ok", only(checks(r), "environment-token").get("status").asText(), r::toString);
+            assertNoSecrets(r.out(), r.err(), token, stagingToken);
+
+            Files.setPosixFilePermissions(stagingTokenFile, PosixFilePermissions.fromString("rw-------"));
+            Result fixed = doctor("--gateway", stack.url(), "--token-file", tokenFile.toString(),
+                    "--environment-gateway", "staging=" + staging.url(), "--environment-token-file",
+                    "staging=" + stagingTokenFile, "--state-dir", tmp.toString());
+            assertEquals("ok", only(checks(fixed), "environment-token-file").get("status").asText(), fixed::toString);
+        }
+    }
+
+    /**
+     * An environment's own gateway that does not answer fails the check environment-gateway naming the
+     * environment (settings from PTUN_INGRESS_* variables); the default gateway's checks stay ok, and that
+     * environment's grants are not sent to the default gateway instead.
+     */
+    @Test
+    void anEnvironmentGatewayUnreachable() throws Exception {
+        int port = TestStack.closedPort();
+        String stagingGrant = stack.issuer.issueGrant(GrantSpec.tcp("staging", "default", "localhost", 5173),
+                Duration.ofMinutes(10));
+        String grant = stack.grant("default", stack.app.port());
+        env.put("PTUN_INGRESS_ENVIRONMENT_GATEWAY", "staging=ws://127.0.0.1:" + port + "/tunnel");
+        env.put("PTUN_INGRESS_ENVIRONMENT_TOKEN_FILE", "staging=" + file("staging.token", stack.token()));
+        Result r = doctor("--gateway", stack.url(), "--token-file", file("token", stack.token()).toString(),
+                "--grant-file", file("grants", grant + "\n" + stagingGrant).toString(), "--state-dir",
+                tmp.toString());
+        assertEquals(2, r.exitCode(), r::toString);
+        String m = failure(r, "environment-gateway");
+        assertTrue(m.startsWith("cannot reach the gateway of environment 'staging' at 127.0.0.1:" + port)
+                && m.contains("ssh -N -L"), m);
+        Map<String, List<JsonNode>> checks = checks(r);
+        assertEquals("ok", only(checks, "gateway").get("status").asText(), r::toString);
+        assertEquals("ok", only(checks, "token").get("status").asText(), r::toString);
+        assertEquals(null, checks.get("environment-token"), "no token check without a gateway to ask");
+        List<JsonNode> targets = checks.get("target");
+        assertEquals(2, targets.size(), targets::toString);
+        assertEquals("ok", targets.get(0).get("status").asText(), targets::toString);
+        assertEquals("skip", targets.get(1).get("status").asText(), targets::toString);
+        assertTrue(targets.get(1).get("message").asText().startsWith("cannot open the targets of environment "
+                + "'staging' without the gateway of environment 'staging' accepting its token"), targets::toString);
+        assertNoSecrets(r.out(), r.err(), grant, stagingGrant);
     }
 
     @Test
@@ -296,6 +458,14 @@ class IngressDoctorTest {
                 "--grant-file", file("g", stack.grant("default", TestStack.closedPort())).toString(), "--state-dir",
                 tmp.toString()), "target"));
         messages.add(failure(doctor("--gateway", stack.url(), "--state-dir", tmp.resolve("none").toString()), "proxy"));
+        messages.add(failure(doctor("--gateway", stack.url(), "--environment-gateway", "staging=ws://127.0.0.1:"
+                + TestStack.closedPort() + "/tunnel", "--environment-token-file", "staging=" + file("t4",
+                stack.token()), "--state-dir", tmp.toString()), "environment-gateway"));
+        messages.add(failure(doctor("--gateway", stack.url(), "--token-file", file("t5", stack.token()).toString(),
+                "--environment-gateway", "staging=" + stack.url(), "--environment-token-file", "staging="
+                + tmp.resolve("missing.token"), "--state-dir", tmp.toString()), "environment-token"));
+        messages.add(failure(doctor("--gateway", stack.url(), "--token-file", tmp.resolve("missing.token").toString(),
+                "--state-dir", tmp.toString()), "token"));
         assertEquals(messages.size(), messages.stream().distinct().count(), messages::toString);
     }
 }

@@ -30,6 +30,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.zip.CRC32;
 
 import static dev.previewtunnel.cli.InProcessCli.assertNoSecrets;
@@ -44,7 +45,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * One browser session with grants for two environments, each served by its own real env-gateway (own keys, own
  * token): each stream goes to its environment's gateway, each target answers on its own virtual host, byte-exact;
  * the virtual host (suffix from {@code --virtual-host-suffix} or its config key) survives a restart on another
- * port; and a virtual host names one target (a second target under the same name is refused).
+ * port; a virtual host names one target (a second target under the same name is refused); and each environment's
+ * pool has its own state metrics.
  *
  * <p>The two targets listen on the same port P, one on 127.0.0.1 and one on 127.0.0.2, so that only the
  * environment (and the host) tells their virtual hosts apart.
@@ -287,6 +289,124 @@ class RunEnvironmentsTest {
                 + badUrl.err() + notAToken.err(), e1.token, e2.token);
     }
 
+    /**
+     * Each environment pool has the default pool's meters on the /metrics endpoint, named
+     * ptun_ingress_environment_* and tagged with its environment: every environment's series are there; when one
+     * environment's gateway dies, only its disconnected-since gauge leaves 0 (with the status's
+     * reconnectingSince), its connections go waiting or connecting and its reconnects counter counts, while the
+     * other environment's pool and the default pool stay connected with 0.
+     */
+    @Test
+    void eachEnvironmentPoolHasTheDefaultPoolsStateMetricsTaggedWithItsEnvironment() throws Exception {
+        // Printed at the end: while `run` runs in-process it owns System.out.
+        StringBuilder report = new StringBuilder();
+        try (Environment e3 = Environment.start(tmp.resolve("e3"), "e3", "127.0.0.3", 0)) {
+            Path grants = TestStack.secretFile(tmp, "grants", e1.grant("127.0.0.1", port) + "\n"
+                    + e2.grant("127.0.0.2", port) + "\n");
+            Path token1 = TestStack.secretFile(tmp, "e1.token", e1.token + "\n");
+            Path token2 = TestStack.secretFile(tmp, "e2.token", e2.token + "\n");
+            Path token3 = TestStack.secretFile(tmp, "e3.token", e3.token + "\n");
+            String dir = tmp.resolve("state").toString();
+            RunningIngress running = RunningIngress.start("run", "--gateway", e1.url(), "--token-file",
+                    token1.toString(), "--environment-gateway", "e2=" + e2.url(), "--environment-token-file",
+                    "e2=" + token2, "--environment-gateway", "e3=" + e3.url(), "--environment-token-file",
+                    "e3=" + token3, "--grant-file", grants.toString(), "--session-id", SESSION, "--state-dir", dir,
+                    "--metrics-listen", "127.0.0.1:0", "--pool", "2", "--drain-timeout", "PT0.2S");
+            try {
+                String metrics = running.readyLine().get("metrics").asText();
+                until("every pool has both connections up", Duration.ofSeconds(20), () -> {
+                    String m = scrape(metrics);
+                    return value(m, "ptun_ingress_tunnel_connections_by_state{state=\"connected\"}") == 2
+                            && value(m, byState("e2", "connected")) == 2 && value(m, byState("e3", "connected")) == 2;
+                });
+                String up = scrape(metrics);
+                for (String environment : new String[] {"e2", "e3"}) {
+                    assertEquals(0, value(up, byState(environment, "connecting")), up);
+                    assertEquals(0, value(up, byState(environment, "draining")), up);
+                    assertEquals(0, value(up, byState(environment, "waiting")), up);
+                    assertEquals(0, value(up, environmentSample("tunnel_disconnected_since_seconds", environment)), up);
+                    assertEquals(0, value(up, environmentSample("tunnel_reconnects_total", environment)), up);
+                    assertEquals(2, value(up, environmentSample("tunnel_connections_configured", environment)), up);
+                    assertEquals(1, value(up, environmentSample("tunnel_up", environment)), up);
+                }
+                // The default pool's series keep their names and have no environment tag.
+                assertEquals(0, value(up, "ptun_ingress_tunnel_disconnected_since_seconds"), up);
+                assertEquals(0, value(up, "ptun_ingress_tunnel_reconnects_total"), up);
+                assertEquals(1, value(up, "ptun_ingress_tunnel_up"), up);
+
+                Instant killedAt = Instant.now().minusSeconds(1);
+                e2.kill();
+                until("e2's pool is down on /metrics", Duration.ofSeconds(20), () -> value(scrape(metrics),
+                        environmentSample("tunnel_disconnected_since_seconds", "e2")) > 0);
+                String down = scrape(metrics);
+                double since = value(down, environmentSample("tunnel_disconnected_since_seconds", "e2"));
+                report.append("{\"test\":\"environment_pool_metrics_down\",\"e2_disconnected_since\":")
+                        .append((long) since).append(",\"e2_reconnects\":")
+                        .append(value(down, environmentSample("tunnel_reconnects_total", "e2")))
+                        .append(",\"e3_disconnected_since\":")
+                        .append(value(down, environmentSample("tunnel_disconnected_since_seconds", "e3")))
+                        .append("}\n");
+                assertTrue(since >= killedAt.getEpochSecond() && since <= Instant.now().getEpochSecond(), down);
+                JsonNode e2Status = statusJson(dir).path("environments").path("e2").path("tunnel");
+                assertEquals("reconnecting", e2Status.path("state").asText(), e2Status::toString);
+                assertEquals(Instant.parse(e2Status.path("reconnectingSince").asText()).getEpochSecond(),
+                        (long) since, () -> e2Status + "\n" + down);
+                assertEquals(0, value(down, environmentSample("tunnel_up", "e2")), down);
+                assertEquals(0, value(down, byState("e2", "connected")), down);
+                assertEquals(2, value(down, byState("e2", "waiting")) + value(down, byState("e2", "connecting")),
+                        down);
+                assertTrue(value(down, environmentSample("tunnel_reconnects_total", "e2")) >= 1, down);
+                // The other environment's pool and the default pool did not notice.
+                assertEquals(0, value(down, environmentSample("tunnel_disconnected_since_seconds", "e3")), down);
+                assertEquals(2, value(down, byState("e3", "connected")), down);
+                assertEquals(0, value(down, environmentSample("tunnel_reconnects_total", "e3")), down);
+                assertEquals(0, value(down, "ptun_ingress_tunnel_disconnected_since_seconds"), down);
+                assertEquals(2, value(down, "ptun_ingress_tunnel_connections_by_state{state=\"connected\"}"), down);
+            } finally {
+                running.close();
+            }
+            assertNoSecrets(running.captured.out(), running.captured.err(), e1.token, e2.token, e3.token);
+        } finally {
+            System.out.print(report);
+        }
+    }
+
+    private static final HttpClient SCRAPER = HttpClient.newHttpClient();
+
+    private static String scrape(String url) {
+        try {
+            HttpResponse<String> r = SCRAPER.send(HttpRequest.newBuilder(URI.create(url))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, r.statusCode());
+            return r.body();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while scraping " + url, e);
+        }
+    }
+
+    /** {@code ptun_ingress_environment_NAME{environment="ENV"}}. */
+    private static String environmentSample(String name, String environment) {
+        return "ptun_ingress_environment_" + name + "{environment=\"" + environment + "\"}";
+    }
+
+    private static String byState(String environment, String state) {
+        return "ptun_ingress_environment_tunnel_connections_by_state{environment=\"" + environment + "\",state=\""
+                + state + "\"}";
+    }
+
+    /** The value of one sample ({@code name} or {@code name{labels}}), or -1 when absent. */
+    private static double value(String exposition, String sample) {
+        for (String line : exposition.lines().toList()) {
+            if (line.startsWith(sample + " ")) {
+                return Double.parseDouble(line.substring(sample.length() + 1).strip());
+            }
+        }
+        return -1;
+    }
+
     /** GET /bytes?n=N through {@code authority}: exactly the sample app's N pattern bytes. */
     private static void assertPattern(HttpClient client, String authority, int n) throws Exception {
         HttpResponse<byte[]> r = client.send(HttpRequest.newBuilder(URI.create("http://" + authority + "/bytes?n=" + n))
@@ -368,10 +488,15 @@ class RunEnvironmentsTest {
                     .mapToDouble(c -> c.count()).sum();
         }
 
+        /** Drops every tunnel connection and the listener at once, as a crashed gateway would. */
+        void kill() {
+            gateway.kill();
+        }
+
         @Override
         public void close() {
             app.close();
-            gateway.close();
+            gateway.close(); // after kill(), nothing is left to close
         }
     }
 }

@@ -26,18 +26,21 @@ import java.time.Duration;
 
 /**
  * A real in-process env-gateway (started with its key directory, so revocation and the Date header are as in
- * production) and a real target (the sample app), with an issuer for tokens and grants of {@link #ENV}.
+ * production) and a real target (the sample app), with an issuer for tokens and grants of its environment
+ * ({@link #ENV} unless started for another).
  */
 final class TestStack implements AutoCloseable {
     static final String ENV = "e1";
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    final String env;
     final KeyDirectory keys;
     final GrantIssuer issuer;
     final GatewayServer gateway;
     final SampleApp app;
 
-    private TestStack(KeyDirectory keys, GatewayServer gateway, SampleApp app) {
+    private TestStack(String env, KeyDirectory keys, GatewayServer gateway, SampleApp app) {
+        this.env = env;
         this.keys = keys;
         this.issuer = new GrantIssuer(keys.signingKey(), Clock.systemUTC());
         this.gateway = gateway;
@@ -55,11 +58,21 @@ final class TestStack implements AutoCloseable {
     /** As above with the gateway's configuration adjusted by {@code configure} (from a 200 ms drain timeout). */
     static TestStack start(Path dir, MeterRegistry registry, java.util.function.UnaryOperator<GatewayConfig> configure)
             throws Exception {
+        return start(dir, ENV, registry, configure);
+    }
+
+    /** A stack of environment {@code env} (its own keys and gateway), e.g. a second environment next to {@link #ENV}. */
+    static TestStack start(Path dir, String env) throws Exception {
+        return start(dir, env, new SimpleMeterRegistry(), c -> c);
+    }
+
+    private static TestStack start(Path dir, String env, MeterRegistry registry,
+                                   java.util.function.UnaryOperator<GatewayConfig> configure) throws Exception {
         KeyDirectory keys = KeyDirectory.init(dir.resolve("keys"));
-        GatewayConfig config = configure.apply(GatewayConfig.defaults(ENV, new InetSocketAddress("127.0.0.1", 0))
+        GatewayConfig config = configure.apply(GatewayConfig.defaults(env, new InetSocketAddress("127.0.0.1", 0))
                 .withDrainTimeout(Duration.ofMillis(200)));
         GatewayServer gateway = GatewayServer.start(config, keys.verificationKeys(), null, registry);
-        return new TestStack(keys, gateway, SampleApp.start("127.0.0.1", 0));
+        return new TestStack(env, keys, gateway, SampleApp.start("127.0.0.1", 0));
     }
 
     String url() {
@@ -67,11 +80,11 @@ final class TestStack implements AutoCloseable {
     }
 
     String token() {
-        return issuer.issueConnectionToken(ENV, Duration.ofHours(1));
+        return issuer.issueConnectionToken(env, Duration.ofHours(1));
     }
 
     String grant(String session, int port) {
-        return issuer.issueGrant(GrantSpec.tcp(ENV, session, "localhost", port), Duration.ofMinutes(10));
+        return issuer.issueGrant(GrantSpec.tcp(env, session, "localhost", port), Duration.ofMinutes(10));
     }
 
     /** An owner-only file holding {@code content}. */
