@@ -17,6 +17,7 @@ import io.netty.util.concurrent.Future;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Ingress counters, gauges and timers (Micrometer). Names as Prometheus shows them, documented in
@@ -42,6 +43,8 @@ import java.util.concurrent.TimeUnit;
  *   ptun_ingress_stream_first_byte_seconds     histogram open asked to the first byte from the target
  *   ptun_ingress_stream_stalled_seconds        histogram time a stream could not be written (gateway's
  *                                                        window exhausted or write buffer above its high mark)
+ *   ptun_ingress_streams_stalled               gauge     streams that cannot be written now (a stall in progress,
+ *                                                        which the histogram records only at its end)
  *   ptun_ingress_environment_tunnel_connections{environment}, ..._tunnel_connections_configured{environment},
  *   ..._tunnel_up{environment}, ..._streams_live{environment},
  *   ..._tunnel_connections_by_state{environment,state}, ..._tunnel_disconnected_since_seconds{environment},
@@ -64,6 +67,7 @@ public final class IngressMetrics implements TunnelPool.StreamObserver {
     private final Counter bytesFromGateway;
     private final Timer firstByte;
     private final Timer stalled;
+    private final AtomicInteger streamsStalled = new AtomicInteger();
 
     IngressMetrics(MeterRegistry registry, TunnelPool pool) {
         this.registry = registry;
@@ -81,6 +85,9 @@ public final class IngressMetrics implements TunnelPool.StreamObserver {
                 .description("time a stream could not be written: the gateway's flow-control window was exhausted "
                         + "or the write buffer was above its high-water mark")
                 .serviceLevelObjectives(STALL_BUCKETS).register(registry);
+        // The histogram sees a stall only once it has ended; this shows the ones going on (a stopped reader).
+        Gauge.builder("ptun.ingress.streams.stalled", streamsStalled, AtomicInteger::get)
+                .description("streams that cannot be written now: a stall in progress").register(registry);
     }
 
     /**
@@ -199,6 +206,7 @@ public final class IngressMetrics implements TunnelPool.StreamObserver {
             if (!ctx.channel().isWritable()) {
                 if (stallStart == 0) {
                     stallStart = System.nanoTime();
+                    streamsStalled.incrementAndGet();
                 }
             } else {
                 endStall();
@@ -216,6 +224,7 @@ public final class IngressMetrics implements TunnelPool.StreamObserver {
             if (stallStart != 0) {
                 stalled.record(System.nanoTime() - stallStart, TimeUnit.NANOSECONDS);
                 stallStart = 0;
+                streamsStalled.decrementAndGet();
             }
         }
     }

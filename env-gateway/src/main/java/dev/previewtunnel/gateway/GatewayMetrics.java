@@ -38,6 +38,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   ptun_gateway_stream_open_seconds{outcome}     histogram CONNECT received to answer sent (verify+policy+dial)
  *   ptun_gateway_stream_stalled_seconds           histogram time a stream could not be written (peer window
  *                                                          exhausted or write buffer above its high mark)
+ *   ptun_gateway_streams_stalled                  gauge    streams that cannot be written now (a stall in
+ *                                                          progress, which the histogram records only at its end)
  * </pre>
  *
  * The failure counters are registered at 0 for every known reason ({@link GrantFailure}) when the gateway starts:
@@ -69,6 +71,7 @@ public final class GatewayMetrics {
     private final Counter bytesToTarget;
     private final Counter bytesFromTarget;
     private final Timer stalled;
+    private final AtomicInteger streamsStalled = new AtomicInteger();
 
     GatewayMetrics(MeterRegistry registry, LiveStreams live) {
         this.registry = registry;
@@ -99,6 +102,9 @@ public final class GatewayMetrics {
                         + "or the write buffer was above its high-water mark")
                 .serviceLevelObjectives(STALL_BUCKETS)
                 .register(registry);
+        // The histogram sees a stall only once it has ended; this shows the ones going on (a reader that stopped).
+        Gauge.builder("ptun.gateway.streams.stalled", streamsStalled, AtomicInteger::get)
+                .description("streams that cannot be written now: a stall in progress").register(registry);
     }
 
     void opened() {
@@ -224,6 +230,7 @@ public final class GatewayMetrics {
             if (!ctx.channel().isWritable()) {
                 if (stallStart == 0) {
                     stallStart = System.nanoTime();
+                    streamsStalled.incrementAndGet();
                 }
             } else {
                 endStall();
@@ -241,6 +248,7 @@ public final class GatewayMetrics {
             if (stallStart != 0) {
                 stalled.record(System.nanoTime() - stallStart, TimeUnit.NANOSECONDS);
                 stallStart = 0;
+                streamsStalled.decrementAndGet();
             }
         }
     }

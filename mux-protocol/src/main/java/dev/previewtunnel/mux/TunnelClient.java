@@ -74,6 +74,8 @@ public final class TunnelClient {
     }
 
     /**
+     * Cancel the returned future to abandon the attempt: its connection is closed, even if the handshake completes.
+     *
      * @param url    {@code ws://host:port/path} or {@code wss://...}
      * @param token  connection token, sent as {@code Authorization: Bearer}; never put in the URL
      * @param ssl    client TLS context for {@code wss://}, or null for {@code ws://}
@@ -139,6 +141,15 @@ public final class TunnelClient {
                     }
                 });
         ChannelFuture connect = bootstrap.connect(url.getHost(), port);
+        // Cancelling the returned future abandons the attempt: its channel is closed at once, whatever stage the
+        // handshake is at. An owner that stops must not leave that to its event loops' shutdown, which closes only
+        // the channels registered when it begins: a channel registered and connected by the shutdown's last tasks
+        // stays open, and the gateway kept it as a tunnel connection nobody would ever use or close.
+        promise.addListener(f -> {
+            if (f.isCancelled()) {
+                connect.channel().close();
+            }
+        });
         connect.addListener(f -> {
             if (!f.isSuccess()) {
                 promise.tryFailure(new TunnelConnectException("cannot reach gateway " + url.getHost() + ":" + port
@@ -220,7 +231,9 @@ public final class TunnelClient {
             ch.pipeline().remove(this);
             TunnelConnection connection = new TunnelConnection(ch, settings);
             MuxPipeline.install(ch, false, settings, null, connection.connectionHandler());
-            promise.trySuccess(connection);
+            if (!promise.trySuccess(connection)) {
+                ch.close(); // cancelled or timed out meanwhile: nobody will own this connection
+            }
         }
 
         @Override

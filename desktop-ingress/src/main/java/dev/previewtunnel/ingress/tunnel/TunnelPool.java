@@ -306,19 +306,28 @@ public final class TunnelPool implements AutoCloseable {
     }
 
     /**
-     * Stops reconnecting and drains every connection, including those the gateway is draining (GOAWAY) that still
-     * carry streams: each closes once its streams end, within {@code drain}.
+     * Stops reconnecting, abandons the connect attempts in flight (their connections are closed now) and drains
+     * every connection, including those the gateway is draining (GOAWAY) that still carry streams: each closes
+     * once its streams end, within {@code drain}.
      */
     public void close(Duration drain) {
         closed = true;
         List<TunnelConnection> open;
         List<Promise<TunnelConnection>> waiting = new ArrayList<>();
+        List<Future<TunnelConnection>> attempts = new ArrayList<>();
         synchronized (this) {
             open = openedConnections();
             for (Slot s : slots) {
                 waiting.add(s.next);
+                if (s.connecting != null) {
+                    attempts.add(s.connecting);
+                }
             }
         }
+        // An attempt mid-handshake must end here, while the event loops still run: the owner shuts them down
+        // next, and a connection that completes its handshake during that shutdown is closed by nobody (the
+        // gateway kept it open). Cancelling closes its channel (TunnelClient#connect).
+        attempts.forEach(a -> a.cancel(false));
         open.forEach(c -> c.close(drain));
         // Opens waiting for a slot's next connection must not outlive the pool.
         waiting.forEach(p -> p.tryFailure(new IllegalStateException("tunnel pool closed")));
@@ -368,6 +377,10 @@ public final class TunnelPool implements AutoCloseable {
                     client.loop(index));
             synchronized (TunnelPool.this) {
                 connecting = attempt;
+            }
+            if (closed) {
+                // close() collected the attempts just before this one was recorded: abandon it here.
+                attempt.cancel(false);
             }
             attempt.addListener(f -> {
                 Promise<TunnelConnection> settled;

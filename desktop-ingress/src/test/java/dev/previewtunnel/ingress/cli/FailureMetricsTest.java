@@ -48,7 +48,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class FailureMetricsTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final HttpClient SCRAPER = HttpClient.newHttpClient();
-    private static final int STREAM_WINDOW = MuxSettings.defaults().streamWindow();
     private static final int STALL_BYTES = 24 << 20;
 
     @TempDir
@@ -125,41 +124,46 @@ class FailureMetricsTest {
                 String gatewayUrl = gatewayMetrics.url();
                 String gwStalls = "ptun_gateway_stream_stalled_seconds_count";
                 String inStalls = "ptun_ingress_stream_stalled_seconds_count";
+                String gwStalledNow = "ptun_gateway_streams_stalled";
+                String inStalledNow = "ptun_ingress_streams_stalled";
                 assertEquals(0, value(scrape(gatewayUrl), gwStalls));
                 assertEquals(0, value(scrape(ingressMetrics), inStalls));
+                assertEquals(0, value(scrape(gatewayUrl), gwStalledNow));
+                assertEquals(0, value(scrape(ingressMetrics), inStalledNow));
 
                 try (Socket browser = connect(ready, target.getLocalPort());
                      Socket app = target.accept()) {
                     browser.setSoTimeout(30_000);
                     app.setSoTimeout(30_000);
 
-                    // Download the browser does not read: once the gateway has taken more from the target than the
-                    // desktop has consumed plus its whole window, the rest waits in the gateway's stream, which is
-                    // then unwritable (scraped gateway first: both counters only grow).
+                    // Download the browser does not read: the gateway reads the target while its stream is
+                    // writable, and everything behind it holds at most ~6 MiB (the ingress's browser socket: send
+                    // buffer up to tcp_wmem's 4 MiB and its 512 KiB write mark; the 1 MiB stream window; the
+                    // gateway stream's 512 KiB mark), so 24 MiB must leave the gateway's stream unwritable, and it
+                    // stays so while the browser does not read. Waited for as the stall itself: a byte-count gap
+                    // is not guaranteed (the ingress returns window only in halves, so up to 512 KiB of it can be
+                    // consumed and unreturned, which a "window + 64 KiB" gap wrongly demanded).
                     CompletableFuture<Void> down = CompletableFuture.runAsync(() -> write(app, STALL_BYTES));
-                    Await.until("the gateway's stream stalled by the browser", Duration.ofSeconds(30), () -> {
-                        double sent = value(scrape(gatewayUrl), "ptun_gateway_stream_bytes_total{direction=\"from_target\"}");
-                        double consumed = value(scrape(ingressMetrics),
-                                "ptun_ingress_stream_bytes_total{direction=\"from_gateway\"}");
-                        return sent - consumed > STREAM_WINDOW + (64 << 10);
-                    });
+                    Await.until("the gateway's stream stalled by the browser", Duration.ofSeconds(30),
+                            () -> value(scrape(gatewayUrl), gwStalledNow) == 1);
                     assertEquals(STALL_BYTES, browser.getInputStream().readNBytes(STALL_BYTES).length);
                     down.get(30, TimeUnit.SECONDS);
-                    Await.until("the gateway's stall recorded", Duration.ofSeconds(10),
-                            () -> value(scrape(gatewayUrl), gwStalls) >= 1);
-
-                    // Upload the target does not read: the same on the desktop's side (ingress scraped first).
-                    CompletableFuture<Void> up = CompletableFuture.runAsync(() -> write(browser, STALL_BYTES));
-                    Await.until("the ingress's stream stalled by the target", Duration.ofSeconds(30), () -> {
-                        double sent = value(scrape(ingressMetrics), "ptun_ingress_stream_bytes_total{direction=\"to_gateway\"}");
-                        double consumed = value(scrape(gatewayUrl),
-                                "ptun_gateway_stream_bytes_total{direction=\"to_target\"}");
-                        return sent - consumed > STREAM_WINDOW + (64 << 10);
+                    Await.until("the gateway's stall recorded, and over", Duration.ofSeconds(10), () -> {
+                        String gw = scrape(gatewayUrl);
+                        return value(gw, gwStalls) >= 1 && value(gw, gwStalledNow) == 0;
                     });
+
+                    // Upload the target does not read: the same on the desktop's side (the gateway's target
+                    // socket, its 512 KiB mark, the window and the ingress stream's mark hold about as little).
+                    CompletableFuture<Void> up = CompletableFuture.runAsync(() -> write(browser, STALL_BYTES));
+                    Await.until("the ingress's stream stalled by the target", Duration.ofSeconds(30),
+                            () -> value(scrape(ingressMetrics), inStalledNow) == 1);
                     assertEquals(STALL_BYTES, app.getInputStream().readNBytes(STALL_BYTES).length);
                     up.get(30, TimeUnit.SECONDS);
-                    Await.until("the ingress's stall recorded", Duration.ofSeconds(10),
-                            () -> value(scrape(ingressMetrics), inStalls) >= 1);
+                    Await.until("the ingress's stall recorded, and over", Duration.ofSeconds(10), () -> {
+                        String in = scrape(ingressMetrics);
+                        return value(in, inStalls) >= 1 && value(in, inStalledNow) == 0;
+                    });
                 }
                 assertTrue(value(scrape(gatewayUrl), "ptun_gateway_stream_stalled_seconds_sum") > 0);
                 assertTrue(value(scrape(ingressMetrics), "ptun_ingress_stream_stalled_seconds_sum") > 0);
