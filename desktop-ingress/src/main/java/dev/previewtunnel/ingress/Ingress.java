@@ -47,6 +47,7 @@ public final class Ingress implements AutoCloseable {
     private volatile String virtualHostSuffix = AuthorityMap.DEFAULT_SUFFIX;
     private volatile Future<Void> firstConnection;
     private final IngressMetrics metrics;
+    private final java.util.concurrent.atomic.AtomicBoolean closing = new java.util.concurrent.atomic.AtomicBoolean();
 
     private Ingress(IngressConfig config, Supplier<String> token, SslContext gatewayTls, MeterRegistry registry,
                     Map<String, EnvironmentGateway> environments) throws InterruptedException {
@@ -190,6 +191,9 @@ public final class Ingress implements AutoCloseable {
      * within one {@code drain}; then whatever is left is closed.
      */
     public void close(Duration drain) {
+        if (!closing.compareAndSet(false, true)) {
+            return; // stopped already (its event loops are gone): a second close has nothing to do
+        }
         proxy.close();
         long deadline = System.nanoTime() + drain.toNanos();
         pools.close(drain);
@@ -197,6 +201,10 @@ public final class Ingress implements AutoCloseable {
                 && proxy.awaitWritten(Duration.ofNanos(Math.max(0, deadline - System.nanoTime()))))) {
             log.info("drain timeout ({} ms) reached with streams still open; closing them", drain.toMillis());
         }
+        // Close what is left ourselves: the loops' shutdown (no quiet period) does not reliably close the channels
+        // still registered, and a socket left open would hold its peer (gateway, browser) until an idle timeout.
+        pools.closeRemaining(Duration.ofSeconds(2));
+        proxy.closeBrowsers(Duration.ofSeconds(2));
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
 }

@@ -308,6 +308,9 @@ public final class GatewayServer implements AutoCloseable {
         for (ChannelFuture drained : drains) {
             drained.awaitUninterruptibly(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         }
+        // Whatever the drain left open is closed here, not left to the loops' shutdown: with no quiet period
+        // Netty 4.2 does not reliably close the channels still registered, and their sockets would stay open.
+        connections.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         blocking.shutdownNow();
     }

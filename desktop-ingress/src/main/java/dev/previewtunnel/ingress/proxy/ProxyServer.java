@@ -94,4 +94,13 @@ public final class ProxyServer implements AutoCloseable {
     public void close() {
         channel.close().syncUninterruptibly();
     }
+
+    /**
+     * Closes every browser connection still open and waits (bounded) until they are closed. Called at the end of a
+     * stop, before the event loops shut down: Netty 4.2's loop shutdown with no quiet period does not always close
+     * the channels still registered, which would leave those sockets open with nobody reading them.
+     */
+    public void closeBrowsers(Duration timeout) {
+        browsers.close().awaitUninterruptibly(timeout.toMillis());
+    }
 }

@@ -92,6 +92,15 @@ public final class EnvironmentPools implements AutoCloseable {
         close(Duration.ZERO);
     }
 
+    /** After the drain: closes what is still open in every pool, waiting at most {@code timeout} in all. */
+    public void closeRemaining(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        defaultPool.closeRemaining(timeout);
+        for (TunnelPool pool : byEnvironment.values()) {
+            pool.closeRemaining(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+        }
+    }
+
     /** Stops every pool; each connection closes once its streams end, within {@code drain} (see TunnelPool). */
     public void close(Duration drain) {
         defaultPool.close(drain);

@@ -5,6 +5,7 @@ import dev.previewtunnel.mux.TunnelClient;
 import dev.previewtunnel.mux.TunnelConnection;
 import dev.previewtunnel.mux.TunnelError;
 import dev.previewtunnel.mux.TunnelStreamException;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.ssl.SslContext;
@@ -331,6 +332,22 @@ public final class TunnelPool implements AutoCloseable {
         open.forEach(c -> c.close(drain));
         // Opens waiting for a slot's next connection must not outlive the pool.
         waiting.forEach(p -> p.tryFailure(new IllegalStateException("tunnel pool closed")));
+    }
+
+    /**
+     * After {@link #close(Duration)} and its drain: closes at once every connection still open (a drain that timed
+     * out) and waits, bounded, for them to be closed, before the event loops are shut down (which in Netty 4.2 does
+     * not reliably close the channels still registered).
+     */
+    public void closeRemaining(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        List<ChannelFuture> closing = new ArrayList<>();
+        for (TunnelConnection c : openedConnections()) {
+            closing.add(c.channel().close());
+        }
+        for (ChannelFuture f : closing) {
+            f.awaitUninterruptibly(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        }
     }
 
     /**
