@@ -1,9 +1,6 @@
 package dev.previewtunnel.ingress.tunnel;
 
-import dev.previewtunnel.mux.MuxSettings;
-import dev.previewtunnel.mux.Transports;
-import dev.previewtunnel.mux.TunnelClient;
-import io.netty.channel.EventLoopGroup;
+import dev.previewtunnel.ingress.tunnel.PoolFixtures.Pool;
 import org.junit.jupiter.api.Test;
 
 import java.io.InputStream;
@@ -14,7 +11,6 @@ import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Locale;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -29,13 +25,11 @@ class TunnelPoolCloseTest {
 
     @Test
     void closeEndsAnAttemptWhoseUpgradeIsUnanswered() throws Exception {
-        Transports transports = Transports.best();
-        EventLoopGroup group = transports.newGroup(1, "pool-close");
-        try (ServerSocket gateway = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            URI url = URI.create("ws://127.0.0.1:" + gateway.getLocalPort() + "/tunnel");
-            // A connect timeout far beyond the wait below: only close() can end the attempt in time.
-            TunnelPool pool = new TunnelPool(new TunnelClient(group, transports.socketChannel(), MuxSettings.defaults()),
-                    group.next(), url, () -> "token", null, 1, Duration.ofSeconds(120));
+        try (ServerSocket gateway = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+             // A connect timeout far beyond the wait below: only close() can end the attempt in time.
+             Pool p = new Pool("pool-close", 1, URI.create("ws://127.0.0.1:" + gateway.getLocalPort() + "/tunnel"),
+                     "token", 1, Duration.ofSeconds(120))) {
+            TunnelPool pool = p.pool;
             pool.start();
             try (Socket attempt = gateway.accept()) {
                 InputStream in = attempt.getInputStream();
@@ -53,8 +47,6 @@ class TunnelPoolCloseTest {
                     // A reset ends the connection too.
                 }
             }
-        } finally {
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
     }
 

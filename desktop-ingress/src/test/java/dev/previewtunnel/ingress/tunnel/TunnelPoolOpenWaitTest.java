@@ -1,13 +1,9 @@
 package dev.previewtunnel.ingress.tunnel;
 
+import dev.previewtunnel.ingress.tunnel.PoolFixtures.Pool;
 import dev.previewtunnel.mux.Authority;
-import dev.previewtunnel.mux.MuxSettings;
 import dev.previewtunnel.mux.TunnelError;
 import dev.previewtunnel.mux.TunnelStreamException;
-import dev.previewtunnel.mux.Transports;
-import dev.previewtunnel.mux.TunnelClient;
-import io.netty.channel.EventLoop;
-import io.netty.channel.EventLoopGroup;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
@@ -33,51 +29,35 @@ class TunnelPoolOpenWaitTest {
 
     @Test
     void anOpenWaitingForTheFirstAttemptGivesUpAtTheOpenTimeout() throws Exception {
-        Transports transports = Transports.best();
-        EventLoopGroup group = transports.newGroup(1, "open-wait");
-        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            URI url = URI.create("ws://127.0.0.1:" + silent.getLocalPort() + "/tunnel");
-            TunnelPool pool = new TunnelPool(new TunnelClient(group, transports.socketChannel(), MuxSettings.defaults()),
-                    group.next(), url, () -> "token", null, 1, Duration.ofSeconds(60));
-            try {
-                pool.start();
-                // The TCP connect succeeds (the backlog takes it); the WebSocket handshake is never answered.
-                try (Socket accepted = silent.accept()) {
-                    EventLoop caller = group.next();
-                    long start = System.nanoTime();
-                    Future<Http2StreamChannel> open = pool.openStream(new Authority("localhost", 5173), "grant",
-                            Duration.ofMillis(300), caller);
-                    assertTrue(open.await(10, TimeUnit.SECONDS), "the open settles");
-                    long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-                    assertFalse(open.isSuccess());
-                    TunnelStreamException e = assertInstanceOf(TunnelStreamException.class, open.cause());
-                    assertEquals(TunnelError.GATEWAY_UNREACHABLE, e.error());
-                    // Bounded by the 300 ms open timeout, far below the 60 s connect timeout.
-                    assertTrue(tookMillis >= 250 && tookMillis < 5_000, "gave up after " + tookMillis + " ms");
-                }
-            } finally {
-                pool.close();
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+             Pool p = new Pool("open-wait", 1, URI.create("ws://127.0.0.1:" + silent.getLocalPort() + "/tunnel"),
+                     "token", 1, Duration.ofSeconds(60))) {
+            p.pool.start();
+            // The TCP connect succeeds (the backlog takes it); the WebSocket handshake is never answered.
+            try (Socket accepted = silent.accept()) {
+                long start = System.nanoTime();
+                Future<Http2StreamChannel> open = p.pool.openStream(new Authority("localhost", 5173), "grant",
+                        Duration.ofMillis(300), p.group.next());
+                assertTrue(open.await(10, TimeUnit.SECONDS), "the open settles");
+                long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                assertFalse(open.isSuccess());
+                TunnelStreamException e = assertInstanceOf(TunnelStreamException.class, open.cause());
+                assertEquals(TunnelError.GATEWAY_UNREACHABLE, e.error());
+                // Bounded by the 300 ms open timeout, far below the 60 s connect timeout.
+                assertTrue(tookMillis >= 250 && tookMillis < 5_000, "gave up after " + tookMillis + " ms");
             }
-        } finally {
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
     }
 
     @Test
     void aPoolThatWasNeverStartedAnswersAtOnce() throws Exception {
-        Transports transports = Transports.best();
-        EventLoopGroup group = transports.newGroup(1, "open-wait");
-        try {
-            TunnelPool pool = new TunnelPool(new TunnelClient(group, transports.socketChannel(), MuxSettings.defaults()),
-                    group.next(), URI.create("ws://127.0.0.1:9/tunnel"), () -> "token", null, 1, Duration.ofSeconds(60));
-            Future<Http2StreamChannel> open = pool.openStream(new Authority("localhost", 5173), "grant",
-                    Duration.ofSeconds(60), group.next());
+        try (Pool p = new Pool("open-wait", 1, URI.create("ws://127.0.0.1:9/tunnel"), "token", 1,
+                Duration.ofSeconds(60))) {
+            Future<Http2StreamChannel> open = p.pool.openStream(new Authority("localhost", 5173), "grant",
+                    Duration.ofSeconds(60), p.group.next());
             assertTrue(open.await(5, TimeUnit.SECONDS), "no wait for an attempt that will never come");
             assertEquals(TunnelError.GATEWAY_UNREACHABLE,
                     assertInstanceOf(TunnelStreamException.class, open.cause()).error());
-            pool.close();
-        } finally {
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
     }
 }
