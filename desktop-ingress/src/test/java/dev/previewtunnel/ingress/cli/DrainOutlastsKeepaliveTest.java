@@ -8,15 +8,13 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -95,21 +93,18 @@ class DrainOutlastsKeepaliveTest {
     private static long[] transferAcrossStop(TestStack stack, RunningIngress running, Runnable stop,
                                              Runnable whileDraining) throws Exception {
         JsonNode ready = running.readyLine();
-        String proxy = ready.get("proxy").asText();
-        JsonNode c = JSON.readTree(Files.readString(Path.of(ready.get("credentialsFile").asText())));
-        String auth = Base64.getEncoder().encodeToString((c.get("username").asText() + ":"
-                + c.get("password").asText()).getBytes(StandardCharsets.UTF_8));
-        int colon = proxy.lastIndexOf(':');
-        try (Socket browser = new Socket(proxy.substring(0, colon), Integer.parseInt(proxy.substring(colon + 1)))) {
+        String auth = IngressCliHarness.proxyAuthorization(ready);
+        InetSocketAddress proxy = IngressCliHarness.proxyAddress(ready);
+        try (Socket browser = new Socket(proxy.getAddress(), proxy.getPort())) {
             browser.setSoTimeout(30_000);
             OutputStream out = browser.getOutputStream();
             String target = "localhost:" + stack.app.port();
             out.write(("GET http://" + target + "/bytes?n=" + SIZE + " HTTP/1.1\r\nHost: " + target
-                    + "\r\nProxy-Authorization: Basic " + auth + "\r\nConnection: close\r\n\r\n")
+                    + "\r\n" + auth + "\r\nConnection: close\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII));
             out.flush();
             InputStream in = browser.getInputStream();
-            String head = readHead(in);
+            String head = IngressCliHarness.readHead(in);
             assertTrue(head.startsWith("HTTP/1.1 200"), head);
             byte[] buf = new byte[1 << 16];
             long total = 0;
@@ -157,22 +152,5 @@ class DrainOutlastsKeepaliveTest {
                 throw new AssertionError("byte " + (offset + i) + " differs from the served pattern");
             }
         }
-    }
-
-    private static String readHead(InputStream in) throws Exception {
-        ByteArrayOutputStream head = new ByteArrayOutputStream();
-        int last4 = 0;
-        while (true) {
-            int b = in.read();
-            if (b < 0) {
-                break;
-            }
-            head.write(b);
-            last4 = (last4 << 8) | b;
-            if (last4 == 0x0d0a0d0a) {
-                break;
-            }
-        }
-        return head.toString(StandardCharsets.ISO_8859_1);
     }
 }

@@ -17,7 +17,6 @@ import io.netty.channel.socket.nio.NioSocketChannel;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -28,10 +27,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -175,28 +172,16 @@ class FailureMetricsTest {
 
     /** A CONNECT tunnel through the ingress's proxy to localhost:port, answered 200. */
     private static Socket connect(JsonNode ready, int port) throws Exception {
-        String proxy = ready.get("proxy").asText();
-        JsonNode c = JSON.readTree(Files.readString(Path.of(ready.get("credentialsFile").asText())));
-        String auth = Base64.getEncoder().encodeToString((c.get("username").asText() + ":"
-                + c.get("password").asText()).getBytes(StandardCharsets.UTF_8));
-        int colon = proxy.lastIndexOf(':');
+        String auth = IngressCliHarness.proxyAuthorization(ready);
         Socket browser = new Socket();
         browser.setReceiveBufferSize(16 << 10); // small kernel buffers: the stall comes sooner
-        browser.connect(new InetSocketAddress(proxy.substring(0, colon), Integer.parseInt(proxy.substring(colon + 1))));
+        browser.connect(IngressCliHarness.proxyAddress(ready));
         OutputStream out = browser.getOutputStream();
         out.write(("CONNECT localhost:" + port + " HTTP/1.1\r\nHost: localhost:" + port
-                + "\r\nProxy-Authorization: Basic " + auth + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                + "\r\n" + auth + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
         out.flush();
-        InputStream in = browser.getInputStream();
-        StringBuilder head = new StringBuilder();
-        while (!head.toString().endsWith("\r\n\r\n")) {
-            int b = in.read();
-            if (b < 0) {
-                break;
-            }
-            head.append((char) b);
-        }
-        assertTrue(head.toString().startsWith("HTTP/1.1 200"), head.toString());
+        String head = IngressCliHarness.readHead(browser.getInputStream());
+        assertTrue(head.startsWith("HTTP/1.1 200"), head);
         return browser;
     }
 

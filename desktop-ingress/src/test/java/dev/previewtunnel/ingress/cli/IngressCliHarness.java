@@ -1,8 +1,17 @@
 package dev.previewtunnel.ingress.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.cli.InProcessCli;
 import dev.previewtunnel.cli.InProcessCli.Result;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Base64;
 import java.util.concurrent.TimeUnit;
 
 /** Runs the desktop-ingress CLI in-process through the shared {@link InProcessCli} harness. */
@@ -14,6 +23,33 @@ final class IngressCliHarness {
 
     static Result run(String... args) {
         return InProcessCli.run(new IngressMain(), ERROR_PREFIX, args);
+    }
+
+    /** The proxy address of a running ingress, from its ready line. */
+    static InetSocketAddress proxyAddress(JsonNode ready) {
+        String proxy = ready.get("proxy").asText();
+        int colon = proxy.lastIndexOf(':');
+        return new InetSocketAddress(proxy.substring(0, colon), Integer.parseInt(proxy.substring(colon + 1)));
+    }
+
+    /** {@code Proxy-Authorization: Basic ...} for the session whose credentials file the ready line names. */
+    static String proxyAuthorization(JsonNode ready) throws IOException {
+        JsonNode c = new ObjectMapper().readTree(Files.readString(Path.of(ready.get("credentialsFile").asText())));
+        return "Proxy-Authorization: Basic " + Base64.getEncoder().encodeToString((c.get("username").asText() + ":"
+                + c.get("password").asText()).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Reads a response head up to its empty line (or the end of the stream). */
+    static String readHead(InputStream in) throws IOException {
+        StringBuilder head = new StringBuilder();
+        while (!head.toString().endsWith("\r\n\r\n")) {
+            int b = in.read();
+            if (b < 0) {
+                break;
+            }
+            head.append((char) b);
+        }
+        return head.toString();
     }
 
     /** A result captured by hand (with {@link InProcessCli.Captured}). */

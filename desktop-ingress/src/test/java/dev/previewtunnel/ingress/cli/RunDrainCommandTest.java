@@ -6,14 +6,13 @@ import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Base64;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -43,21 +42,18 @@ class RunDrainCommandTest {
             long total;
             try {
                 JsonNode ready = running.readyLine();
-                String proxy = ready.get("proxy").asText();
-                JsonNode c = JSON.readTree(Files.readString(Path.of(ready.get("credentialsFile").asText())));
-                String auth = Base64.getEncoder().encodeToString((c.get("username").asText() + ":"
-                        + c.get("password").asText()).getBytes(StandardCharsets.UTF_8));
-                int colon = proxy.lastIndexOf(':');
-                try (Socket browser = new Socket(proxy.substring(0, colon), Integer.parseInt(proxy.substring(colon + 1)))) {
+                String auth = IngressCliHarness.proxyAuthorization(ready);
+                InetSocketAddress proxy = IngressCliHarness.proxyAddress(ready);
+                try (Socket browser = new Socket(proxy.getAddress(), proxy.getPort())) {
                     browser.setSoTimeout(30_000);
                     OutputStream out = browser.getOutputStream();
                     String target = "localhost:" + stack.app.port();
                     out.write(("GET http://" + target + "/bytes?n=" + SIZE + " HTTP/1.1\r\nHost: " + target
-                            + "\r\nProxy-Authorization: Basic " + auth + "\r\nConnection: close\r\n\r\n")
+                            + "\r\n" + auth + "\r\nConnection: close\r\n\r\n")
                             .getBytes(StandardCharsets.US_ASCII));
                     out.flush();
                     InputStream in = browser.getInputStream();
-                    String head = readHead(in);
+                    String head = IngressCliHarness.readHead(in);
                     assertTrue(head.startsWith("HTTP/1.1 200"), head);
                     assertEquals(1 << 20, in.readNBytes(1 << 20).length);
 
@@ -77,22 +73,5 @@ class RunDrainCommandTest {
             assertFalse(Files.exists(state.resolve("control.json")));
             assertTrue(running.captured.err().contains("ingress stopped"), running.captured::err);
         }
-    }
-
-    private static String readHead(InputStream in) throws Exception {
-        ByteArrayOutputStream head = new ByteArrayOutputStream();
-        int last4 = 0;
-        while (true) {
-            int b = in.read();
-            if (b < 0) {
-                break;
-            }
-            head.write(b);
-            last4 = (last4 << 8) | b;
-            if (last4 == 0x0d0a0d0a) {
-                break;
-            }
-        }
-        return head.toString(StandardCharsets.ISO_8859_1);
     }
 }
