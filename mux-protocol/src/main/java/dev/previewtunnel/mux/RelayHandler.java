@@ -6,6 +6,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.util.ReferenceCountUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -16,7 +17,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * Moves bytes from its own channel to a peer channel, reading on demand: it asks its channel for the next read
  * only while the peer is writable, and resumes when the peer becomes writable again (the read-on-demand pattern
  * of Netty's proxy example). Memory per direction is therefore bounded by the peer's write high-water mark
- * plus one read, however fast one side is and however slow the other.
+ * plus one read (one turn of reads towards a stream on another loop, see below), however fast one side is and
+ * however slow the other.
  *
  * <p>Half-close: end of input on this channel is passed on as {@link OutputShutdown} to the peer (TCP FIN or
  * HTTP/2 END_STREAM). A channel is closed once both its directions are finished. Any other close or error
@@ -25,6 +27,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>The two channels may live on different event loops. Each handler touches its own state only on its own
  * loop; the cross-loop handoff for resuming reads re-checks writability after publishing the wish to read, so
  * a writability change can never be missed.
+ *
+ * <p>A write handed to an HTTP/2 stream channel on another loop waits in that loop's task queue, counted towards
+ * the stream's writability by Netty's estimate of the message, and a stream channel estimates anything that is
+ * not a DATA frame (our bytes become DATA frames only in {@link StreamByteAdapter}, on the stream's loop) at 9
+ * bytes (plus 32 for the task): while the stream's loop is busy, the stream looks writable however many MiB wait
+ * for it (an upload to a target that did not read left the ingress 4.5-15 MiB beyond the window, against a 512 KiB
+ * mark). So towards such a stream the relay asks whether to read on only after a round trip through the stream's
+ * loop, once everything it wrote is in the stream's own accounting: at most one turn of reads
+ * ({@code RelayReads.MAX_READS}) is ever unaccounted.
  */
 public final class RelayHandler extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(RelayHandler.class);
@@ -36,6 +47,8 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
     private boolean inputDone;
     private boolean outputDone;
     private boolean finished;
+    /** True when the peer is a stream on another loop: writes to it are accounted only once they ran there. */
+    private boolean confirmWritesOnPeerLoop;
     private final AtomicLong bytesRead = new AtomicLong();
     private RelayListener listener = RelayListener.NONE;
 
@@ -70,6 +83,7 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         self = ctx.channel();
+        confirmWritesOnPeerLoop = peer instanceof Http2StreamChannel && peer.eventLoop() != self.eventLoop();
         // Only now, with this handler in place: a channel told earlier to read on could pass bytes to a pipeline
         // that has no relay yet (link may run on the other channel's loop), and they would be dropped.
         RelayReads.linkPeer(self, peer);
@@ -92,7 +106,13 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
         peer.flush();
-        readIfPeerWritable();
+        if (confirmWritesOnPeerLoop) {
+            // Tasks run in order: this one runs after this turn's writes and flush, so the stream's writability
+            // then includes them (see the class comment).
+            peer.eventLoop().execute(() -> self.eventLoop().execute(this::readIfPeerWritable));
+        } else {
+            readIfPeerWritable();
+        }
     }
 
     private void readIfPeerWritable() {
