@@ -109,7 +109,11 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
         if (confirmWritesOnPeerLoop) {
             // Tasks run in order: this one runs after this turn's writes and flush, so the stream's writability
             // then includes them (see the class comment).
-            peer.eventLoop().execute(() -> self.eventLoop().execute(this::readIfPeerWritable));
+            try {
+                peer.eventLoop().execute(() -> self.eventLoop().execute(this::readIfPeerWritable));
+            } catch (java.util.concurrent.RejectedExecutionException stopping) {
+                ctx.close(); // the peer's loop is shutting down: nothing more will be relayed
+            }
         } else {
             readIfPeerWritable();
         }
