@@ -168,7 +168,20 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             case AWAIT_HEAD -> ctx.read(); // the head is not complete yet
             case FORWARDING -> {
                 upstream.channel.flush();
-                readBrowserBodyIfUpstreamWritable();
+                if (upstream.channel.eventLoop() == browser.eventLoop()) {
+                    readBrowserBodyIfUpstreamWritable();
+                } else {
+                    // A write handed to a stream on another loop counts towards its writability only once it ran
+                    // there (until then Netty estimates an HttpContent at a few bytes): ask to read on after a
+                    // round trip through the stream's loop, so at most one turn of body reads is unaccounted
+                    // (RelayHandler does the same for raw streams).
+                    try {
+                        upstream.channel.eventLoop().execute(
+                                () -> browser.eventLoop().execute(this::readBrowserBodyIfUpstreamWritable));
+                    } catch (java.util.concurrent.RejectedExecutionException stopping) {
+                        ctx.close();
+                    }
+                }
             }
             default -> {
                 // OPENING: wait for the stream; SWITCHING/CLOSED: the relay or nobody reads.
