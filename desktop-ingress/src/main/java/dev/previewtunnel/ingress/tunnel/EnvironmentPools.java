@@ -3,8 +3,10 @@ package dev.previewtunnel.ingress.tunnel;
 import io.netty.util.concurrent.Future;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 
@@ -82,8 +84,7 @@ public final class EnvironmentPools implements AutoCloseable {
 
     /** Sets the observer of stream opens on every pool. */
     public void streamObserver(TunnelPool.StreamObserver observer) {
-        defaultPool.streamObserver(observer);
-        byEnvironment.values().forEach(p -> p.streamObserver(observer));
+        all().forEach(p -> p.streamObserver(observer));
     }
 
     /** Closes every pool: each connection sends GOAWAY and closes once its live streams have ended. */
@@ -92,19 +93,15 @@ public final class EnvironmentPools implements AutoCloseable {
         close(Duration.ZERO);
     }
 
-    /** After the drain: closes what is still open in every pool, waiting at most {@code timeout} in all. */
-    public void closeRemaining(Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        defaultPool.closeRemaining(timeout);
-        for (TunnelPool pool : byEnvironment.values()) {
-            pool.closeRemaining(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-        }
-    }
-
     /** Stops every pool; each connection closes once its streams end, within {@code drain} (see TunnelPool). */
     public void close(Duration drain) {
-        defaultPool.close(drain);
-        byEnvironment.values().forEach(p -> p.close(drain));
+        all().forEach(p -> p.close(drain));
+    }
+
+    /** After the drain: closes what is still open in every pool, waiting at most {@code timeout} in all. */
+    public void closeRemaining(Duration timeout) {
+        all().forEach(TunnelPool::closeConnectionsNow);
+        awaitClosed(timeout);
     }
 
     /**
@@ -113,15 +110,19 @@ public final class EnvironmentPools implements AutoCloseable {
      */
     public boolean awaitClosed(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        if (!defaultPool.awaitClosed(timeout)) {
-            return false;
-        }
-        for (TunnelPool pool : byEnvironment.values()) {
-            Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-            if (!pool.awaitClosed(left)) {
+        for (TunnelPool pool : all()) {
+            if (!pool.awaitClosed(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
                 return false;
             }
         }
         return true;
+    }
+
+    /** The default pool, then the named environments' pools in the order given. */
+    private List<TunnelPool> all() {
+        List<TunnelPool> all = new ArrayList<>();
+        all.add(defaultPool);
+        all.addAll(byEnvironment.values());
+        return all;
     }
 }

@@ -5,7 +5,6 @@ import dev.previewtunnel.mux.TunnelClient;
 import dev.previewtunnel.mux.TunnelConnection;
 import dev.previewtunnel.mux.TunnelError;
 import dev.previewtunnel.mux.TunnelStreamException;
-import io.netty.channel.ChannelFuture;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.ssl.SslContext;
@@ -271,23 +270,20 @@ public final class TunnelPool implements AutoCloseable {
 
     /**
      * Drops the connections that are closed and whose streams have all ended: nothing left to count or drain.
-     * Called whenever a connection is added or closes (and by status), so the set stays as small as the
+     * Called whenever a connection is added (and by status and the close paths), so the set stays as small as the
      * connections that still matter, however often the pool reconnects.
      */
     private synchronized void pruneOpened() {
         opened.removeIf(c -> !c.channel().isOpen() && c.liveStreams() == 0);
     }
 
-    /** Every connection of the pool that may still carry streams: current, draining or dropped. */
+    /**
+     * Every connection of the pool that may still carry streams: current, draining or dropped (a slot's current
+     * connection is always among them: it is added to {@link #opened} when the slot takes it).
+     */
     private synchronized List<TunnelConnection> openedConnections() {
         pruneOpened();
-        List<TunnelConnection> all = new ArrayList<>(opened);
-        for (Slot s : slots) {
-            if (s.connection != null && !all.contains(s.connection)) {
-                all.add(s.connection);
-            }
-        }
-        return all;
+        return new ArrayList<>(opened);
     }
 
     /** Live streams of each usable connection, in slot order: shows how streams were spread over the pool. */
@@ -336,23 +332,16 @@ public final class TunnelPool implements AutoCloseable {
 
     /**
      * After {@link #close(Duration)} and its drain: closes at once every connection still open (a drain that timed
-     * out) and waits, bounded, for them to be closed, before the event loops are shut down (which in Netty 4.2 does
-     * not reliably close the channels still registered).
+     * out), without waiting; {@link #awaitClosed} waits for them. For the owner to call before it shuts the event
+     * loops down, which in Netty 4.2 does not reliably close the channels still registered.
      */
-    public void closeRemaining(Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        List<ChannelFuture> closing = new ArrayList<>();
-        for (TunnelConnection c : openedConnections()) {
-            closing.add(c.channel().close());
-        }
-        for (ChannelFuture f : closing) {
-            f.awaitUninterruptibly(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        }
+    public void closeConnectionsNow() {
+        openedConnections().forEach(c -> c.channel().close());
     }
 
     /**
-     * After {@link #close()}: waits until every tunnel connection (draining ones too) has closed (each closes once its live streams
-     * have ended, after GOAWAY) or {@code timeout} has passed. Returns true if all closed in time.
+     * After {@link #close()}: waits until every tunnel connection (draining ones too) has closed (each closes once
+     * its live streams have ended, after GOAWAY) or {@code timeout} has passed. Returns true if all closed in time.
      */
     public boolean awaitClosed(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
