@@ -6,7 +6,6 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
-import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.util.ReferenceCountUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,14 +27,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * loop; the cross-loop handoff for resuming reads re-checks writability after publishing the wish to read, so
  * a writability change can never be missed.
  *
- * <p>A write handed to an HTTP/2 stream channel on another loop waits in that loop's task queue, counted towards
- * the stream's writability by Netty's estimate of the message, and a stream channel estimates anything that is
- * not a DATA frame (our bytes become DATA frames only in {@link StreamByteAdapter}, on the stream's loop) at 9
- * bytes (plus 32 for the task): while the stream's loop is busy, the stream looks writable however many MiB wait
- * for it (an upload to a target that did not read left the ingress 4.5-15 MiB beyond the window, against a 512 KiB
- * mark). So towards such a stream the relay asks whether to read on only after a round trip through the stream's
- * loop, once everything it wrote is in the stream's own accounting: at most one turn of reads
- * ({@code RelayReads.MAX_READS}) is ever unaccounted.
+ * <p>Towards an HTTP/2 stream on another loop, whose writability counts a write only once it ran there, the relay
+ * asks whether to read on only after a round trip through the stream's loop ({@link CrossLoopWrites}).
  */
 public final class RelayHandler extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(RelayHandler.class);
@@ -47,8 +40,6 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
     private boolean inputDone;
     private boolean outputDone;
     private boolean finished;
-    /** True when the peer is a stream on another loop: writes to it are accounted only once they ran there. */
-    private boolean confirmWritesOnPeerLoop;
     private final AtomicLong bytesRead = new AtomicLong();
     private RelayListener listener = RelayListener.NONE;
 
@@ -83,7 +74,6 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         self = ctx.channel();
-        confirmWritesOnPeerLoop = peer instanceof Http2StreamChannel && peer.eventLoop() != self.eventLoop();
         // Only now, with this handler in place: a channel told earlier to read on could pass bytes to a pipeline
         // that has no relay yet (link may run on the other channel's loop), and they would be dropped.
         RelayReads.linkPeer(self, peer);
@@ -106,17 +96,7 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
         peer.flush();
-        if (confirmWritesOnPeerLoop) {
-            // Tasks run in order: this one runs after this turn's writes and flush, so the stream's writability
-            // then includes them (see the class comment).
-            try {
-                peer.eventLoop().execute(() -> self.eventLoop().execute(this::readIfPeerWritable));
-            } catch (java.util.concurrent.RejectedExecutionException stopping) {
-                ctx.close(); // the peer's loop is shutting down: nothing more will be relayed
-            }
-        } else {
-            readIfPeerWritable();
-        }
+        CrossLoopWrites.whenAccounted(self, peer, this::readIfPeerWritable);
     }
 
     private void readIfPeerWritable() {

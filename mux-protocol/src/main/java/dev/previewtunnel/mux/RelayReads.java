@@ -15,7 +15,8 @@ import io.netty.util.UncheckedBooleanSupplier;
  * more lets one flush carry several reads. The memory bound of the relay does not change: reading stops as soon
  * as the peer turns unwritable, so at most one read lands beyond the peer's write high-water mark, as before;
  * towards a stream on another loop, whose writability counts a write only once it ran there, one turn of reads
- * ({@link RelayHandler} then asks to read on only after a round trip through the stream's loop).
+ * ({@link RelayHandler} then asks to read on only after a round trip through the stream's loop,
+ * {@link CrossLoopWrites}).
  *
  * <p>One instance per channel, installed before the channel's first read (Netty keeps the first handle it makes);
  * the peer is known only later, once {@link RelayHandler} is in the channel's pipeline. Until then, or on a channel

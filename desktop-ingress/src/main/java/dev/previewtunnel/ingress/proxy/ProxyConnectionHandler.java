@@ -7,6 +7,7 @@ import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.EgressPolicy;
 import dev.previewtunnel.ingress.session.Route;
 import dev.previewtunnel.mux.Authority;
+import dev.previewtunnel.mux.CrossLoopWrites;
 import dev.previewtunnel.mux.RelayHandler;
 import dev.previewtunnel.mux.TunnelError;
 import dev.previewtunnel.mux.TunnelStreamException;
@@ -168,20 +169,9 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             case AWAIT_HEAD -> ctx.read(); // the head is not complete yet
             case FORWARDING -> {
                 upstream.channel.flush();
-                if (upstream.channel.eventLoop() == browser.eventLoop()) {
-                    readBrowserBodyIfUpstreamWritable();
-                } else {
-                    // A write handed to a stream on another loop counts towards its writability only once it ran
-                    // there (until then Netty estimates an HttpContent at a few bytes): ask to read on after a
-                    // round trip through the stream's loop, so at most one turn of body reads is unaccounted
-                    // (RelayHandler does the same for raw streams).
-                    try {
-                        upstream.channel.eventLoop().execute(
-                                () -> browser.eventLoop().execute(this::readBrowserBodyIfUpstreamWritable));
-                    } catch (java.util.concurrent.RejectedExecutionException stopping) {
-                        ctx.close();
-                    }
-                }
+                // As RelayHandler does for raw streams: towards a stream on another loop, read on only once this
+                // turn's body writes count towards its writability.
+                CrossLoopWrites.whenAccounted(browser, upstream.channel, this::readBrowserBodyIfUpstreamWritable);
             }
             default -> {
                 // OPENING: wait for the stream; SWITCHING/CLOSED: the relay or nobody reads.
