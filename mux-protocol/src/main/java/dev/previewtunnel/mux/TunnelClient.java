@@ -40,12 +40,11 @@ public final class TunnelClient {
     private final Class<? extends SocketChannel> channelType;
     private final MuxSettings settings;
     private final String subprotocol;
+    /** The group's loops, for {@link #loop(int)} (a group's loops never change). */
+    private final List<EventLoop> loops = new ArrayList<>();
 
     public TunnelClient(EventLoopGroup group, Class<? extends SocketChannel> channelType, MuxSettings settings) {
-        this.group = group;
-        this.channelType = channelType;
-        this.settings = settings;
-        this.subprotocol = MuxProtocol.SUBPROTOCOL;
+        this(group, channelType, settings, MuxProtocol.SUBPROTOCOL);
     }
 
     private TunnelClient(EventLoopGroup group, Class<? extends SocketChannel> channelType, MuxSettings settings,
@@ -54,6 +53,9 @@ public final class TunnelClient {
         this.channelType = channelType;
         this.settings = settings;
         this.subprotocol = subprotocol;
+        for (EventExecutor e : group) {
+            loops.add((EventLoop) e);
+        }
     }
 
     /**
@@ -66,10 +68,6 @@ public final class TunnelClient {
 
     /** The {@code index}-th event loop of this client's group, modulo their number. */
     public EventLoop loop(int index) {
-        List<EventLoop> loops = new ArrayList<>();
-        for (EventExecutor e : group) {
-            loops.add((EventLoop) e);
-        }
         return loops.get(Math.floorMod(index, loops.size()));
     }
 
