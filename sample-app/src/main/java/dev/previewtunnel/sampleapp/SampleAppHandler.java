@@ -289,8 +289,7 @@ final class SampleAppHandler extends ChannelInboundHandlerAdapter {
 
     /** {@code /bytes}, held until the named {@link ResponseGate} opens (503 if it times out first). */
     private void gatedBytes(ChannelHandlerContext ctx, QueryStringDecoder query, boolean keepAlive, boolean head) {
-        List<String> names = query.parameters().get("gate");
-        ResponseGate gate = names == null || names.isEmpty() ? null : app.gate(names.get(0));
+        ResponseGate gate = app.gate(firstParam(query, "gate")); // "" names no gate
         if (gate == null) {
             respond(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, TEXT, "no such gate\n", null);
             return;
