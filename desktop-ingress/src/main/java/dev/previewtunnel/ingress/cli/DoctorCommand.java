@@ -303,7 +303,13 @@ final class DoctorCommand implements Callable<Integer> {
 
     /** The running ingress's status, or null (reported). */
     private JsonNode checkProxy(Path dir) {
-        if (!Files.exists(dir.resolve(ControlServer.STATE_FILE)) && proxyAddress != null) {
+        if (!Files.exists(dir.resolve(ControlServer.STATE_FILE))) {
+            if (proxyAddress == null) {
+                report.fail("proxy", ExitCodes.UNREACHABLE, "no desktop-ingress is running with state directory "
+                        + dir + " (no control.json): start one with 'desktop-ingress run --gateway URL --token-file "
+                        + "FILE' (for one started with --no-control, give its proxy with --proxy HOST:PORT)");
+                return null;
+            }
             // An ingress without a control API: only its proxy can be observed.
             String answer = probeProxy(proxyAddress);
             if (answer == null) {
@@ -314,12 +320,6 @@ final class DoctorCommand implements Callable<Integer> {
                 report.fail("proxy", ExitCodes.UNREACHABLE, "no desktop-ingress proxy at " + proxyAddress + ": "
                         + answer + "; start it, or give the proxy address of its ready line");
             }
-            return null;
-        }
-        if (!Files.exists(dir.resolve(ControlServer.STATE_FILE))) {
-            report.fail("proxy", ExitCodes.UNREACHABLE, "no desktop-ingress is running with state directory " + dir
-                    + " (no control.json): start one with 'desktop-ingress run --gateway URL --token-file FILE' (for "
-                    + "one started with --no-control, give its proxy with --proxy HOST:PORT)");
             return null;
         }
         JsonNode status;
@@ -342,23 +342,24 @@ final class DoctorCommand implements Callable<Integer> {
                     + " does not behave: " + answer);
         }
         if (!"connected".equals(tunnel.path("state").asText())) {
-            report.warn("tunnel", "the running ingress is reconnecting to the gateway"
-                    + (tunnel.has("reconnectingSince") ? " since " + tunnel.get("reconnectingSince").asText() : "")
-                    + (tunnel.has("lastError") ? " (last error: " + Cli.shown(tunnel.get("lastError").asText()) + ")"
-                    : "") + "; browsers get 502 gateway_unreachable meanwhile; see the gateway checks below");
+            report.warn("tunnel", "the running ingress is reconnecting to the gateway" + reconnectingDetail(tunnel)
+                    + "; browsers get 502 gateway_unreachable meanwhile; see the gateway checks below");
         }
         status.path("environments").fields().forEachRemaining(e -> {
             JsonNode own = e.getValue().path("tunnel");
             if (!"connected".equals(own.path("state").asText())) {
                 report.warn("environment-tunnel", "the running ingress is reconnecting to the gateway of environment '"
-                        + Cli.shown(e.getKey()) + "'"
-                        + (own.has("reconnectingSince") ? " since " + own.get("reconnectingSince").asText() : "")
-                        + (own.has("lastError") ? " (last error: " + Cli.shown(own.get("lastError").asText()) + ")"
-                        : "") + "; that environment's browser requests get 502 gateway_unreachable meanwhile; see "
-                        + "the environment-gateway checks below");
+                        + Cli.shown(e.getKey()) + "'" + reconnectingDetail(own) + "; that environment's browser "
+                        + "requests get 502 gateway_unreachable meanwhile; see the environment-gateway checks below");
             }
         });
         return status;
+    }
+
+    /** " since T (last error: E)" from a status {@code tunnel} object, each part only when present. */
+    private static String reconnectingDetail(JsonNode tunnel) {
+        return (tunnel.has("reconnectingSince") ? " since " + tunnel.get("reconnectingSince").asText() : "")
+                + (tunnel.has("lastError") ? " (last error: " + Cli.shown(tunnel.get("lastError").asText()) + ")" : "");
     }
 
     /** Null when the proxy answers a credential-less request with 407 proxy_auth_required, else what went wrong. */
