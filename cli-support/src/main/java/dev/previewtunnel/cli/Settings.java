@@ -322,25 +322,32 @@ public final class Settings {
     /** A path; one from the config file is relative to the file's directory. */
     public Path path(String key, Path flag, Path def) {
         Path p = get(key, flag, Settings::toPath, def);
-        if (p != null && !p.isAbsolute() && flag == null && file != null && origins.get(key).contains("config file")) {
-            Path dir = file.toAbsolutePath().getParent();
-            return dir == null ? p : dir.resolve(p);
-        }
-        return p;
+        return flag == null ? fromConfigDir(key, p) : p;
     }
 
     /** Like {@link #list} for paths; paths from the config file are relative to the file's directory. */
     public List<Path> paths(String key, List<Path> flags) {
         List<Path> list = list(key, flags, Settings::toPath);
-        if ((flags == null || flags.isEmpty()) && file != null && name(key).contains("config file")) {
-            Path dir = file.toAbsolutePath().getParent();
-            List<Path> resolved = new ArrayList<>();
-            for (Path p : list) {
-                resolved.add(p.isAbsolute() || dir == null ? p : dir.resolve(p));
-            }
-            return resolved;
+        if (flags != null && !flags.isEmpty()) {
+            return list;
         }
-        return list;
+        List<Path> resolved = new ArrayList<>();
+        for (Path p : list) {
+            resolved.add(fromConfigDir(key, p));
+        }
+        return resolved;
+    }
+
+    /**
+     * {@code p}, a path read for {@code key} (once read, so that where it came from is known): when the value
+     * came from the config file and {@code p} is relative, resolved against the file's directory.
+     */
+    public Path fromConfigDir(String key, Path p) {
+        if (p == null || p.isAbsolute() || file == null || !name(key).contains("config file")) {
+            return p;
+        }
+        Path dir = file.toAbsolutePath().getParent();
+        return dir == null ? p : dir.resolve(p);
     }
 
     private <T> T parse(String key, String text, Function<String, T> parser) {

@@ -90,17 +90,10 @@ final class EnvironmentOptions {
             }
         }
         Map<String, Path> files = new LinkedHashMap<>();
-        List<String> tokenItems = s.list(TOKEN_FILE, tokenFiles, Settings::text);
-        // Known only once the list was read: where the setting came from.
-        Path configDir = s.file() == null || !s.name(TOKEN_FILE).contains("config file") ? null
-                : s.file().toAbsolutePath().getParent();
-        for (String item : tokenItems) {
+        for (String item : s.list(TOKEN_FILE, tokenFiles, Settings::text)) {
             String[] pair = split(s, TOKEN_FILE, item, "FILE");
-            Path file = Settings.toPath(pair[1]);
             // Like every path in the config file: relative to the file's directory.
-            if (configDir != null && !file.isAbsolute()) {
-                file = configDir.resolve(file);
-            }
+            Path file = s.fromConfigDir(TOKEN_FILE, Settings.toPath(pair[1]));
             if (files.put(pair[0], file) != null) {
                 throw s.invalid(TOKEN_FILE, "names environment '" + pair[0] + "' twice");
             }
