@@ -63,18 +63,24 @@ public final class BenchRunner {
             } else {
                 notes.put("page", "figure 7 skipped: " + lab.pageSkipReason);
             }
-            for (String path : ORDER) {
-                if (!c.paths.contains(path)) {
-                    continue;
+            List<Lab.Tunnel> keptForPage = new ArrayList<>();
+            try {
+                for (String path : ORDER) {
+                    if (!c.paths.contains(path)) {
+                        continue;
+                    }
+                    log(out, "measuring " + path);
+                    try {
+                        results.put(path, measurePath(lab, path, notes, keptForPage, out));
+                    } catch (Exception e) {
+                        failures.add(path + ": " + e);
+                        log(out, "FAILED " + path + ": " + e);
+                        e.printStackTrace(out);
+                    }
                 }
-                log(out, "measuring " + path);
-                try {
-                    results.put(path, measurePath(lab, path, notes, out));
-                } catch (Exception e) {
-                    failures.add(path + ": " + e);
-                    log(out, "FAILED " + path + ": " + e);
-                    e.printStackTrace(out);
-                }
+                pagePhase(lab, results, keptForPage, out);
+            } finally {
+                keptForPage.forEach(Lab.Tunnel::close);
             }
         } finally {
             Proc.destroyAll();
@@ -101,15 +107,16 @@ public final class BenchRunner {
         return 0;
     }
 
-    private static Map<String, Object> measurePath(Lab lab, String path, Map<String, Object> notes, PrintStream out)
-            throws Exception {
+    /**
+     * Every figure but the page load for one path. A tunnel that figure 7 will load pages through is left running
+     * in {@code keptForPage} (warm, as a long-running ingress is) for {@link #pagePhase}.
+     */
+    private static Map<String, Object> measurePath(Lab lab, String path, Map<String, Object> notes,
+                                                   List<Lab.Tunnel> keptForPage, PrintStream out) throws Exception {
         Config c = lab.config;
         switch (path) {
             case "direct" -> {
-                Route route = lab.directRoute();
-                Map<String, Object> r = measure(route, c, null, out);
-                page(lab, r, route, null, null, null, out);
-                return r;
+                return measure(lab.directRoute(), c, null, out);
             }
             case "ssh" -> {
                 try (Lab.Ssh ssh = lab.startSsh()) {
@@ -123,13 +130,14 @@ public final class BenchRunner {
                 }
             }
             case "ws", "wss" -> {
-                try (Lab.Tunnel t = lab.startTunnel(path.equals("wss"))) {
+                Lab.Tunnel t = lab.startTunnel(path.equals("wss"));
+                boolean keep = false;
+                try {
                     notes.put("transport", t.gatewayTransport());
                     Map<String, Object> r = new LinkedHashMap<>();
                     r.put("idleRss", Map.of("envMiB", MemWatch.mib(Mem.rssKib(t.gateway().pid())),
                             "deskMiB", MemWatch.mib(Mem.rssKib(t.ingress().pid()))));
                     r.putAll(measure(t.route(), c, new MemWatch(t.gateway(), t.ingress(), true, c.nmt), out));
-                    page(lab, r, t.route(), t.proxy(), t.username(), t.password(), out);
                     if (c.abortStreams > 0 && c.figures.contains("abort")) {
                         step(out, t.route(), "robustness: abort " + c.abortStreams + " busy streams");
                         r.put("abort", Figures.abortProbe(t.route(), c, () -> countLines(t.ingress(),
@@ -140,7 +148,15 @@ public final class BenchRunner {
                     if (!gwErr.isEmpty() || !inErr.isEmpty()) {
                         r.put("logErrors", Map.of("gateway", gwErr, "ingress", inErr));
                     }
+                    if (lab.browser != null && c.figures.contains("page")) {
+                        keptForPage.add(t);
+                        keep = true;
+                    }
                     return r;
+                } finally {
+                    if (!keep) {
+                        t.close();
+                    }
                 }
             }
             default -> throw new IllegalArgumentException("unknown path " + path);
@@ -167,15 +183,52 @@ public final class BenchRunner {
         return r;
     }
 
-    /** Figure 7, when its prerequisites are there (see {@link PageLoad}). */
-    private static void page(Lab lab, Map<String, Object> r, Route route, java.net.InetSocketAddress proxy,
-                             String user, String password, PrintStream out) {
-        if (lab.browser == null) {
+    /**
+     * Figure 7, when its prerequisites are there (see {@link PageLoad}), after every other figure: page loads
+     * straight to Vite and through each kept tunnel, interleaved (one load per path in turn, the first path
+     * rotating), so that whatever drifts during a run (Vite's and Chromium's own warm-up, other load on a shared
+     * machine) falls on every path alike. Measured per path in its own phase, the ratio moved by up to 0.5x from
+     * run to run (docs/performance.md, finding 18).
+     */
+    private static void pagePhase(Lab lab, Map<String, Map<String, Object>> results, List<Lab.Tunnel> tunnels,
+                                  PrintStream out) {
+        Config c = lab.config;
+        if (lab.browser == null || !c.figures.contains("page")) {
             return;
         }
-        figure(r, "page", out, route, "7 page load (Vite, " + PageLoad.MODULES + " modules)", () ->
-                lab.browser.measure("http://localhost:" + lab.vitePort + "/", proxy, user, password,
-                        lab.config.pageWarm, lab.config.pageLoads));
+        List<String> keys = new ArrayList<>();
+        List<PageLoad.Via> vias = new ArrayList<>();
+        if (results.containsKey("direct")) {
+            keys.add("direct");
+            vias.add(PageLoad.Via.DIRECT);
+        }
+        for (Lab.Tunnel t : tunnels) {
+            keys.add(t.key());
+            vias.add(new PageLoad.Via(t.proxy(), t.username(), t.password()));
+        }
+        if (keys.isEmpty()) {
+            return;
+        }
+        log(out, "  page loads (Vite, " + PageLoad.MODULES + " modules), interleaved: " + String.join(", ", keys));
+        String url = "http://localhost:" + lab.vitePort + "/";
+        try {
+            Map<String, Map<String, Object>> pages = lab.browser.measureInterleaved(url, vias, keys, c.pageWarm,
+                    c.pageLoads);
+            pages.forEach((key, page) -> results.get(key).put("page", page));
+            for (Lab.Tunnel t : tunnels) {
+                String gwErr = errors(t.gateway());
+                String inErr = errors(t.ingress());
+                if (!gwErr.isEmpty() || !inErr.isEmpty()) {
+                    results.get(t.key()).put("logErrors", Map.of("gateway", gwErr, "ingress", inErr));
+                }
+            }
+        } catch (RuntimeException e) {
+            log(out, "  FAILED page loads: " + e);
+            for (String key : keys) {
+                results.get(key).put("page", Map.of("error", String.valueOf(e)));
+            }
+            FIGURE_FAILURES.add("page loads: " + e);
+        }
     }
 
     /** Runs one figure; a failure is recorded in its place (and in the failures list) and the run goes on. */

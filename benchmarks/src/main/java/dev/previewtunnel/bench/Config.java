@@ -78,7 +78,8 @@ final class Config {
         c.slowMaxMillis = 1_000;
         c.abortStreams = 0;
         c.nmt = false;
-        c.figures.remove("page");
+        c.pageWarm = 0;   // one page load per path, interleaved as in a full run (Chromium and Vite, as CI has)
+        c.pageLoads = 1;
         c.paths = new ArrayList<>(List.of("direct", "ws"));
         return c;
     }
@@ -134,10 +135,12 @@ final class Config {
     static String usage() {
         return """
                 usage: bench/run.sh [options]   (java -jar benchmarks/target/benchmarks.jar [options])
-                  --smoke                 tiny sizes, direct and ws only (proves the runner works; ~20 s)
+                  --smoke                 tiny sizes, direct and ws only, one page load each (proves the
+                          runner works; ~40 s)
                   --paths LIST            subset of direct,ssh,ws,wss (default: all four)
                   --figures LIST          subset of bulk,pingpong,open,slow,hol,concurrent,page,abort (default: all)
-                  --page-loads N          measured cold page loads per path for figure 7 (default 5)
+                  --page-loads N          measured cold page loads per path for figure 7 (default 5; after all
+                          other figures, one load per path in turn)
                   --bulk-mib N            bytes per bulk repetition and direction (default 1024)
                   --bulk-reps N           bulk repetitions, median reported (default 3)
                   --bulk-warm-seconds N   unmeasured 256 MiB transfers, alternating directions, for at least

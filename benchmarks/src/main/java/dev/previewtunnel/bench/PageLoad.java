@@ -177,31 +177,51 @@ final class PageLoad implements AutoCloseable {
         return cdp.send("Browser.getVersion", null).path("product").asText();
     }
 
+    /** How a load reaches Vite: straight ({@link #DIRECT}) or through an ingress with a session's credential. */
+    record Via(InetSocketAddress proxy, String user, String password) {
+        static final Via DIRECT = new Via(null, null, null);
+    }
+
     /**
-     * {@code warm} unmeasured loads, then {@code count} measured cold loads of {@code url}; {@code proxy} null for
-     * direct. Load time = the navigation's loadEventEnd (module scripts and all their imports included).
+     * {@code warm} unmeasured rounds, then {@code count} measured rounds; a round loads {@code url} cold once per
+     * path, the first path rotating from round to round. Load time = the navigation's loadEventEnd (module scripts
+     * and all their imports included). Returns each path's figure under its key.
      */
-    Map<String, Object> measure(String url, InetSocketAddress proxy, String user, String password, int warm,
-                                int count) {
-        List<Double> ms = new ArrayList<>();
-        List<Double> wall = new ArrayList<>();
+    Map<String, Map<String, Object>> measureInterleaved(String url, List<Via> vias, List<String> keys, int warm,
+                                                        int count) {
+        int n = vias.size();
+        List<List<Double>> ms = new ArrayList<>();
+        List<List<Double>> wall = new ArrayList<>();
+        for (int k = 0; k < n; k++) {
+            ms.add(new ArrayList<>());
+            wall.add(new ArrayList<>());
+        }
         for (int i = 0; i < warm + count; i++) {
-            double[] one = loadOnce(url, proxy, user, password);
-            if (i >= warm) {
-                ms.add(one[0]);
-                wall.add(one[1]);
+            for (int j = 0; j < n; j++) {
+                int k = (i + j) % n;
+                Via via = vias.get(k);
+                double[] one = loadOnce(url, via.proxy(), via.user(), via.password());
+                if (i >= warm) {
+                    ms.get(k).add(one[0]);
+                    wall.get(k).add(one[1]);
+                }
             }
         }
-        double[] a = ms.stream().mapToDouble(Double::doubleValue).toArray();
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("modules", MODULES);
-        out.put("loads", count);
-        out.put("loadMedianMs", Figures.round(Stats.median(a), 1));
-        out.put("loadMinMs", Figures.round(Stats.min(a), 1));
-        out.put("loadMaxMs", Figures.round(Stats.max(a), 1));
-        out.put("wallMedianMs", Figures.round(Stats.median(wall.stream().mapToDouble(Double::doubleValue)
-                .toArray()), 1));
-        out.put("loadsMs", ms);
+        Map<String, Map<String, Object>> out = new LinkedHashMap<>();
+        for (int k = 0; k < n; k++) {
+            double[] a = ms.get(k).stream().mapToDouble(Double::doubleValue).toArray();
+            Map<String, Object> figure = new LinkedHashMap<>();
+            figure.put("modules", MODULES);
+            figure.put("loads", count);
+            figure.put("interleavedWith", keys);
+            figure.put("loadMedianMs", Figures.round(Stats.median(a), 1));
+            figure.put("loadMinMs", Figures.round(Stats.min(a), 1));
+            figure.put("loadMaxMs", Figures.round(Stats.max(a), 1));
+            figure.put("wallMedianMs", Figures.round(Stats.median(wall.get(k).stream()
+                    .mapToDouble(Double::doubleValue).toArray()), 1));
+            figure.put("loadsMs", ms.get(k));
+            out.put(keys.get(k), figure);
+        }
         return out;
     }
 

@@ -47,6 +47,9 @@ class BenchRunnerSmokeTest {
             assertTrue(r.path("pingpong").path("p50us").asDouble() > 0, path + ": " + r);
             assertTrue(r.path("open").path("p50ms").asDouble() > 0, path + ": " + r);
             assertTrue(r.path("concurrent").path("aggregateGbps").asDouble() > 0, path + ": " + r);
+            // Figure 7 after all the others, one load per path in turn, through a tunnel kept running for it.
+            assertTrue(r.path("page").path("loadMedianMs").asDouble() > 0, path + ": " + r);
+            assertEquals("[\"direct\",\"ws\"]", r.path("page").path("interleavedWith").toString(), path + ": " + r);
         }
         assertTrue(doc.path("results").path("ws").path("slowReader").path("memory").path("envPeakRssMiB").asDouble() > 0);
         assertEquals(0, code, "failures: " + doc.path("failures"));
