@@ -350,7 +350,7 @@ final class Lab implements AutoCloseable {
         }
     }
 
-    private static void awaitPort(int port, Duration timeout, Proc owner) {
+    static void awaitPort(int port, Duration timeout, Proc owner) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             try (Socket s = new Socket()) {
