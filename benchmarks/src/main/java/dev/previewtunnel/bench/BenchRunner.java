@@ -204,7 +204,7 @@ public final class BenchRunner {
         }
         for (Lab.Tunnel t : tunnels) {
             keys.add(t.key());
-            vias.add(new PageLoad.Via(t.proxy(), t.username(), t.password()));
+            vias.add(new PageLoad.Via(t.proxy(), t.username(), t.password(), t.gateway(), t.ingress()));
         }
         if (keys.isEmpty()) {
             return;
@@ -213,7 +213,7 @@ public final class BenchRunner {
         String url = "http://localhost:" + lab.vitePort + "/";
         try {
             Map<String, Map<String, Object>> pages = lab.browser.measureInterleaved(url, vias, keys, c.pageWarm,
-                    c.pageLoads);
+                    c.pageLoads, lab.vite);
             pages.forEach((key, page) -> results.get(key).put("page", page));
             for (Lab.Tunnel t : tunnels) {
                 String gwErr = errors(t.gateway());

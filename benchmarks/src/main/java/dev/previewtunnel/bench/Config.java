@@ -95,6 +95,7 @@ final class Config {
                 case "--paths" -> c.paths = new ArrayList<>(List.of(args[++i].split(",")));
                 case "--figures" -> c.figures = new ArrayList<>(List.of(args[++i].split(",")));
                 case "--page-loads" -> c.pageLoads = Integer.parseInt(args[++i]);
+                case "--page-warm" -> c.pageWarm = Integer.parseInt(args[++i]);
                 case "--bulk-mib" -> c.bulkBytes = Long.parseLong(args[++i]) << 20;
                 case "--bulk-reps" -> c.bulkReps = Integer.parseInt(args[++i]);
                 case "--bulk-warm-seconds" -> c.bulkWarmMillis = Long.parseLong(args[++i]) * 1000;
@@ -141,6 +142,7 @@ final class Config {
                   --figures LIST          subset of bulk,pingpong,open,slow,hol,concurrent,page,abort (default: all)
                   --page-loads N          measured cold page loads per path for figure 7 (default 5; after all
                           other figures, one load per path in turn)
+                  --page-warm N           unmeasured rounds of page loads first (default 2)
                   --bulk-mib N            bytes per bulk repetition and direction (default 1024)
                   --bulk-reps N           bulk repetitions, median reported (default 3)
                   --bulk-warm-seconds N   unmeasured 256 MiB transfers, alternating directions, for at least

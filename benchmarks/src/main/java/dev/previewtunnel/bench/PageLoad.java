@@ -177,9 +177,12 @@ final class PageLoad implements AutoCloseable {
         return cdp.send("Browser.getVersion", null).path("product").asText();
     }
 
-    /** How a load reaches Vite: straight ({@link #DIRECT}) or through an ingress with a session's credential. */
-    record Via(InetSocketAddress proxy, String user, String password) {
-        static final Via DIRECT = new Via(null, null, null);
+    /**
+     * How a load reaches Vite: straight ({@link #DIRECT}) or through an ingress with a session's credential; the
+     * tunnel's gateway and ingress, whose CPU per load is reported.
+     */
+    record Via(InetSocketAddress proxy, String user, String password, Proc gateway, Proc ingress) {
+        static final Via DIRECT = new Via(null, null, null, null, null);
     }
 
     /**
@@ -188,22 +191,31 @@ final class PageLoad implements AutoCloseable {
      * and all their imports included). Returns each path's figure under its key.
      */
     Map<String, Map<String, Object>> measureInterleaved(String url, List<Via> vias, List<String> keys, int warm,
-                                                        int count) {
+                                                        int count, Proc vite) {
         int n = vias.size();
         List<List<Double>> ms = new ArrayList<>();
         List<List<Double>> wall = new ArrayList<>();
+        // CPU per load of Vite and of the tunnel's two processes (one load runs at a time, so a long-lived
+        // process's CPU during a load is that load's): on two shared vCPUs a page load is partly CPU-bound.
+        List<long[]> cpu = new ArrayList<>();
         for (int k = 0; k < n; k++) {
             ms.add(new ArrayList<>());
             wall.add(new ArrayList<>());
+            cpu.add(new long[3]);
         }
         for (int i = 0; i < warm + count; i++) {
             for (int j = 0; j < n; j++) {
                 int k = (i + j) % n;
                 Via via = vias.get(k);
+                long[] before = cpuMillis(vite, via);
                 double[] one = loadOnce(url, via.proxy(), via.user(), via.password());
+                long[] after = cpuMillis(vite, via);
                 if (i >= warm) {
                     ms.get(k).add(one[0]);
                     wall.get(k).add(one[1]);
+                    for (int c = 0; c < 3; c++) {
+                        cpu.get(k)[c] += after[c] - before[c];
+                    }
                 }
             }
         }
@@ -220,9 +232,20 @@ final class PageLoad implements AutoCloseable {
             figure.put("wallMedianMs", Figures.round(Stats.median(wall.get(k).stream()
                     .mapToDouble(Double::doubleValue).toArray()), 1));
             figure.put("loadsMs", ms.get(k));
+            figure.put("viteCpuMsPerLoad", Figures.round(cpu.get(k)[0] / (double) count, 1));
+            if (vias.get(k).gateway() != null) {
+                figure.put("gatewayCpuMsPerLoad", Figures.round(cpu.get(k)[1] / (double) count, 1));
+                figure.put("ingressCpuMsPerLoad", Figures.round(cpu.get(k)[2] / (double) count, 1));
+            }
             out.put(keys.get(k), figure);
         }
         return out;
+    }
+
+    private static long[] cpuMillis(Proc vite, Via via) {
+        return new long[]{vite == null ? 0 : Mem.cpuMillis(vite.pid()),
+                via.gateway() == null ? 0 : Mem.cpuMillis(via.gateway().pid()),
+                via.ingress() == null ? 0 : Mem.cpuMillis(via.ingress().pid())};
     }
 
     private double[] loadOnce(String url, InetSocketAddress proxy, String user, String password) {

@@ -69,6 +69,9 @@ final class Table {
                 new Row("loadEventEnd median", "ms", "page.loadMedianMs", 0, true),
                 new Row("loadEventEnd min", "ms", "page.loadMinMs", 0, true),
                 new Row("loadEventEnd max", "ms", "page.loadMaxMs", 0, true),
+                new Row("CPU per load, Vite", "ms", "page.viteCpuMsPerLoad", 0, true),
+                new Row("CPU per load, env | desk", "ms", "page.gatewayCpuMsPerLoad", 0, false),
+                new Row("", "ms", "page.ingressCpuMsPerLoad", 0, false),
                 Row.section("robustness (not an issue figure): close " + c.abortStreams + " busy streams at once"),
                 new Row("tunnel connections lost", "count", "abort.connectionsLost", 0, false),
                 new Row("next stream opened after", "ms", "abort.nextStreamAfterMs", 1, false))
