@@ -28,6 +28,16 @@ public final class BenchRunner {
     }
 
     public static void main(String[] args) throws Exception {
+        List<String> list = new ArrayList<>(List.of(args));
+        if (list.remove("--open-floor")) {
+            // bench/open-floor.sh: the floor of figure 3 instead of the benchmark (it needs no project root).
+            int root = list.indexOf("--root");
+            if (root >= 0) {
+                list.subList(root, Math.min(root + 2, list.size())).clear();
+            }
+            OpenFloor.main(list.toArray(String[]::new));
+            return;
+        }
         Config config = Config.parse(args);
         int code = run(config, System.out);
         System.exit(code);

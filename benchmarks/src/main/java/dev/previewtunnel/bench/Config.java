@@ -168,6 +168,8 @@ final class Config {
                   --keep-temp             keep the temporary directory with every process's log
                   --no-nmt                skip the jcmd native-memory snapshots
                   --wait-idle N           first wait up to N s for the 1-minute load average to drop below 1
+                  --open-floor            instead of the benchmark, figure 3's floor through plain relays
+                          (bench/open-floor.sh; --open-floor --help for its options)
                 """;
     }
 

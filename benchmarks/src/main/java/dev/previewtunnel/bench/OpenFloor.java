@@ -20,7 +20,8 @@ import java.util.concurrent.locks.LockSupport;
  * reached directly, through one nginx {@code stream} proxy (a plain TCP relay in C: accept, connect, copy), and
  * through two chained, the shape of the tunnel's path (ingress, then gateway) without its protocol, authentication
  * or grant check. Same client and measurement as figure 3: connect to first target byte, one open at a time, 2 ms
- * apart; the three kinds alternate so a noisy machine affects them alike. Run with {@code bench/open-floor.sh}.
+ * apart; the three kinds alternate so a noisy machine affects them alike. Run with {@code bench/open-floor.sh}
+ * ({@code bench/run.sh --open-floor}).
  */
 public final class OpenFloor {
     static final String STREAM_MODULE = "/usr/lib/nginx/modules/ngx_stream_module.so";

@@ -2,6 +2,7 @@ package dev.previewtunnel.mux;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -110,10 +111,8 @@ class SocketHalfCloseHandlerTest {
                             @Override
                             public void channelRead(ChannelHandlerContext ctx, Object msg) {
                                 ByteBuf buf = (ByteBuf) msg;
-                                byte[] bytes = new byte[buf.readableBytes()];
-                                buf.readBytes(bytes);
+                                afterFin.writeBytes(ByteBufUtil.getBytes(buf));
                                 buf.release();
-                                afterFin.writeBytes(bytes);
                             }
 
                             @Override
