@@ -22,8 +22,8 @@ import java.io.IOException;
  * {@code ChannelOutputShutdownException}, stack trace included, on every call to fail queued writes even when
  * there are none: 11-14% of each side's event-loop time in the stream-open benchmark (docs/performance.md,
  * finding 16). Netty's own state follows the socket ({@code isOutputShutdown()} reads it), and the same
- * {@link ChannelOutputShutdownEvent} is fired. Anything else (NIO, a write queued meanwhile, a closed channel)
- * takes Netty's path.
+ * {@link ChannelOutputShutdownEvent} is fired. Anything else (NIO, bytes written meanwhile, flushed or not, a
+ * closed channel) takes Netty's path, which fails those writes at once.
  */
 @ChannelHandler.Sharable
 public final class SocketHalfCloseHandler extends ChannelOutboundHandlerAdapter {
@@ -39,7 +39,9 @@ public final class SocketHalfCloseHandler extends ChannelOutboundHandlerAdapter 
             // Writes complete in order: once this empty write is done, all earlier bytes are on the wire.
             ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(f -> {
                 if (f.isSuccess()) {
-                    shutdownOutput(channel, promise);
+                    // Not inline: Netty notifies this listener before it has taken the empty write's own entry
+                    // out of the pending byte count, which the check below reads.
+                    channel.eventLoop().execute(() -> shutdownOutput(channel, promise));
                 } else {
                     promise.tryFailure(f.cause());
                 }
@@ -49,11 +51,12 @@ public final class SocketHalfCloseHandler extends ChannelOutboundHandlerAdapter 
         super.write(ctx, msg, promise);
     }
 
-    /** Runs on the channel's event loop (a write listener). */
+    /** Runs on the channel's event loop, in a task of its own after the flush before it completed. */
     static void shutdownOutput(DuplexChannel channel, ChannelPromise promise) {
         ChannelOutboundBuffer queued = channel.unsafe().outboundBuffer();
         if (channel instanceof UnixChannel unix && unix.fd() instanceof Socket socket && channel.isActive()
-                && !socket.isOutputShutdown() && queued != null && queued.isEmpty()) {
+                && !socket.isOutputShutdown() && queued != null && queued.isEmpty()
+                && queued.totalPendingWriteBytes() == 0) { // isEmpty() counts flushed messages only
             try {
                 socket.shutdown(false, true);
             } catch (IOException e) {
