@@ -12,18 +12,21 @@ import io.netty.channel.unix.Socket;
 import io.netty.channel.unix.UnixChannel;
 
 import java.io.IOException;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Turns {@link OutputShutdown} into a TCP half-close once every byte written before it has reached the socket.
  * {@code shutdownOutput()} alone would fail writes still queued in the outbound buffer and lose data.
  *
- * <p>On the native transport, when nothing is left queued (always, after the flush this handler waits for), the
- * FIN is sent by shutting the socket's write side down directly. Netty's {@code shutdownOutput()} builds a
- * {@code ChannelOutputShutdownException}, stack trace included, on every call to fail queued writes even when
- * there are none: 11-14% of each side's event-loop time in the stream-open benchmark (docs/performance.md,
- * finding 16). Netty's own state follows the socket ({@code isOutputShutdown()} reads it), and the same
- * {@link ChannelOutputShutdownEvent} is fired. Anything else (NIO, bytes written meanwhile, flushed or not, a
- * closed channel) takes Netty's path, which fails those writes at once.
+ * <p>On the native transport, when nothing else is queued by then, the FIN is sent by shutting the socket's write
+ * side down directly. Netty's {@code shutdownOutput()} builds a {@code ChannelOutputShutdownException}, stack
+ * trace included, on every call to fail queued writes even when there are none: 11-14% of each side's event-loop
+ * time in the stream-open benchmark (docs/performance.md, finding 16). The rest follows Netty's own order: the
+ * promise is made uncancellable, completed (failed if the socket refuses, e.g. after a reset), then
+ * {@link ChannelOutputShutdownEvent} fires; Netty's state follows the socket ({@code isOutputShutdown()} reads
+ * it). Unlike Netty's path the outbound buffer stays: nothing may be written after {@link OutputShutdown} (a
+ * flushed write would fail with EPIPE and close the channel). Anything else (NIO, a write still queued, a closed
+ * channel) takes Netty's path.
  */
 @ChannelHandler.Sharable
 public final class SocketHalfCloseHandler extends ChannelOutboundHandlerAdapter {
@@ -38,12 +41,16 @@ public final class SocketHalfCloseHandler extends ChannelOutboundHandlerAdapter 
             DuplexChannel channel = (DuplexChannel) ctx.channel();
             // Writes complete in order: once this empty write is done, all earlier bytes are on the wire.
             ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(f -> {
-                if (f.isSuccess()) {
+                if (!f.isSuccess()) {
+                    promise.tryFailure(f.cause());
+                    return;
+                }
+                try {
                     // Not inline: Netty notifies this listener before it has taken the empty write's own entry
                     // out of the pending byte count, which the check below reads.
                     channel.eventLoop().execute(() -> shutdownOutput(channel, promise));
-                } else {
-                    promise.tryFailure(f.cause());
+                } catch (RejectedExecutionException e) {
+                    promise.tryFailure(e); // the event loop is shutting down
                 }
             });
             return;
@@ -57,15 +64,18 @@ public final class SocketHalfCloseHandler extends ChannelOutboundHandlerAdapter 
         if (channel instanceof UnixChannel unix && unix.fd() instanceof Socket socket && channel.isActive()
                 && !socket.isOutputShutdown() && queued != null && queued.isEmpty()
                 && queued.totalPendingWriteBytes() == 0) { // isEmpty() counts flushed messages only
-            try {
-                socket.shutdown(false, true);
-            } catch (IOException e) {
-                // The peer reset the connection meanwhile: Netty's path reports it the way it always has.
-                channel.shutdownOutput(promise);
+            if (!promise.setUncancellable()) {
                 return;
             }
+            try {
+                socket.shutdown(false, true);
+                promise.trySuccess();
+            } catch (IOException | RuntimeException e) {
+                // A reset meanwhile: ENOTCONN comes as Netty's NotYetConnectedException. Netty's own path fails
+                // the promise the same way and still fires the event.
+                promise.tryFailure(e);
+            }
             channel.pipeline().fireUserEventTriggered(ChannelOutputShutdownEvent.INSTANCE);
-            promise.trySuccess();
             return;
         }
         channel.shutdownOutput(promise);

@@ -10,6 +10,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.Epoll;
@@ -21,6 +22,7 @@ import io.netty.channel.socket.DuplexChannel;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.channel.unix.UnixChannel;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -53,8 +55,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * which is how the test tells them apart.
  */
 class SocketHalfCloseHandlerTest {
-    // Far more than one flush can hand to the socket (16 writes of at most its send buffer): the half-close
-    // happens later, from the event loop, after the write that follows it in the late-write case is queued.
+    // Several socket buffers' worth: the half-close waits until the peer has read most of it.
     private static final int PAYLOAD = 8 << 20;
     private EventLoopGroup group;
     private Channel server;
@@ -174,6 +175,74 @@ class SocketHalfCloseHandlerTest {
             out.write("still reading".getBytes(StandardCharsets.US_ASCII));
             client.shutdownOutput();
             assertEquals("still reading", readAfterHalfClose.get(30, TimeUnit.SECONDS));
+        }
+    }
+
+    /**
+     * The peer resets the connection after the last write and before the half-close: the direct path's
+     * {@code shutdown(2)} fails (ENOTCONN, which Netty throws as {@code NotYetConnectedException}); the promise
+     * fails as on Netty's path and the event still fires. The event loop is held in one task from before the reset
+     * until the half-close, so Netty cannot close the channel first and hide the case.
+     */
+    @org.junit.jupiter.api.Test
+    void aResetBeforeTheHalfCloseFailsItsPromise() throws Exception {
+        assertTrue(Epoll.isAvailable(), "native epoll transport unavailable: " + Epoll.unavailabilityCause());
+        Transports t = Transports.best();
+        group = new MultiThreadIoEventLoopGroup(1, t.ioHandlerFactory());
+        CompletableFuture<DuplexChannel> accepted = new CompletableFuture<>();
+        AtomicBoolean outputShutdownEvent = new AtomicBoolean();
+        server = new ServerBootstrap().group(group).channel(t.serverSocketChannel())
+                .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(SocketHalfCloseHandler.INSTANCE, new ChannelInboundHandlerAdapter() {
+                            @Override
+                            public void channelActive(ChannelHandlerContext ctx) {
+                                accepted.complete(ch);
+                            }
+
+                            @Override
+                            public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+                                if (evt == ChannelOutputShutdownEvent.INSTANCE) {
+                                    outputShutdownEvent.set(true);
+                                }
+                            }
+                        });
+                    }
+                })
+                .bind(InetAddress.getLoopbackAddress(), 0).sync().channel();
+
+        try (Socket client = new Socket()) {
+            client.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(),
+                    ((InetSocketAddress) server.localAddress()).getPort()));
+            DuplexChannel ch = accepted.get(30, TimeUnit.SECONDS);
+            io.netty.channel.unix.Socket socket = (io.netty.channel.unix.Socket) ((UnixChannel) ch).fd();
+            java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
+            CompletableFuture<ChannelFuture> halfClose = new CompletableFuture<>();
+            ch.eventLoop().execute(() -> {
+                holding.countDown();
+                try {
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                    while (socket.getSoError() == 0 && System.nanoTime() < deadline) {
+                        Thread.onSpinWait(); // the reset is on its way over loopback
+                    }
+                    ChannelPromise promise = ch.newPromise();
+                    SocketHalfCloseHandler.shutdownOutput(ch, promise);
+                    halfClose.complete(promise);
+                } catch (Throwable e) {
+                    halfClose.completeExceptionally(e);
+                }
+            });
+            assertTrue(holding.await(30, TimeUnit.SECONDS));
+            client.setSoLinger(true, 0);
+            client.close(); // RST
+
+            ChannelFuture f = halfClose.get(30, TimeUnit.SECONDS);
+            assertTrue(f.isDone() && !f.isSuccess(), "the half-close of a reset socket failed: " + f);
+            assertTrue(f.cause() instanceof java.nio.channels.NotYetConnectedException
+                    || f.cause() instanceof java.io.IOException, String.valueOf(f.cause()));
+            assertTrue(outputShutdownEvent.get(), "ChannelOutputShutdownEvent fired, as on Netty's path");
         }
     }
 }
