@@ -6,6 +6,7 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
@@ -24,18 +25,22 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.channel.unix.UnixChannel;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.nio.channels.NotYetConnectedException;
 import java.nio.charset.StandardCharsets;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -70,6 +75,19 @@ class SocketHalfCloseHandlerTest {
         }
     }
 
+    /** A server on loopback whose accepted sockets half-close through the handler under test, then {@code last}. */
+    private void startServer(Transports t, ChannelHandler last) throws InterruptedException {
+        server = new ServerBootstrap().group(group).channel(t.serverSocketChannel())
+                .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(SocketHalfCloseHandler.INSTANCE, last);
+                    }
+                })
+                .bind(InetAddress.getLoopbackAddress(), 0).sync().channel();
+    }
+
     /**
      * {@code lateWrite}: bytes written (not flushed) after {@link OutputShutdown} make the native transport take
      * Netty's path too, which fails them at once; they never reach the peer.
@@ -82,7 +100,8 @@ class SocketHalfCloseHandlerTest {
             assertTrue(Epoll.isAvailable(), "native epoll transport unavailable: " + Epoll.unavailabilityCause());
         }
         Transports t = "epoll".equals(transport) ? Transports.best()
-                : new Transports("nio", NioIoHandler.newFactory(), NioSocketChannel.class, NioServerSocketChannel.class);
+                : new Transports("nio", NioIoHandler.newFactory(), NioSocketChannel.class,
+                        NioServerSocketChannel.class);
         assertEquals(transport, t.name());
         group = new MultiThreadIoEventLoopGroup(1, t.ioHandlerFactory());
 
@@ -95,52 +114,44 @@ class SocketHalfCloseHandlerTest {
         ByteArrayOutputStream afterFin = new ByteArrayOutputStream();
         AtomicReference<ChannelFuture> late = new AtomicReference<>();
 
-        server = new ServerBootstrap().group(group).channel(t.serverSocketChannel())
-                .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast(SocketHalfCloseHandler.INSTANCE, new ChannelInboundHandlerAdapter() {
-                            @Override
-                            public void channelActive(ChannelHandlerContext ctx) {
-                                accepted.complete(ch);
-                                // Several writes, no flush between them: all queued when the shutdown is asked for.
-                                for (int off = 0; off < PAYLOAD; off += 65_536) {
-                                    ctx.write(Unpooled.wrappedBuffer(payload, off, 65_536));
-                                }
-                                ChannelFuture f = ctx.writeAndFlush(OutputShutdown.INSTANCE);
-                                f.addListener(done -> {
-                                    if (done.isSuccess()) {
-                                        shutdownDone.complete(null);
-                                    } else {
-                                        shutdownDone.completeExceptionally(done.cause());
-                                    }
-                                });
-                                if (lateWrite) {
-                                    late.set(ctx.write(Unpooled.wrappedBuffer("late".getBytes(StandardCharsets.US_ASCII))));
-                                }
-                            }
-
-                            @Override
-                            public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                                ByteBuf buf = (ByteBuf) msg;
-                                afterFin.writeBytes(ByteBufUtil.getBytes(buf));
-                                buf.release();
-                            }
-
-                            @Override
-                            public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-                                if (evt == ChannelOutputShutdownEvent.INSTANCE) {
-                                    outputShutdownEvent.set(true);
-                                } else if (evt == ChannelInputShutdownEvent.INSTANCE) {
-                                    readAfterHalfClose.complete(afterFin.toString(StandardCharsets.US_ASCII));
-                                    ctx.close();
-                                }
-                            }
-                        });
+        startServer(t, new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelActive(ChannelHandlerContext ctx) {
+                accepted.complete((DuplexChannel) ctx.channel());
+                // Several writes, no flush between them: all queued when the shutdown is asked for.
+                for (int off = 0; off < PAYLOAD; off += 65_536) {
+                    ctx.write(Unpooled.wrappedBuffer(payload, off, 65_536));
+                }
+                ChannelFuture f = ctx.writeAndFlush(OutputShutdown.INSTANCE);
+                f.addListener(done -> {
+                    if (done.isSuccess()) {
+                        shutdownDone.complete(null);
+                    } else {
+                        shutdownDone.completeExceptionally(done.cause());
                     }
-                })
-                .bind(InetAddress.getLoopbackAddress(), 0).sync().channel();
+                });
+                if (lateWrite) {
+                    late.set(ctx.write(Unpooled.wrappedBuffer("late".getBytes(StandardCharsets.US_ASCII))));
+                }
+            }
+
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                ByteBuf buf = (ByteBuf) msg;
+                afterFin.writeBytes(ByteBufUtil.getBytes(buf));
+                buf.release();
+            }
+
+            @Override
+            public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+                if (evt == ChannelOutputShutdownEvent.INSTANCE) {
+                    outputShutdownEvent.set(true);
+                } else if (evt == ChannelInputShutdownEvent.INSTANCE) {
+                    readAfterHalfClose.complete(afterFin.toString(StandardCharsets.US_ASCII));
+                    ctx.close();
+                }
+            }
+        });
 
         try (Socket client = new Socket()) {
             client.setSoTimeout(30_000);
@@ -184,41 +195,33 @@ class SocketHalfCloseHandlerTest {
      * fails as on Netty's path and the event still fires. The event loop is held in one task from before the reset
      * until the half-close, so Netty cannot close the channel first and hide the case.
      */
-    @org.junit.jupiter.api.Test
+    @Test
     void aResetBeforeTheHalfCloseFailsItsPromise() throws Exception {
         assertTrue(Epoll.isAvailable(), "native epoll transport unavailable: " + Epoll.unavailabilityCause());
         Transports t = Transports.best();
         group = new MultiThreadIoEventLoopGroup(1, t.ioHandlerFactory());
         CompletableFuture<DuplexChannel> accepted = new CompletableFuture<>();
         AtomicBoolean outputShutdownEvent = new AtomicBoolean();
-        server = new ServerBootstrap().group(group).channel(t.serverSocketChannel())
-                .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast(SocketHalfCloseHandler.INSTANCE, new ChannelInboundHandlerAdapter() {
-                            @Override
-                            public void channelActive(ChannelHandlerContext ctx) {
-                                accepted.complete(ch);
-                            }
+        startServer(t, new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelActive(ChannelHandlerContext ctx) {
+                accepted.complete((DuplexChannel) ctx.channel());
+            }
 
-                            @Override
-                            public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-                                if (evt == ChannelOutputShutdownEvent.INSTANCE) {
-                                    outputShutdownEvent.set(true);
-                                }
-                            }
-                        });
-                    }
-                })
-                .bind(InetAddress.getLoopbackAddress(), 0).sync().channel();
+            @Override
+            public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+                if (evt == ChannelOutputShutdownEvent.INSTANCE) {
+                    outputShutdownEvent.set(true);
+                }
+            }
+        });
 
         try (Socket client = new Socket()) {
             client.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(),
                     ((InetSocketAddress) server.localAddress()).getPort()));
             DuplexChannel ch = accepted.get(30, TimeUnit.SECONDS);
             io.netty.channel.unix.Socket socket = (io.netty.channel.unix.Socket) ((UnixChannel) ch).fd();
-            java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
+            CountDownLatch holding = new CountDownLatch(1);
             CompletableFuture<ChannelFuture> halfClose = new CompletableFuture<>();
             ch.eventLoop().execute(() -> {
                 holding.countDown();
@@ -240,8 +243,8 @@ class SocketHalfCloseHandlerTest {
 
             ChannelFuture f = halfClose.get(30, TimeUnit.SECONDS);
             assertTrue(f.isDone() && !f.isSuccess(), "the half-close of a reset socket failed: " + f);
-            assertTrue(f.cause() instanceof java.nio.channels.NotYetConnectedException
-                    || f.cause() instanceof java.io.IOException, String.valueOf(f.cause()));
+            assertTrue(f.cause() instanceof NotYetConnectedException || f.cause() instanceof IOException,
+                    String.valueOf(f.cause()));
             assertTrue(outputShutdownEvent.get(), "ChannelOutputShutdownEvent fired, as on Netty's path");
         }
     }
