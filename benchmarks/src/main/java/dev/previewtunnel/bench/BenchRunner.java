@@ -153,14 +153,11 @@ public final class BenchRunner {
                         r.put("abort", Figures.abortProbe(t.route(), c, () -> countLines(t.ingress(),
                                 "tunnel connection", " lost")));
                     }
-                    String gwErr = errors(t.gateway());
-                    String inErr = errors(t.ingress());
-                    if (!gwErr.isEmpty() || !inErr.isEmpty()) {
-                        r.put("logErrors", Map.of("gateway", gwErr, "ingress", inErr));
-                    }
                     if (lab.browser != null && c.figures.contains("page")) {
-                        keptForPage.add(t);
+                        keptForPage.add(t); // its log is checked after the page loads
                         keep = true;
+                    } else {
+                        putLogErrors(r, t);
                     }
                     return r;
                 } finally {
@@ -225,19 +222,24 @@ public final class BenchRunner {
             Map<String, Map<String, Object>> pages = lab.browser.measureInterleaved(url, vias, keys, c.pageWarm,
                     c.pageLoads, lab.vite);
             pages.forEach((key, page) -> results.get(key).put("page", page));
-            for (Lab.Tunnel t : tunnels) {
-                String gwErr = errors(t.gateway());
-                String inErr = errors(t.ingress());
-                if (!gwErr.isEmpty() || !inErr.isEmpty()) {
-                    results.get(t.key()).put("logErrors", Map.of("gateway", gwErr, "ingress", inErr));
-                }
-            }
         } catch (RuntimeException e) {
             log(out, "  FAILED page loads: " + e);
             for (String key : keys) {
                 results.get(key).put("page", Map.of("error", String.valueOf(e)));
             }
             FIGURE_FAILURES.add("page loads: " + e);
+        }
+        for (Lab.Tunnel t : tunnels) {
+            putLogErrors(results.get(t.key()), t);
+        }
+    }
+
+    /** The tunnel's WARN/ERROR log lines, if any, under {@code logErrors}. */
+    private static void putLogErrors(Map<String, Object> r, Lab.Tunnel t) {
+        String gwErr = errors(t.gateway());
+        String inErr = errors(t.ingress());
+        if (!gwErr.isEmpty() || !inErr.isEmpty()) {
+            r.put("logErrors", Map.of("gateway", gwErr, "ingress", inErr));
         }
     }
 

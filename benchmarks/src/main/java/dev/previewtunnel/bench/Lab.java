@@ -61,12 +61,8 @@ final class Lab implements AutoCloseable {
 
     /** Target JVM (its own process), then keys, token, one grant per target port (each its own session), TLS. */
     void start() {
-        target = Proc.start("target", List.of(javaBin, "-Xmx256m", "-XX:+UseParallelGC",
-                "-cp", absoluteClassPath(), BenchTarget.class.getName(),
-                "--ports", String.valueOf(config.targetPorts)), dir, n -> "ready".equals(n.path("event").asText()));
-        JsonNode ready = target.awaitReady(Duration.ofSeconds(30));
-        targetPorts = new ArrayList<>();
-        ready.get("ports").forEach(p -> targetPorts.add(p.asInt()));
+        target = startTarget(javaBin, absoluteClassPath(), config.targetPorts, dir);
+        targetPorts = targetPorts(target);
 
         Path keys = dir.resolve("keys");
         gatewayCli("keys", "init", "--dir", keys.toString());
@@ -115,6 +111,19 @@ final class Lab implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** {@link BenchTarget} in its own JVM on {@code ports} ports; {@link #targetPorts} waits for its ready line. */
+    static Proc startTarget(String javaBin, String classPath, int ports, Path dir) {
+        return Proc.start("target", List.of(javaBin, "-Xmx256m", "-XX:+UseParallelGC", "-cp", classPath,
+                BenchTarget.class.getName(), "--ports", String.valueOf(ports)), dir,
+                n -> "ready".equals(n.path("event").asText()));
+    }
+
+    static List<Integer> targetPorts(Proc target) {
+        List<Integer> ports = new ArrayList<>();
+        target.awaitReady(Duration.ofSeconds(30)).get("ports").forEach(p -> ports.add(p.asInt()));
+        return ports;
     }
 
     /** The runner's class path with absolute entries: the target JVM runs in the temporary directory. */

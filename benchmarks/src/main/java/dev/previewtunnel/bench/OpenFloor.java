@@ -65,11 +65,9 @@ public final class OpenFloor {
         Path dir = Files.createTempDirectory("ptun-open-floor");
         try {
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            Proc target = Proc.start("target", List.of(java, "-Xmx256m", "-XX:+UseParallelGC", "-cp",
-                    Path.of(OpenFloor.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString(),
-                    BenchTarget.class.getName(), "--ports", "1"), dir,
-                    n -> "ready".equals(n.path("event").asText()));
-            int targetPort = target.awaitReady(Duration.ofSeconds(30)).get("ports").get(0).asInt();
+            Proc target = Lab.startTarget(java, Path.of(OpenFloor.class.getProtectionDomain().getCodeSource()
+                    .getLocation().toURI()).toString(), 1, dir);
+            int targetPort = Lab.targetPorts(target).get(0);
             int relay1 = Lab.freePort();
             int relay2 = Lab.freePort();
             // Two listeners: relay1 -> target, relay2 -> relay1 -> target. One worker, as one tunnel process.
