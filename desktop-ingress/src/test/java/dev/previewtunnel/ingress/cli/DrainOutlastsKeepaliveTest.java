@@ -1,6 +1,5 @@
 package dev.previewtunnel.ingress.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
 import dev.previewtunnel.testing.Await;
@@ -9,10 +8,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -92,20 +88,9 @@ class DrainOutlastsKeepaliveTest {
      */
     private static long[] transferAcrossStop(TestStack stack, RunningIngress running, Runnable stop,
                                              Runnable whileDraining) throws Exception {
-        JsonNode ready = running.readyLine();
-        String auth = IngressCliHarness.proxyAuthorization(ready);
-        InetSocketAddress proxy = IngressCliHarness.proxyAddress(ready);
-        try (Socket browser = new Socket(proxy.getAddress(), proxy.getPort())) {
-            browser.setSoTimeout(30_000);
-            OutputStream out = browser.getOutputStream();
-            String target = "localhost:" + stack.app.port();
-            out.write(("GET http://" + target + "/bytes?n=" + SIZE + " HTTP/1.1\r\nHost: " + target
-                    + "\r\n" + auth + "\r\nConnection: close\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII));
-            out.flush();
+        try (Socket browser = IngressCliHarness.getThroughProxy(running.readyLine(), "localhost:" + stack.app.port(),
+                "/bytes?n=" + SIZE)) {
             InputStream in = browser.getInputStream();
-            String head = IngressCliHarness.readHead(in);
-            assertTrue(head.startsWith("HTTP/1.1 200"), head);
             byte[] buf = new byte[1 << 16];
             long total = 0;
             while (total < 1 << 20) {

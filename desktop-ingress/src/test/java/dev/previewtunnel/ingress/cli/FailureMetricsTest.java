@@ -32,6 +32,8 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import static dev.previewtunnel.ingress.cli.MetricsScrape.scrape;
+import static dev.previewtunnel.ingress.cli.MetricsScrape.value;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -44,7 +46,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class FailureMetricsTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient SCRAPER = HttpClient.newHttpClient();
     private static final int STALL_BYTES = 24 << 20;
 
     @TempDir
@@ -196,26 +197,5 @@ class FailureMetricsTest {
         } catch (Exception e) {
             throw new AssertionError("write", e);
         }
-    }
-
-    private static String scrape(String url) {
-        try {
-            HttpResponse<String> r = SCRAPER.send(HttpRequest.newBuilder(URI.create(url)).build(),
-                    HttpResponse.BodyHandlers.ofString());
-            assertEquals(200, r.statusCode());
-            return r.body();
-        } catch (Exception e) {
-            throw new AssertionError("scrape " + url, e);
-        }
-    }
-
-    /** The value of one sample ({@code name} or {@code name{labels}}), or -1 when absent. */
-    private static double value(String exposition, String sample) {
-        for (String line : exposition.lines().toList()) {
-            if (line.startsWith(sample + " ")) {
-                return Double.parseDouble(line.substring(sample.length() + 1).strip());
-            }
-        }
-        return -1;
     }
 }

@@ -7,12 +7,16 @@ import dev.previewtunnel.cli.InProcessCli.Result;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Base64;
 import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Runs the desktop-ingress CLI in-process through the shared {@link InProcessCli} harness. */
 final class IngressCliHarness {
@@ -37,6 +41,29 @@ final class IngressCliHarness {
         JsonNode c = new ObjectMapper().readTree(Files.readString(Path.of(ready.get("credentialsFile").asText())));
         return "Proxy-Authorization: Basic " + Base64.getEncoder().encodeToString((c.get("username").asText() + ":"
                 + c.get("password").asText()).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * A browser connection to the running ingress that asked for {@code http://target/pathAndQuery} with the
+     * session's credential ({@code Connection: close}) and got a {@code 200} head: its input is at the body.
+     */
+    static Socket getThroughProxy(JsonNode ready, String target, String pathAndQuery) throws IOException {
+        String auth = proxyAuthorization(ready);
+        InetSocketAddress proxy = proxyAddress(ready);
+        Socket browser = new Socket(proxy.getAddress(), proxy.getPort());
+        try {
+            browser.setSoTimeout(30_000);
+            OutputStream out = browser.getOutputStream();
+            out.write(("GET http://" + target + pathAndQuery + " HTTP/1.1\r\nHost: " + target + "\r\n" + auth
+                    + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            String head = readHead(browser.getInputStream());
+            assertTrue(head.startsWith("HTTP/1.1 200"), head);
+            return browser;
+        } catch (IOException | RuntimeException | Error e) {
+            browser.close();
+            throw e;
+        }
     }
 
     /** Reads a response head up to its empty line (or the end of the stream). */

@@ -21,6 +21,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 
+import static dev.previewtunnel.ingress.cli.MetricsScrape.scrape;
+import static dev.previewtunnel.ingress.cli.MetricsScrape.value;
 import static dev.previewtunnel.ingress.cli.IngressCliHarness.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -34,7 +36,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ReconnectStatusTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient SCRAPER = HttpClient.newHttpClient();
 
     @TempDir
     Path tmp;
@@ -153,22 +154,5 @@ class ReconnectStatusTest {
     private static HttpResponse<String> get(HttpClient client, String url) throws Exception {
         return client.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(20)).build(),
                 HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static String scrape(String url) throws Exception {
-        HttpResponse<String> r = SCRAPER.send(HttpRequest.newBuilder(URI.create(url)).build(),
-                HttpResponse.BodyHandlers.ofString());
-        assertEquals(200, r.statusCode());
-        return r.body();
-    }
-
-    /** The value of one sample ({@code name} or {@code name{labels}}), or -1 when absent. */
-    private static double value(String exposition, String sample) {
-        for (String line : exposition.lines().toList()) {
-            if (line.startsWith(sample + " ")) {
-                return Double.parseDouble(line.substring(sample.length() + 1).strip());
-            }
-        }
-        return -1;
     }
 }

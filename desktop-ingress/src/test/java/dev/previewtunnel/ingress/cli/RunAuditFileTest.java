@@ -9,6 +9,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -40,10 +41,8 @@ class RunAuditFileTest {
                     stack.url(), "--token", stack.token(), "--grant", stack.grant("default", stack.app.port()),
                     "--state-dir", tmp.resolve("s").toString());
             try {
-                String proxy = running.readyLine().get("proxy").asText();
-                int colon = proxy.lastIndexOf(':');
-                try (Socket browser = new Socket(proxy.substring(0, colon),
-                        Integer.parseInt(proxy.substring(colon + 1)))) {
+                InetSocketAddress proxy = IngressCliHarness.proxyAddress(running.readyLine());
+                try (Socket browser = new Socket(proxy.getAddress(), proxy.getPort())) {
                     browser.setSoTimeout(20_000);
                     OutputStream out = browser.getOutputStream();
                     String target = "localhost:" + stack.app.port();

@@ -33,6 +33,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.zip.CRC32;
 
+import static dev.previewtunnel.ingress.cli.MetricsScrape.scrape;
+import static dev.previewtunnel.ingress.cli.MetricsScrape.value;
+import static dev.previewtunnel.ingress.cli.MetricsScrape.sum;
 import static dev.previewtunnel.cli.InProcessCli.assertNoSecrets;
 import static dev.previewtunnel.cli.InProcessCli.concat;
 import static dev.previewtunnel.ingress.cli.IngressCliHarness.run;
@@ -371,22 +374,6 @@ class RunEnvironmentsTest {
         }
     }
 
-    private static final HttpClient SCRAPER = HttpClient.newHttpClient();
-
-    private static String scrape(String url) {
-        try {
-            HttpResponse<String> r = SCRAPER.send(HttpRequest.newBuilder(URI.create(url))
-                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
-            assertEquals(200, r.statusCode());
-            return r.body();
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted while scraping " + url, e);
-        }
-    }
-
     /** {@code ptun_ingress_environment_NAME{environment="ENV"}}. */
     private static String environmentSample(String name, String environment) {
         return "ptun_ingress_environment_" + name + "{environment=\"" + environment + "\"}";
@@ -395,16 +382,6 @@ class RunEnvironmentsTest {
     private static String byState(String environment, String state) {
         return "ptun_ingress_environment_tunnel_connections_by_state{environment=\"" + environment + "\",state=\""
                 + state + "\"}";
-    }
-
-    /** The value of one sample ({@code name} or {@code name{labels}}), or -1 when absent. */
-    private static double value(String exposition, String sample) {
-        for (String line : exposition.lines().toList()) {
-            if (line.startsWith(sample + " ")) {
-                return Double.parseDouble(line.substring(sample.length() + 1).strip());
-            }
-        }
-        return -1;
     }
 
     /** GET /bytes?n=N through {@code authority}: exactly the sample app's N pattern bytes. */

@@ -17,6 +17,9 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 
+import static dev.previewtunnel.ingress.cli.MetricsScrape.scrape;
+import static dev.previewtunnel.ingress.cli.MetricsScrape.value;
+import static dev.previewtunnel.ingress.cli.MetricsScrape.sum;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -27,7 +30,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class TransferMetricsTest {
     private static final long SIZE = 256L * 1024 * 1024;
-    private static final HttpClient SCRAPER = HttpClient.newHttpClient();
 
     @TempDir
     Path tmp;
@@ -103,37 +105,5 @@ class TransferMetricsTest {
                 running.close();
             }
         }
-    }
-
-    private static String scrape(String url) {
-        try {
-            HttpResponse<String> r = SCRAPER.send(HttpRequest.newBuilder(URI.create(url)).build(),
-                    HttpResponse.BodyHandlers.ofString());
-            assertEquals(200, r.statusCode());
-            return r.body();
-        } catch (Exception e) {
-            throw new AssertionError("scrape " + url, e);
-        }
-    }
-
-    /** The sum of the samples whose line starts with {@code prefix} (a name and some of its labels). */
-    private static double sum(String exposition, String prefix) {
-        double total = 0;
-        for (String line : exposition.lines().toList()) {
-            if (line.startsWith(prefix)) {
-                total += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-            }
-        }
-        return total;
-    }
-
-    /** The value of one sample ({@code name} or {@code name{labels}}), or -1 when absent. */
-    private static double value(String exposition, String sample) {
-        for (String line : exposition.lines().toList()) {
-            if (line.startsWith(sample + " ")) {
-                return Double.parseDouble(line.substring(sample.length() + 1).strip());
-            }
-        }
-        return -1;
     }
 }
