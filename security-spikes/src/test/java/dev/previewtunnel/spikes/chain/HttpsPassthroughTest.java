@@ -11,10 +11,7 @@ import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 import java.io.InputStream;
-import java.net.Authenticator;
 import java.net.InetSocketAddress;
-import java.net.PasswordAuthentication;
-import java.net.ProxySelector;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -73,19 +70,7 @@ class HttpsPassthroughTest {
             stack.grant("localhost", port);
             String user = stack.session().username();
             String password = stack.session().password();
-            HttpClient browser = HttpClient.newBuilder()
-                    .version(HttpClient.Version.HTTP_1_1)
-                    .proxy(ProxySelector.of(stack.proxy()))
-                    .sslContext(browserTls)
-                    .connectTimeout(Duration.ofSeconds(10))
-                    .authenticator(new Authenticator() {
-                        @Override
-                        protected PasswordAuthentication getPasswordAuthentication() {
-                            return getRequestorType() == RequestorType.PROXY
-                                    ? new PasswordAuthentication(user, password.toCharArray()) : null;
-                        }
-                    })
-                    .build();
+            HttpClient browser = ProxyClients.httpClient(stack.proxy(), user, password, browserTls);
             HttpResponse<String> r = browser.send(HttpRequest.newBuilder(
                     URI.create("https://localhost:" + port + "/hello")).timeout(Duration.ofSeconds(15)).build(),
                     HttpResponse.BodyHandlers.ofString());

@@ -20,6 +20,8 @@ import java.net.PasswordAuthentication;
 import java.net.ProxySelector;
 import java.net.http.HttpClient;
 import java.time.Duration;
+
+import javax.net.ssl.SSLContext;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -30,7 +32,16 @@ final class ProxyClients {
 
     /** The JDK's HTTP client: absolute-form requests for http://, CONNECT for WebSockets, Basic proxy auth. */
     static HttpClient httpClient(InetSocketAddress proxy, String user, String password) {
-        return HttpClient.newBuilder()
+        return httpClient(proxy, user, password, null);
+    }
+
+    /** As above, trusting what {@code tls} trusts for https:// (null: the JDK's default trust). */
+    static HttpClient httpClient(InetSocketAddress proxy, String user, String password, SSLContext tls) {
+        HttpClient.Builder builder = HttpClient.newBuilder();
+        if (tls != null) {
+            builder.sslContext(tls);
+        }
+        return builder
                 .version(HttpClient.Version.HTTP_1_1)
                 .proxy(ProxySelector.of(proxy))
                 .connectTimeout(Duration.ofSeconds(10))
