@@ -83,6 +83,8 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     private boolean refreshTried;
     private boolean waitingForUpstreamWritable;
     private boolean waitingForBrowserWritable;
+    /** Response parts written to the browser since the last flush, waiting for the end of the upstream's read. */
+    private boolean responseUnflushed;
     private final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>();
     private final ArrayDeque<ByteBuf> earlyRawToBrowser = new ArrayDeque<>();
     /** During SWITCHING: where bytes left in the browser-side HTTP decoder must go. */
@@ -470,18 +472,28 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         browser.write(msg);
         if (last && informational) {
             informational = false;
+            responseUnflushed = false;
             browser.flush();
             readUpstreamIfBrowserWritable();
             return;
         }
         if (last) {
+            responseUnflushed = false;
             browser.flush();
             finishExchange();
             return;
         }
-        if (!(msg instanceof HttpContent) || ((HttpContent) msg).content().readableBytes() > 0) {
-            browser.flush();
+        // Flushed, and the next read asked for, once the upstream's read has handed over all it decoded
+        // (onUpstreamReadComplete): a small response's head and body then leave in one write, not two.
+        responseUnflushed = true;
+    }
+
+    /** The upstream finished a read whose parts were all handed over before this; runs on the browser loop. */
+    void onUpstreamReadComplete(Upstream up) {
+        if (up != upstream || !responseUnflushed || state == State.CLOSED) {
+            return;
         }
+        flushResponse();
         readUpstreamIfBrowserWritable();
     }
 
@@ -576,8 +588,16 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
                 refuse(TunnelError.STREAM_RESET, route.requested().toString(), detail, "upstream_closed");
             } else {
                 state = State.CLOSED;
+                flushResponse(); // what the target sent before it ended still reaches the browser
                 browser.close();
             }
+        }
+    }
+
+    private void flushResponse() {
+        if (responseUnflushed) {
+            responseUnflushed = false;
+            browser.flush();
         }
     }
 
@@ -673,6 +693,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
                 .put("detail", reason)
                 .write();
         if (responseStarted) {
+            flushResponse();
             browser.close();
         } else {
             browser.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);

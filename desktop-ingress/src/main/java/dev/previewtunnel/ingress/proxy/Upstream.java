@@ -11,8 +11,9 @@ import io.netty.handler.codec.http.HttpDecoderConfig;
 
 /**
  * The target side of absolute-form requests: a tunnel stream (or, for direct egress, a socket) speaking
- * HTTP/1.1 to the target (Netty's client codec over its bytes). Decoded response parts are handed to the browser connection's loop; reads
- * are requested by the browser side only while the browser is writable.
+ * HTTP/1.1 to the target (Netty's client codec over its bytes). Decoded response parts are handed to the browser
+ * connection's loop one by one, then the end of the read that produced them; reads are requested by the browser
+ * side only while the browser is writable.
  */
 final class Upstream {
     private static final String CODEC = "http";
@@ -66,7 +67,10 @@ final class Upstream {
 
         @Override
         public void channelReadComplete(ChannelHandlerContext ctx) {
-            if (!produced) {
+            if (produced) {
+                // After this read's parts, in order: the browser side flushes them together and asks for more.
+                browser.eventLoop().execute(() -> front.onUpstreamReadComplete(Upstream.this));
+            } else {
                 ctx.read(); // the decoder needs more bytes before it can hand anything on
             }
             produced = false;

@@ -7,8 +7,8 @@ import io.netty.handler.codec.http.HttpServerCodec;
 
 /**
  * Test-only bridge (test sources, package {@code dev.previewtunnel.ingress.proxy}, kept next to the fuzz test that
- * uses it) to the package-private {@link ProxyConnectionHandler}: installs on any channel exactly the browser-side
- * pipeline {@code ProxyServer}'s child initializer installs on an accepted socket.
+ * uses it; ResponseFlushTest uses it too) to the package-private {@link ProxyConnectionHandler}: installs on any
+ * channel exactly the browser-side pipeline {@code ProxyServer}'s child initializer installs on an accepted socket.
  */
 public final class IngressFuzzAccess {
     private IngressFuzzAccess() {

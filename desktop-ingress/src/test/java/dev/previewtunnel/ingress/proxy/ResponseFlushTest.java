@@ -1,0 +1,239 @@
+package dev.previewtunnel.ingress.proxy;
+
+import dev.previewtunnel.gateway.GatewayConfig;
+import dev.previewtunnel.gateway.GatewayServer;
+import dev.previewtunnel.grants.GrantIssuer;
+import dev.previewtunnel.grants.GrantSpec;
+import dev.previewtunnel.grants.KeyDirectory;
+import dev.previewtunnel.ingress.IngressConfig;
+import dev.previewtunnel.ingress.session.BrowserSession;
+import dev.previewtunnel.ingress.session.SessionRegistry;
+import dev.previewtunnel.ingress.tunnel.TunnelPool;
+import dev.previewtunnel.mux.MuxSettings;
+import dev.previewtunnel.mux.Transports;
+import dev.previewtunnel.mux.TunnelClient;
+import dev.previewtunnel.mux.audit.AuditLog;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static dev.previewtunnel.testing.Await.until;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * How decoded response parts leave for the browser (absolute-form requests through a real gateway): the parts one
+ * read of the stream produced go out in one flush, so a small response's head and body are one write, not two;
+ * and a head whose body is still to come is not held back until the body arrives.
+ */
+class ResponseFlushTest {
+    private static final String ENV = "e1";
+    private final Transports transports = Transports.best();
+    private EventLoopGroup group;
+    private GatewayServer gateway;
+    private TunnelPool pool;
+    private Channel proxy;
+    private ServerSocket target;
+    private Thread targetThread;
+    private BrowserSession session;
+    /** Per closed browser connection: how many of its flushes carried bytes. */
+    private final List<Integer> dataFlushes = new CopyOnWriteArrayList<>();
+    /** The target's second part of a streamed response waits for this. */
+    private final CountDownLatch sendRest = new CountDownLatch(1);
+
+    @BeforeEach
+    void start(@TempDir Path dir) throws Exception {
+        KeyDirectory keys = KeyDirectory.init(dir.resolve("keys"));
+        GrantIssuer issuer = new GrantIssuer(keys.signingKey(), Clock.systemUTC());
+        gateway = GatewayServer.start(GatewayConfig.defaults(ENV, new InetSocketAddress("127.0.0.1", 0)),
+                keys.verificationKeys(), null, new SimpleMeterRegistry());
+        target = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+        targetThread = new Thread(this::serveTarget, "response-flush-target");
+        targetThread.start();
+
+        group = transports.newGroup(1, "response-flush-test");
+        IngressConfig config = IngressConfig.defaults(new InetSocketAddress("127.0.0.1", 0),
+                java.net.URI.create(gateway.url(false)));
+        String token = issuer.issueConnectionToken(ENV, Duration.ofHours(1));
+        pool = new TunnelPool(new TunnelClient(group, transports.socketChannel(), MuxSettings.defaults()),
+                group.next(), config.gateway(), () -> token, null, 1, config.connectTimeout());
+        pool.start();
+        SessionRegistry sessions = new SessionRegistry();
+        session = sessions.add(BrowserSession.create("flush-test"));
+        session.authorities().add(issuer.issueGrant(
+                GrantSpec.tcp(ENV, "flush-test", "127.0.0.1", target.getLocalPort()), Duration.ofMinutes(10)));
+        IngressContext context = new IngressContext(config, sessions, pool, new AuditLog("ingress"));
+        // ProxyServer's child options, and its pipeline (IngressFuzzAccess) below a counter of data-carrying
+        // flushes at the socket end.
+        proxy = new ServerBootstrap()
+                .group(group)
+                .channel(transports.serverSocketChannel())
+                .childOption(ChannelOption.AUTO_READ, false)
+                .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast("count", new DataFlushCounter());
+                        IngressFuzzAccess.install(ch, context);
+                    }
+                })
+                .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (proxy != null) {
+            proxy.close().sync();
+        }
+        if (pool != null) {
+            pool.close();
+        }
+        if (group != null) {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+        if (gateway != null) {
+            gateway.close();
+        }
+        sendRest.countDown();
+        if (target != null) {
+            target.close();
+        }
+        if (targetThread != null) {
+            targetThread.join(10_000);
+        }
+    }
+
+    @Test
+    void aSmallResponseLeavesInOneWrite() throws Exception {
+        for (int i = 0; i < 3; i++) {
+            RawProxyExchange r = RawProxyExchange.send(proxyAddress(), request("/small"));
+            assertEquals(200, r.status(), r.toString());
+            assertEquals("hello", r.bodyText(), r.toString());
+        }
+        until("three browser connections closed", Duration.ofSeconds(10), () -> dataFlushes.size() == 3);
+        // The target wrote head and body in one write: one read of the stream, one flush towards the browser
+        // (before, the head and the body were flushed one by one: 2 each).
+        assertEquals(List.of(1, 1, 1), dataFlushes);
+    }
+
+    @Test
+    void aHeadIsNotHeldBackUntilItsBodyArrives() throws Exception {
+        try (Socket s = new Socket(proxyAddress().getAddress(), proxyAddress().getPort())) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write((request("/stream") + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            InputStream in = s.getInputStream();
+            // The target sent the head and a first chunk and now waits for us: both must arrive without the rest.
+            String first = readUntil(in, "first\r\n");
+            assertTrue(first.startsWith("HTTP/1.1 200"), first);
+            sendRest.countDown();
+            String rest = new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
+            assertTrue(rest.contains("second\r\n") && rest.endsWith("0\r\n\r\n"), rest);
+        }
+    }
+
+    private InetSocketAddress proxyAddress() {
+        return (InetSocketAddress) proxy.localAddress();
+    }
+
+    private String request(String path) {
+        String authority = "127.0.0.1:" + target.getLocalPort();
+        return "GET http://" + authority + path + " HTTP/1.1\r\nHost: " + authority + "\r\nConnection: close\r\n"
+                + "Proxy-Authorization: " + RawProxyExchange.basic(session.username(), session.password());
+    }
+
+    private static String readUntil(InputStream in, String end) throws IOException {
+        ByteArrayOutputStream seen = new ByteArrayOutputStream();
+        while (!seen.toString(StandardCharsets.ISO_8859_1).endsWith(end)) {
+            int b = in.read();
+            if (b < 0) {
+                throw new IOException("closed before '" + end.trim() + "': " + seen.toString(StandardCharsets.ISO_8859_1));
+            }
+            seen.write(b);
+        }
+        return seen.toString(StandardCharsets.ISO_8859_1);
+    }
+
+    /** The target: a small response in one write, or a chunked one in two parts with a pause between them. */
+    private void serveTarget() {
+        while (!target.isClosed()) {
+            try (Socket c = target.accept()) {
+                String head = readUntil(c.getInputStream(), "\r\n\r\n");
+                OutputStream out = c.getOutputStream();
+                if (head.startsWith("GET /small ")) {
+                    out.write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello"
+                            .getBytes(StandardCharsets.ISO_8859_1));
+                } else {
+                    out.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n"
+                            .getBytes(StandardCharsets.ISO_8859_1));
+                    out.flush();
+                    sendRest.await(10, TimeUnit.SECONDS);
+                    out.write("6\r\nsecond\r\n0\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+                }
+                out.flush();
+            } catch (IOException e) {
+                // closed at the end of the test, or a connection the test gave up on
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    /** Counts the flushes that carried bytes to the socket since the previous flush; records them when the connection closes. */
+    private final class DataFlushCounter extends ChannelDuplexHandler {
+        private boolean unflushedBytes;
+        private int count;
+
+        @Override
+        public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+            if (msg instanceof ByteBuf buf && buf.isReadable()) {
+                unflushedBytes = true;
+            }
+            ctx.write(msg, promise);
+        }
+
+        @Override
+        public void flush(ChannelHandlerContext ctx) {
+            if (unflushedBytes) {
+                count++;
+                unflushedBytes = false;
+            }
+            ctx.flush();
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            dataFlushes.add(count);
+            ctx.fireChannelInactive();
+        }
+    }
+}
