@@ -222,10 +222,26 @@ public final class BenchRunner {
             Map<String, Map<String, Object>> pages = lab.browser.measureInterleaved(url, vias, keys, c.pageWarm,
                     c.pageLoads, lab.vite);
             pages.forEach((key, page) -> results.get(key).put("page", page));
+            if (c.pageSteadyWarm >= 0) {
+                // The same loads again once the tunnel's JVMs have compiled their request path (finding 19):
+                // the first series shows what a freshly started ingress and gateway give, this one what a
+                // long-running pair gives.
+                int before = c.pageWarm + c.pageLoads + c.pageSteadyWarm;
+                log(out, "  page loads again after " + before + " earlier rounds");
+                Map<String, Map<String, Object>> steady = lab.browser.measureInterleaved(url, vias, keys,
+                        c.pageSteadyWarm, c.pageLoads, lab.vite);
+                steady.forEach((key, page) -> {
+                    page.put("roundsBefore", before);
+                    results.get(key).put("pageSteady", page);
+                });
+            }
         } catch (RuntimeException e) {
             log(out, "  FAILED page loads: " + e);
             for (String key : keys) {
-                results.get(key).put("page", Map.of("error", String.valueOf(e)));
+                results.get(key).putIfAbsent("page", Map.of("error", String.valueOf(e)));
+                if (c.pageSteadyWarm >= 0) {
+                    results.get(key).putIfAbsent("pageSteady", Map.of("error", String.valueOf(e)));
+                }
             }
             FIGURE_FAILURES.add("page loads: " + e);
         }

@@ -15,6 +15,8 @@ final class Config {
             "abort"));
     int pageWarm = 2;
     int pageLoads = 5;
+    /** Unmeasured rounds between figure 7's two series (a JIT-warm tunnel); negative: no second series. */
+    int pageSteadyWarm = 40;
     int targetPorts = 4;
     int pool = 4;
 
@@ -80,6 +82,7 @@ final class Config {
         c.nmt = false;
         c.pageWarm = 0;   // one page load per path, interleaved as in a full run (Chromium and Vite, as CI has)
         c.pageLoads = 1;
+        c.pageSteadyWarm = 0; // and the second series right after, so that its code runs too
         c.paths = new ArrayList<>(List.of("direct", "ws"));
         return c;
     }
@@ -96,6 +99,7 @@ final class Config {
                 case "--figures" -> c.figures = new ArrayList<>(List.of(args[++i].split(",")));
                 case "--page-loads" -> c.pageLoads = Integer.parseInt(args[++i]);
                 case "--page-warm" -> c.pageWarm = Integer.parseInt(args[++i]);
+                case "--page-steady-warm" -> c.pageSteadyWarm = Integer.parseInt(args[++i]);
                 case "--bulk-mib" -> c.bulkBytes = Long.parseLong(args[++i]) << 20;
                 case "--bulk-reps" -> c.bulkReps = Integer.parseInt(args[++i]);
                 case "--bulk-warm-seconds" -> c.bulkWarmMillis = Long.parseLong(args[++i]) * 1000;
@@ -143,6 +147,9 @@ final class Config {
                   --page-loads N          measured cold page loads per path for figure 7 (default 5; after all
                           other figures, one load per path in turn)
                   --page-warm N           unmeasured rounds of page loads first (default 2)
+                  --page-steady-warm N    then N more unmeasured rounds and a second series of --page-loads
+                                          loads, through gateway and ingress that have compiled their
+                                          request path (default 40; -1: no second series)
                   --bulk-mib N            bytes per bulk repetition and direction (default 1024)
                   --bulk-reps N           bulk repetitions, median reported (default 3)
                   --bulk-warm-seconds N   unmeasured 256 MiB transfers, alternating directions, for at least

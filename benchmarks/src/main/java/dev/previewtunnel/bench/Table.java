@@ -72,11 +72,21 @@ final class Table {
                 new Row("CPU per load, Vite", "ms", "page.viteCpuMsPerLoad", 0, true),
                 new Row("CPU per load, env | desk", "ms", "page.gatewayCpuMsPerLoad", 0, false),
                 new Row("", "ms", "page.ingressCpuMsPerLoad", 0, false),
+                Row.section("7b the same, after " + (c.pageWarm + c.pageLoads + c.pageSteadyWarm)
+                        + " earlier rounds of loads (JIT-warm gateway and ingress)"),
+                new Row("loadEventEnd median", "ms", "pageSteady.loadMedianMs", 0, true),
+                new Row("loadEventEnd min", "ms", "pageSteady.loadMinMs", 0, true),
+                new Row("loadEventEnd max", "ms", "pageSteady.loadMaxMs", 0, true),
+                new Row("CPU per load, Vite", "ms", "pageSteady.viteCpuMsPerLoad", 0, true),
+                new Row("CPU per load, env | desk", "ms", "pageSteady.gatewayCpuMsPerLoad", 0, false),
+                new Row("", "ms", "pageSteady.ingressCpuMsPerLoad", 0, false),
                 Row.section("robustness (not an issue figure): close " + c.abortStreams + " busy streams at once"),
                 new Row("tunnel connections lost", "count", "abort.connectionsLost", 0, false),
                 new Row("next stream opened after", "ms", "abort.nextStreamAfterMs", 1, false))
                 .filter(r -> c.abortStreams > 0 && c.figures.contains("abort") || !r.label().startsWith("robustness")
-                        && (r.key() == null || !r.key().startsWith("abort."))).toList();
+                        && (r.key() == null || !r.key().startsWith("abort.")))
+                .filter(r -> c.pageSteadyWarm >= 0 || !r.label().startsWith("7b")
+                        && (r.key() == null || !r.key().startsWith("pageSteady."))).toList();
     }
 
     static void print(PrintStream out, Map<String, Map<String, Object>> results, List<Map<String, Object>> targets,

@@ -56,6 +56,17 @@ final class Targets {
             add(out, "page load through the tunnel (" + t + ") <= 1.15x direct", v / d, 1.15,
                     String.format(Locale.ROOT, "%.2fx (%.0f vs %.0f ms)", v / d, v, d), v / d <= 1.15);
         }
+        for (String t : List.of("ws", "wss")) {
+            // Figure 7b, when it ran: the same target, judged on the series after the JIT-warm-up rounds. Listed
+            // beside the first series, never instead of it.
+            if (r.get(t) == null || !r.get(t).containsKey("pageSteady")) {
+                continue;
+            }
+            double v = num(r, t, "pageSteady.loadMedianMs");
+            double d = num(r, "direct", "pageSteady.loadMedianMs");
+            add(out, "page load through the tunnel (" + t + ") <= 1.15x direct, JIT-warm (7b)", v / d, 1.15,
+                    String.format(Locale.ROOT, "%.2fx (%.0f vs %.0f ms)", v / d, v, d), v / d <= 1.15);
+        }
         return out;
     }
 

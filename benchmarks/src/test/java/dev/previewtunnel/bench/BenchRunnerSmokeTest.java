@@ -40,6 +40,8 @@ class BenchRunnerSmokeTest {
 
         assertTrue(printed.contains("1 single-stream bulk"), printed);
         assertTrue(printed.contains("targets (issue 6):"), printed);
+        assertTrue(printed.contains("7b the same, after 1 earlier rounds of loads"), printed);
+        assertTrue(printed.contains("<= 1.15x direct, JIT-warm (7b)"), printed);
         JsonNode doc = new ObjectMapper().readTree(c.jsonOut.toFile());
         for (String path : new String[]{"direct", "ws"}) {
             JsonNode r = doc.path("results").path(path);
@@ -50,6 +52,9 @@ class BenchRunnerSmokeTest {
             // Figure 7 after all the others, one load per path in turn, through a tunnel kept running for it.
             assertTrue(r.path("page").path("loadMedianMs").asDouble() > 0, path + ": " + r);
             assertEquals("[\"direct\",\"ws\"]", r.path("page").path("interleavedWith").toString(), path + ": " + r);
+            // Figure 7b: the second series, right after the first in a smoke run (no warm-up rounds between).
+            assertTrue(r.path("pageSteady").path("loadMedianMs").asDouble() > 0, path + ": " + r);
+            assertEquals(1, r.path("pageSteady").path("roundsBefore").asInt(), path + ": " + r);
         }
         assertTrue(doc.path("results").path("ws").path("slowReader").path("memory").path("envPeakRssMiB").asDouble() > 0);
         assertEquals(0, code, "failures: " + doc.path("failures"));
