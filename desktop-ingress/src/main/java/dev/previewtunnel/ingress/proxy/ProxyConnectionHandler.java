@@ -430,6 +430,13 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             ReferenceCountUtil.release(msg);
             return;
         }
+        if (state != State.FORWARDING) {
+            // Nothing was asked: a target speaking out of turn (a 408 before it closes an idle connection). Its
+            // stream cannot be trusted with the next request.
+            ReferenceCountUtil.release(msg);
+            closeUpstream();
+            return;
+        }
         if (msg instanceof HttpResponse response) {
             int code = response.status().code();
             if (code == 101 && upgradeRequested) {
@@ -564,6 +571,11 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         state = State.AWAIT_HEAD;
         request = null;
+        if (upstream != null) {
+            // Kept for the next request: read it while idle so that the target closing it (Node does after five
+            // idle seconds) is seen now, not when the next request has been sent on it.
+            upstream.channel.read();
+        }
         armHeadDeadline();
         browser.read();
     }
@@ -582,15 +594,37 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         upstream = null;
         if (state == State.FORWARDING) {
-            if (!responseStarted) {
-                String detail = cause instanceof TunnelStreamException t ? t.getMessage()
-                        : "the connection to the target closed before it answered";
-                refuse(TunnelError.STREAM_RESET, route.requested().toString(), detail, "upstream_closed");
-            } else {
-                state = State.CLOSED;
-                flushResponse(); // what the target sent before it ended still reaches the browser
-                browser.close();
-            }
+            upstreamEndedEarly(cause);
+        }
+    }
+
+    /**
+     * The target ended its side of the upstream (its FIN, as END_STREAM through the tunnel); runs on the browser
+     * loop after every response part the upstream decoded. A complete response has ended the exchange by then.
+     */
+    void onUpstreamInputEnded(Upstream up) {
+        if (up != upstream) {
+            return;
+        }
+        if (state == State.FORWARDING) {
+            closeUpstream();
+            upstreamEndedEarly(null); // the stream's other half would stay open, and the browser wait, forever
+        } else if (state == State.AWAIT_HEAD) {
+            closeUpstream(); // an idle kept stream the target is done with: the next request opens a fresh one
+        }
+    }
+
+    /** The upstream ended while a response was due or under way (a complete one ended the exchange before). */
+    private void upstreamEndedEarly(Throwable cause) {
+        if (!responseStarted) {
+            String detail = cause instanceof TunnelStreamException t ? t.getMessage()
+                    : "the connection to the target closed before it answered";
+            refuse(TunnelError.STREAM_RESET, route.requested().toString(), detail, "upstream_closed");
+        } else {
+            // Cut short: HTTP/1.1 can only tell the browser by closing the connection.
+            state = State.CLOSED;
+            flushResponse(); // what the target sent before it ended still reaches the browser
+            browser.close();
         }
     }
 

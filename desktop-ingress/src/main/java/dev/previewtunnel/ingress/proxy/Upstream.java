@@ -87,7 +87,10 @@ final class Upstream {
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
             if (evt instanceof ChannelInputShutdownEvent) {
+                // The target ended its side. Whatever the decoder could still make of it (the end of a body
+                // delimited by the close) was handed over before this event got here.
                 inputEnded = true;
+                browser.eventLoop().execute(() -> front.onUpstreamInputEnded(Upstream.this));
             } else if (evt instanceof TunnelDraining) {
                 // The gateway is draining this tunnel connection: finish the exchange in progress, keep no
                 // idle stream open on it (the next request opens one on the fresh connection).

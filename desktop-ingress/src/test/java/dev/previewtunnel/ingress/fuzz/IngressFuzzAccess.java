@@ -7,7 +7,7 @@ import io.netty.handler.codec.http.HttpServerCodec;
 
 /**
  * Test-only bridge (test sources, package {@code dev.previewtunnel.ingress.proxy}, kept next to the fuzz test that
- * uses it; ResponseFlushTest uses it too) to the package-private {@link ProxyConnectionHandler}: installs on any
+ * uses it; UpstreamResponseTest uses it too) to the package-private {@link ProxyConnectionHandler}: installs on any
  * channel exactly the browser-side pipeline {@code ProxyServer}'s child initializer installs on an accepted socket.
  */
 public final class IngressFuzzAccess {

@@ -50,11 +50,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * How decoded response parts leave for the browser (absolute-form requests through a real gateway): the parts one
- * read of the stream produced go out in one flush, so a small response's head and body are one write, not two;
- * and a head whose body is still to come is not held back until the body arrives.
+ * Absolute-form exchanges through a real gateway to a scripted target, seen from a raw browser socket: how decoded
+ * response parts leave for the browser (the parts one read of the stream produced go out in one flush, so a small
+ * response's head and body are one write, not two; a head whose body is still to come is not held back), and what
+ * the browser sees when the target ends its side early: a cut-short response ends the connection, no response at
+ * all is a 502, and a kept stream the target closed while idle is let go, not used for the next request.
  */
-class ResponseFlushTest {
+class UpstreamResponseTest {
     private static final String ENV = "e1";
     private final Transports transports = Transports.best();
     private EventLoopGroup group;
@@ -68,18 +70,19 @@ class ResponseFlushTest {
     private final List<Integer> dataFlushes = new CopyOnWriteArrayList<>();
     /** The target's second part of a streamed response waits for this. */
     private final CountDownLatch sendRest = new CountDownLatch(1);
+    private final SimpleMeterRegistry gatewayMetrics = new SimpleMeterRegistry();
 
     @BeforeEach
     void start(@TempDir Path dir) throws Exception {
         KeyDirectory keys = KeyDirectory.init(dir.resolve("keys"));
         GrantIssuer issuer = new GrantIssuer(keys.signingKey(), Clock.systemUTC());
         gateway = GatewayServer.start(GatewayConfig.defaults(ENV, new InetSocketAddress("127.0.0.1", 0)),
-                keys.verificationKeys(), null, new SimpleMeterRegistry());
+                keys.verificationKeys(), null, gatewayMetrics);
         target = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
-        targetThread = new Thread(this::serveTarget, "response-flush-target");
+        targetThread = new Thread(this::serveTarget, "upstream-response-target");
         targetThread.start();
 
-        group = transports.newGroup(1, "response-flush-test");
+        group = transports.newGroup(1, "upstream-response-test");
         IngressConfig config = IngressConfig.defaults(new InetSocketAddress("127.0.0.1", 0),
                 java.net.URI.create(gateway.url(false)));
         String token = issuer.issueConnectionToken(ENV, Duration.ofHours(1));
@@ -87,9 +90,9 @@ class ResponseFlushTest {
                 group.next(), config.gateway(), () -> token, null, 1, config.connectTimeout());
         pool.start();
         SessionRegistry sessions = new SessionRegistry();
-        session = sessions.add(BrowserSession.create("flush-test"));
+        session = sessions.add(BrowserSession.create("upstream-test"));
         session.authorities().add(issuer.issueGrant(
-                GrantSpec.tcp(ENV, "flush-test", "127.0.0.1", target.getLocalPort()), Duration.ofMinutes(10)));
+                GrantSpec.tcp(ENV, "upstream-test", "127.0.0.1", target.getLocalPort()), Duration.ofMinutes(10)));
         IngressContext context = new IngressContext(config, sessions, pool, new AuditLog("ingress"));
         // ProxyServer's child options, and its pipeline (IngressFuzzAccess) below a counter of data-carrying
         // flushes at the socket end.
@@ -160,13 +163,52 @@ class ResponseFlushTest {
         }
     }
 
+    @Test
+    void aResponseCutShortByTheTargetEndsTheBrowserConnection() throws Exception {
+        // Content-Length 100, 5 bytes, then the target closes: the browser must see the connection end (the only
+        // way HTTP/1.1 tells a client a response was cut short), not wait for 95 bytes that will never come.
+        RawProxyExchange r = RawProxyExchange.send(proxyAddress(), request("/short"));
+        assertEquals(200, r.status(), r.toString());
+        assertEquals("short", r.bodyText(), r.toString());
+    }
+
+    @Test
+    void aTargetThatClosesWithoutAnsweringIsA502() throws Exception {
+        RawProxyExchange r = RawProxyExchange.send(proxyAddress(), request("/nothing"));
+        assertEquals(502, r.status(), r.toString());
+        assertEquals("stream_reset", r.header("ptun-error"), r.toString());
+    }
+
+    @Test
+    void aKeptStreamTheTargetClosedWhileIdleIsNotUsedForTheNextRequest() throws Exception {
+        try (Socket s = new Socket(proxyAddress().getAddress(), proxyAddress().getPort())) {
+            s.setSoTimeout(10_000);
+            OutputStream out = s.getOutputStream();
+            InputStream in = s.getInputStream();
+            out.write((keepAliveRequest("/keep") + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            String first = readUntil(in, "\r\n\r\nkept");
+            assertTrue(first.startsWith("HTTP/1.1 200"), first);
+            // The target answered with keep-alive and then closed (as Node does after its keep-alive timeout):
+            // the ingress must notice while the stream is idle and let it go.
+            until("the ingress let the idle stream go", Duration.ofSeconds(10),
+                    () -> gatewayMetrics.get("ptun.gateway.streams.live").gauge().value() == 0);
+            out.write((keepAliveRequest("/keep") + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            String second = readUntil(in, "\r\n\r\nkept");
+            assertTrue(second.startsWith("HTTP/1.1 200"), second);
+        }
+    }
+
     private InetSocketAddress proxyAddress() {
         return (InetSocketAddress) proxy.localAddress();
     }
 
     private String request(String path) {
+        return keepAliveRequest(path) + "\r\nConnection: close";
+    }
+
+    private String keepAliveRequest(String path) {
         String authority = "127.0.0.1:" + target.getLocalPort();
-        return "GET http://" + authority + path + " HTTP/1.1\r\nHost: " + authority + "\r\nConnection: close\r\n"
+        return "GET http://" + authority + path + " HTTP/1.1\r\nHost: " + authority + "\r\n"
                 + "Proxy-Authorization: " + RawProxyExchange.basic(session.username(), session.password());
     }
 
@@ -182,7 +224,10 @@ class ResponseFlushTest {
         return seen.toString(StandardCharsets.ISO_8859_1);
     }
 
-    /** The target: a small response in one write, or a chunked one in two parts with a pause between them. */
+    /**
+     * The target, one request per connection, closing it after the answer: a small response in one write, a chunked
+     * one in two parts with a pause between them, one cut short, a keep-alive one (closed all the same), or none.
+     */
     private void serveTarget() {
         while (!target.isClosed()) {
             try (Socket c = target.accept()) {
@@ -191,6 +236,14 @@ class ResponseFlushTest {
                 if (head.startsWith("GET /small ")) {
                     out.write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello"
                             .getBytes(StandardCharsets.ISO_8859_1));
+                } else if (head.startsWith("GET /short ")) {
+                    out.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort"
+                            .getBytes(StandardCharsets.ISO_8859_1));
+                } else if (head.startsWith("GET /keep ")) {
+                    out.write("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nkept"
+                            .getBytes(StandardCharsets.ISO_8859_1));
+                } else if (head.startsWith("GET /nothing ")) {
+                    continue; // closed unanswered
                 } else {
                     out.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n"
                             .getBytes(StandardCharsets.ISO_8859_1));
