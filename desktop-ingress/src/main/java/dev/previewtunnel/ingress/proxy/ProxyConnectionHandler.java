@@ -81,6 +81,11 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     private boolean upstreamKeepAlive;
     private boolean upgradeRequested;
     private boolean refreshTried;
+    /** The exchange runs on a stream kept from an earlier one (which the target may have closed meanwhile). */
+    private boolean upstreamReused;
+    private boolean requestHasBody;
+    private boolean upstreamAnswered;
+    private boolean retriedOnFreshStream;
     private boolean waitingForUpstreamWritable;
     private boolean waitingForBrowserWritable;
     /** Response parts written to the browser since the last flush, waiting for the end of the upstream's read. */
@@ -140,6 +145,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             case OPENING -> {
                 if (msg instanceof HttpContent content) {
                     requestDone |= content instanceof LastHttpContent;
+                    requestHasBody |= content.content().isReadable();
                     pendingBody.add(content);
                 } else {
                     ReferenceCountUtil.release(msg);
@@ -148,6 +154,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             case FORWARDING -> {
                 if (msg instanceof HttpContent content && !requestDone) {
                     requestDone = content instanceof LastHttpContent;
+                    requestHasBody |= content.content().isReadable();
                     upstream.channel.write(content);
                 } else {
                     ReferenceCountUtil.release(msg);
@@ -186,6 +193,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     private void onRequestHead(HttpRequest req) {
         cancelHeadDeadline();
         refreshTried = false;
+        retriedOnFreshStream = false;
         request = null;
         html = wantsHtml(req);
         if (!req.decoderResult().isSuccess()) {
@@ -278,9 +286,12 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         request = req;
         requestDone = false;
+        requestHasBody = false;
         responseStarted = false;
+        upstreamAnswered = false;
         informational = false;
-        if (upstream != null && upstream.reusableFor(route)) {
+        upstreamReused = upstream != null && upstream.reusableFor(route);
+        if (upstreamReused) {
             state = State.FORWARDING;
             upstream.channel.write(req);
             upstream.channel.read();
@@ -430,6 +441,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             ReferenceCountUtil.release(msg);
             return;
         }
+        upstreamAnswered |= state == State.FORWARDING;
         if (state != State.FORWARDING) {
             // Nothing was asked: a target speaking out of turn (a 408 before it closes an idle connection). Its
             // stream cannot be trusted with the next request.
@@ -616,6 +628,10 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
 
     /** The upstream ended while a response was due or under way (a complete one ended the exchange before). */
     private void upstreamEndedEarly(Throwable cause) {
+        if (mayRetryOnFreshStream()) {
+            retryOnFreshStream();
+            return;
+        }
         if (!responseStarted) {
             String detail = cause instanceof TunnelStreamException t ? t.getMessage()
                     : "the connection to the target closed before it answered";
@@ -633,6 +649,29 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             responseUnflushed = false;
             browser.flush();
         }
+    }
+
+    /**
+     * A kept stream can be closed by the target just as the next request goes out on it (keep-alive's race): the
+     * request then ends with no answer at all. As browsers do on their own reused connections, it is sent once more
+     * on a fresh stream, but only when that cannot repeat an effect: a GET, HEAD or OPTIONS without a body, and
+     * not a byte of any answer seen (RFC 9110, section 9.2.2).
+     */
+    private boolean mayRetryOnFreshStream() {
+        HttpMethod method = request.method();
+        return upstreamReused && !retriedOnFreshStream && !upstreamAnswered && requestDone && !requestHasBody
+                && (HttpMethod.GET.equals(method) || HttpMethod.HEAD.equals(method)
+                || HttpMethod.OPTIONS.equals(method));
+    }
+
+    private void retryOnFreshStream() {
+        retriedOnFreshStream = true;
+        upstreamReused = false;
+        closeUpstream();
+        // The request's end went to the old stream: the new stream's encoder must see it too.
+        pendingBody.add(LastHttpContent.EMPTY_LAST_CONTENT);
+        state = State.OPENING;
+        openStream().addListener(f -> browser.eventLoop().execute(() -> onHttpStream(f)));
     }
 
     // ---------------------------------------------------------------- failures and shutdown

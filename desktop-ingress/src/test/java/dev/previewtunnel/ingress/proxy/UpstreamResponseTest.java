@@ -54,7 +54,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * response parts leave for the browser (the parts one read of the stream produced go out in one flush, so a small
  * response's head and body are one write, not two; a head whose body is still to come is not held back), and what
  * the browser sees when the target ends its side early: a cut-short response ends the connection, no response at
- * all is a 502, and a kept stream the target closed while idle is let go, not used for the next request.
+ * all is a 502, a kept stream the target closed while idle is let go, not used for the next request, and a
+ * bodyless GET the target dropped on a kept stream is sent once more on a fresh one.
  */
 class UpstreamResponseTest {
     private static final String ENV = "e1";
@@ -71,6 +72,8 @@ class UpstreamResponseTest {
     /** The target's second part of a streamed response waits for this. */
     private final CountDownLatch sendRest = new CountDownLatch(1);
     private final SimpleMeterRegistry gatewayMetrics = new SimpleMeterRegistry();
+    /** Request lines the target read on a kept connection and then closed unanswered. */
+    private final List<String> racedRequests = new CopyOnWriteArrayList<>();
 
     @BeforeEach
     void start(@TempDir Path dir) throws Exception {
@@ -198,6 +201,40 @@ class UpstreamResponseTest {
         }
     }
 
+    @Test
+    void aBodylessGetTheTargetDroppedOnAKeptStreamIsSentAgainOnAFreshOne() throws Exception {
+        try (Socket s = new Socket(proxyAddress().getAddress(), proxyAddress().getPort())) {
+            s.setSoTimeout(10_000);
+            OutputStream out = s.getOutputStream();
+            InputStream in = s.getInputStream();
+            out.write((keepAliveRequest("/race") + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            readUntil(in, "\r\n\r\nkept");
+            out.write((keepAliveRequest("/after-race") + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            String answer = readUntil(in, "\r\n\r\nfresh");
+            assertTrue(answer.startsWith("HTTP/1.1 200"), answer);
+        }
+        // The kept connection did take the request (and dropped it): the answer came from a second try.
+        assertEquals(List.of("GET /after-race HTTP/1.1"), racedRequests);
+    }
+
+    @Test
+    void aRequestWithABodyTheTargetDroppedIsNotSentAgain() throws Exception {
+        try (Socket s = new Socket(proxyAddress().getAddress(), proxyAddress().getPort())) {
+            s.setSoTimeout(10_000);
+            OutputStream out = s.getOutputStream();
+            InputStream in = s.getInputStream();
+            out.write((keepAliveRequest("/race") + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            readUntil(in, "\r\n\r\nkept");
+            // A GET, but with a body: the target may have acted on it, so the browser gets the error instead.
+            out.write((keepAliveRequest("/after-race") + "\r\nContent-Length: 4\r\n\r\nbody")
+                    .getBytes(StandardCharsets.ISO_8859_1));
+            RawProxyExchange r = RawProxyExchange.parse(in.readAllBytes());
+            assertEquals(502, r.status(), r.toString());
+            assertEquals("stream_reset", r.header("ptun-error"), r.toString());
+        }
+        assertEquals(List.of("GET /after-race HTTP/1.1"), racedRequests);
+    }
+
     private InetSocketAddress proxyAddress() {
         return (InetSocketAddress) proxy.localAddress();
     }
@@ -241,6 +278,16 @@ class UpstreamResponseTest {
                             .getBytes(StandardCharsets.ISO_8859_1));
                 } else if (head.startsWith("GET /keep ")) {
                     out.write("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nkept"
+                            .getBytes(StandardCharsets.ISO_8859_1));
+                } else if (head.startsWith("GET /race ")) {
+                    // Keep-alive's race made deterministic: answer, then take the next request and close unanswered.
+                    out.write("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nkept"
+                            .getBytes(StandardCharsets.ISO_8859_1));
+                    out.flush();
+                    racedRequests.add(readUntil(c.getInputStream(), "\r\n\r\n").split("\r\n")[0]);
+                    continue;
+                } else if (head.startsWith("GET /after-race ")) {
+                    out.write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfresh"
                             .getBytes(StandardCharsets.ISO_8859_1));
                 } else if (head.startsWith("GET /nothing ")) {
                     continue; // closed unanswered
