@@ -153,15 +153,13 @@ class UpstreamResponseTest {
 
     @Test
     void aHeadIsNotHeldBackUntilItsBodyArrives() throws Exception {
-        try (Socket s = new Socket(proxyAddress().getAddress(), proxyAddress().getPort())) {
-            s.setSoTimeout(10_000);
-            s.getOutputStream().write((request("/stream") + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
-            InputStream in = s.getInputStream();
+        try (Browser b = new Browser()) {
+            b.send(request("/stream") + "\r\n\r\n");
             // The target sent the head and a first chunk and now waits for us: both must arrive without the rest.
-            String first = readUntil(in, "first\r\n");
+            String first = b.readUntil("first\r\n");
             assertTrue(first.startsWith("HTTP/1.1 200"), first);
             sendRest.countDown();
-            String rest = new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
+            String rest = new String(b.readAll(), StandardCharsets.ISO_8859_1);
             assertTrue(rest.contains("second\r\n") && rest.endsWith("0\r\n\r\n"), rest);
         }
     }
@@ -184,33 +182,22 @@ class UpstreamResponseTest {
 
     @Test
     void aKeptStreamTheTargetClosedWhileIdleIsNotUsedForTheNextRequest() throws Exception {
-        try (Socket s = new Socket(proxyAddress().getAddress(), proxyAddress().getPort())) {
-            s.setSoTimeout(10_000);
-            OutputStream out = s.getOutputStream();
-            InputStream in = s.getInputStream();
-            out.write((keepAliveRequest("/keep") + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
-            String first = readUntil(in, "\r\n\r\nkept");
-            assertTrue(first.startsWith("HTTP/1.1 200"), first);
+        try (Browser b = afterAKeptExchange("/keep")) {
             // The target answered with keep-alive and then closed (as Node does after its keep-alive timeout):
             // the ingress must notice while the stream is idle and let it go.
             until("the ingress let the idle stream go", Duration.ofSeconds(10),
                     () -> gatewayMetrics.get("ptun.gateway.streams.live").gauge().value() == 0);
-            out.write((keepAliveRequest("/keep") + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
-            String second = readUntil(in, "\r\n\r\nkept");
+            b.send(keepAliveRequest("/keep") + "\r\n\r\n");
+            String second = b.readUntil("\r\n\r\nkept");
             assertTrue(second.startsWith("HTTP/1.1 200"), second);
         }
     }
 
     @Test
     void aBodylessGetTheTargetDroppedOnAKeptStreamIsSentAgainOnAFreshOne() throws Exception {
-        try (Socket s = new Socket(proxyAddress().getAddress(), proxyAddress().getPort())) {
-            s.setSoTimeout(10_000);
-            OutputStream out = s.getOutputStream();
-            InputStream in = s.getInputStream();
-            out.write((keepAliveRequest("/race") + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
-            readUntil(in, "\r\n\r\nkept");
-            out.write((keepAliveRequest("/after-race") + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
-            String answer = readUntil(in, "\r\n\r\nfresh");
+        try (Browser b = afterAKeptExchange("/race")) {
+            b.send(keepAliveRequest("/after-race") + "\r\n\r\n");
+            String answer = b.readUntil("\r\n\r\nfresh");
             assertTrue(answer.startsWith("HTTP/1.1 200"), answer);
         }
         // The kept connection did take the request (and dropped it): the answer came from a second try.
@@ -219,20 +206,50 @@ class UpstreamResponseTest {
 
     @Test
     void aRequestWithABodyTheTargetDroppedIsNotSentAgain() throws Exception {
-        try (Socket s = new Socket(proxyAddress().getAddress(), proxyAddress().getPort())) {
-            s.setSoTimeout(10_000);
-            OutputStream out = s.getOutputStream();
-            InputStream in = s.getInputStream();
-            out.write((keepAliveRequest("/race") + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
-            readUntil(in, "\r\n\r\nkept");
+        try (Browser b = afterAKeptExchange("/race")) {
             // A GET, but with a body: the target may have acted on it, so the browser gets the error instead.
-            out.write((keepAliveRequest("/after-race") + "\r\nContent-Length: 4\r\n\r\nbody")
-                    .getBytes(StandardCharsets.ISO_8859_1));
-            RawProxyExchange r = RawProxyExchange.parse(in.readAllBytes());
+            b.send(keepAliveRequest("/after-race") + "\r\nContent-Length: 4\r\n\r\nbody");
+            RawProxyExchange r = RawProxyExchange.parse(b.readAll());
             assertEquals(502, r.status(), r.toString());
             assertEquals("stream_reset", r.header("ptun-error"), r.toString());
         }
         assertEquals(List.of("GET /after-race HTTP/1.1"), racedRequests);
+    }
+
+    /** A browser connection after one keep-alive exchange with {@code path} (whose answer is "kept"). */
+    private Browser afterAKeptExchange(String path) throws IOException {
+        Browser b = new Browser();
+        b.send(keepAliveRequest(path) + "\r\n\r\n");
+        String first = b.readUntil("\r\n\r\nkept");
+        assertTrue(first.startsWith("HTTP/1.1 200"), first);
+        return b;
+    }
+
+    /** A raw browser connection to the proxy, read with a 10 s timeout. */
+    private final class Browser implements AutoCloseable {
+        private final Socket socket;
+
+        Browser() throws IOException {
+            socket = new Socket(proxyAddress().getAddress(), proxyAddress().getPort());
+            socket.setSoTimeout(10_000);
+        }
+
+        void send(String text) throws IOException {
+            socket.getOutputStream().write(text.getBytes(StandardCharsets.ISO_8859_1));
+        }
+
+        String readUntil(String end) throws IOException {
+            return UpstreamResponseTest.readUntil(socket.getInputStream(), end);
+        }
+
+        byte[] readAll() throws IOException {
+            return socket.getInputStream().readAllBytes();
+        }
+
+        @Override
+        public void close() throws IOException {
+            socket.close();
+        }
     }
 
     private InetSocketAddress proxyAddress() {
