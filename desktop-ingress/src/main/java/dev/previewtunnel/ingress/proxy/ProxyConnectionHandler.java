@@ -24,6 +24,7 @@ import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -62,6 +63,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     static final String NAME = "proxy";
     static final String HTTP_CODEC = "http";
     private static final String REALM = "Basic realm=\"preview-tunnel\", charset=\"UTF-8\"";
+    private static final String TARGET_CLOSED = "the connection to the target closed before it answered";
 
     private enum State { AWAIT_HEAD, OPENING, FORWARDING, SWITCHING, CLOSED }
 
@@ -86,6 +88,8 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     private boolean requestHasBody;
     private boolean upstreamAnswered;
     private boolean retriedOnFreshStream;
+    /** An exchange was completed on this connection, which is now a reused keep-alive connection. */
+    private boolean reusedConnection;
     private boolean waitingForUpstreamWritable;
     private boolean waitingForBrowserWritable;
     /** Response parts written to the browser since the last flush, waiting for the end of the upstream's read. */
@@ -194,6 +198,8 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         cancelHeadDeadline();
         refreshTried = false;
         retriedOnFreshStream = false;
+        responseStarted = false; // a refusal of this request must not see the last exchange's response
+        responseUnflushed = false;
         request = null;
         html = wantsHtml(req);
         if (!req.decoderResult().isSuccess()) {
@@ -202,6 +208,20 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         String uri = req.uri();
         boolean connect = HttpMethod.CONNECT.equals(req.method());
+        if (!connect && (uri.startsWith("/") || "*".equals(uri)) && reusedConnection) {
+            // Origin form on a connection that already carried a proxied exchange: a client that took this pooled
+            // connection for a tunnel (the JDK's WebSocket client does). Closed unanswered, as an idle keep-alive
+            // connection may be: such a client then retries on a fresh connection (RFC 9112, section 9.3.1).
+            state = State.CLOSED;
+            context.audit().event("request_refused")
+                    .put("session", null)
+                    .put("authority", null)
+                    .put("code", ErrorPages.NOT_A_PROXY_REQUEST)
+                    .put("detail", "origin_form_on_reused_connection")
+                    .write();
+            browser.close();
+            return;
+        }
         if (!connect && (uri.startsWith("/") || "*".equals(uri))) {
             // A page (or any local client) talking to the ingress port as if it were a web server. Nothing
             // is dialed and no credential is asked for.
@@ -268,6 +288,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         if (connect) {
+            closeUpstream(); // a stream kept from an earlier request: this connection becomes a relay
             state = State.OPENING;
             openStream().addListener(f -> browser.eventLoop().execute(() -> onConnectStream(f)));
             return;
@@ -442,6 +463,14 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         upstreamAnswered |= state == State.FORWARDING;
+        if (state == State.FORWARDING && msg instanceof HttpObject part && part.decoderResult().isFailure()) {
+            // A head the target broke off (its FIN mid-headers) or that exceeds the limits, or a bad chunk: never
+            // passed on as if it were a response.
+            ReferenceCountUtil.release(msg);
+            closeUpstream();
+            upstreamEndedEarly("the target's response was malformed or incomplete");
+            return;
+        }
         if (state != State.FORWARDING) {
             // Nothing was asked: a target speaking out of turn (a 408 before it closes an idle connection). Its
             // stream cannot be trusted with the next request.
@@ -583,6 +612,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         state = State.AWAIT_HEAD;
         request = null;
+        reusedConnection = true;
         if (upstream != null) {
             // Kept for the next request: read it while idle so that the target closing it (Node does after five
             // idle seconds) is seen now, not when the next request has been sent on it.
@@ -606,7 +636,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         upstream = null;
         if (state == State.FORWARDING) {
-            upstreamEndedEarly(cause);
+            upstreamEndedEarly(cause instanceof TunnelStreamException t ? t.getMessage() : TARGET_CLOSED);
         }
     }
 
@@ -618,30 +648,32 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         if (up != upstream) {
             return;
         }
+        closeUpstream(); // its other half would otherwise stay open for good
         if (state == State.FORWARDING) {
-            closeUpstream();
-            upstreamEndedEarly(null); // the stream's other half would stay open, and the browser wait, forever
-        } else if (state == State.AWAIT_HEAD) {
-            closeUpstream(); // an idle kept stream the target is done with: the next request opens a fresh one
+            upstreamEndedEarly(TARGET_CLOSED); // or the browser would wait for ever
         }
+        // Idle (AWAIT_HEAD): the next request opens a fresh stream.
     }
 
     /** The upstream ended while a response was due or under way (a complete one ended the exchange before). */
-    private void upstreamEndedEarly(Throwable cause) {
+    private void upstreamEndedEarly(String detail) {
         if (mayRetryOnFreshStream()) {
-            retryOnFreshStream();
+            retryOnFreshStream(detail);
             return;
         }
         if (!responseStarted) {
-            String detail = cause instanceof TunnelStreamException t ? t.getMessage()
-                    : "the connection to the target closed before it answered";
             refuse(TunnelError.STREAM_RESET, route.requested().toString(), detail, "upstream_closed");
         } else {
             // Cut short: HTTP/1.1 can only tell the browser by closing the connection.
             state = State.CLOSED;
-            flushResponse(); // what the target sent before it ended still reaches the browser
-            browser.close();
+            closeAfterWrites();
         }
+    }
+
+    /** Closes the browser connection once what was written to it (an unflushed response part too) is sent. */
+    private void closeAfterWrites() {
+        responseUnflushed = false;
+        browser.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
     }
 
     private void flushResponse() {
@@ -655,7 +687,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
      * A kept stream can be closed by the target just as the next request goes out on it (keep-alive's race): the
      * request then ends with no answer at all. As browsers do on their own reused connections, it is sent once more
      * on a fresh stream, but only when that cannot repeat an effect: a GET, HEAD or OPTIONS without a body, and
-     * not a byte of any answer seen (RFC 9110, section 9.2.2).
+     * no part of an answer decoded (RFC 9110, section 9.2.2). Also after a reset or a lost tunnel connection.
      */
     private boolean mayRetryOnFreshStream() {
         HttpMethod method = request.method();
@@ -664,7 +696,12 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
                 || HttpMethod.OPTIONS.equals(method));
     }
 
-    private void retryOnFreshStream() {
+    private void retryOnFreshStream(String why) {
+        context.audit().event("request_retried")
+                .put("session", session.id())
+                .put("authority", route.requested().toString())
+                .put("reason", why)
+                .write();
         retriedOnFreshStream = true;
         upstreamReused = false;
         closeUpstream();
@@ -766,8 +803,9 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
                 .put("detail", reason)
                 .write();
         if (responseStarted) {
-            flushResponse();
-            browser.close();
+            // Too late for an error page: the browser learns from the connection ending after what it was sent.
+            response.release();
+            closeAfterWrites();
         } else {
             browser.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
         }

@@ -54,8 +54,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * response parts leave for the browser (the parts one read of the stream produced go out in one flush, so a small
  * response's head and body are one write, not two; a head whose body is still to come is not held back), and what
  * the browser sees when the target ends its side early: a cut-short response ends the connection, no response at
- * all is a 502, a kept stream the target closed while idle is let go, not used for the next request, and a
- * bodyless GET the target dropped on a kept stream is sent once more on a fresh one.
+ * all is a 502 (so is a head it breaks off), a kept stream the target closed while idle is let go, not used for
+ * the next request, and a bodyless GET the target dropped on a kept stream is sent once more on a fresh one. Also
+ * what follows a kept exchange on the same connection: a refused request still gets its page, a CONNECT lets
+ * the kept stream go, an origin-form request is closed unanswered.
  */
 class UpstreamResponseTest {
     private static final String ENV = "e1";
@@ -216,6 +218,51 @@ class UpstreamResponseTest {
         assertEquals(List.of("GET /after-race HTTP/1.1"), racedRequests);
     }
 
+    @Test
+    void aHeadTheTargetBreaksOffIsA502NotAnEmptyResponse() throws Exception {
+        RawProxyExchange r = RawProxyExchange.send(proxyAddress(), request("/broken-head"));
+        assertEquals(502, r.status(), r.toString());
+        assertEquals("stream_reset", r.header("ptun-error"), r.toString());
+    }
+
+    @Test
+    void aRequestRefusedAfterAKeptExchangeStillGetsItsErrorPage() throws Exception {
+        try (Browser b = afterAKeptExchange("/keep")) {
+            b.send("GET http://127.0.0.1:1/ HTTP/1.1\r\nHost: 127.0.0.1:1\r\nProxy-Authorization: "
+                    + RawProxyExchange.basic(session.username(), session.password()) + "\r\n\r\n");
+            RawProxyExchange r = RawProxyExchange.parse(b.readAll());
+            assertEquals(403, r.status(), r.toString());
+            assertEquals("not_granted", r.header("ptun-error"), r.toString());
+        }
+    }
+
+    @Test
+    void anOriginFormRequestOnAReusedConnectionIsClosedUnanswered() throws Exception {
+        // What the JDK's WebSocket client sends on a pooled proxy connection: closed like an idle keep-alive
+        // connection, so that it retries on a fresh one (with CONNECT), not a 400 page it would give up on.
+        try (Browser b = afterAKeptExchange("/keep")) {
+            b.send("GET /ws HTTP/1.1\r\nHost: 127.0.0.1:" + target.getLocalPort() + "\r\n\r\n");
+            assertEquals(0, b.readAll().length);
+        }
+        // On a fresh connection the same request is a page fetching the proxy port: it gets the 400 page.
+        RawProxyExchange r = RawProxyExchange.send(proxyAddress(), "GET /ws HTTP/1.1\r\nHost: 127.0.0.1");
+        assertEquals(400, r.status(), r.toString());
+        assertEquals("not_a_proxy_request", r.header("ptun-error"), r.toString());
+    }
+
+    @Test
+    void aConnectAfterAKeptExchangeLetsTheKeptStreamGo() throws Exception {
+        try (Browser b = afterAKeptExchange("/race")) { // the target keeps that connection open
+            String authority = "127.0.0.1:" + target.getLocalPort();
+            b.send("CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\nProxy-Authorization: "
+                    + RawProxyExchange.basic(session.username(), session.password()) + "\r\n\r\n");
+            assertTrue(b.readUntil("\r\n\r\n").startsWith("HTTP/1.1 200"));
+            // The relay's stream only: the kept one would otherwise stay open with no one to use or close it.
+            until("one live stream on the gateway", Duration.ofSeconds(10),
+                    () -> gatewayMetrics.get("ptun.gateway.streams.live").gauge().value() == 1);
+        }
+    }
+
     /** A browser connection after one keep-alive exchange with {@code path} (whose answer is "kept"). */
     private Browser afterAKeptExchange(String path) throws IOException {
         Browser b = new Browser();
@@ -306,6 +353,8 @@ class UpstreamResponseTest {
                 } else if (head.startsWith("GET /after-race ")) {
                     out.write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfresh"
                             .getBytes(StandardCharsets.ISO_8859_1));
+                } else if (head.startsWith("GET /broken-head ")) {
+                    out.write("HTTP/1.1 200 OK\r\nX-Partial: y\r\n".getBytes(StandardCharsets.ISO_8859_1));
                 } else if (head.startsWith("GET /nothing ")) {
                     continue; // closed unanswered
                 } else {
