@@ -32,6 +32,8 @@ public final class Page {
     private final List<JsonNode> responses = new CopyOnWriteArrayList<>();
     private final List<JsonNode> scripts = new CopyOnWriteArrayList<>();
     private final List<String> console = new CopyOnWriteArrayList<>();
+    /** Requests sent and not finished (by request id): what a timed-out wait reports, to tell a hung fetch apart. */
+    private final java.util.Map<String, String> unfinished = new java.util.concurrent.ConcurrentHashMap<>();
     private final AtomicReference<CompletableFuture<Void>> load = new AtomicReference<>(new CompletableFuture<>());
 
     Page(Cdp cdp, String targetId, String sessionId, String username, String password) {
@@ -48,6 +50,17 @@ public final class Page {
         cdp.on("Network.loadingFailed", (p, s) -> {
             if (sessionId.equals(s)) {
                 loadingFailures.add(p);
+                unfinished.remove(p.path("requestId").asText());
+            }
+        });
+        cdp.on("Network.requestWillBeSent", (p, s) -> {
+            if (sessionId.equals(s)) {
+                unfinished.put(p.path("requestId").asText(), p.path("request").path("url").asText());
+            }
+        });
+        cdp.on("Network.loadingFinished", (p, s) -> {
+            if (sessionId.equals(s)) {
+                unfinished.remove(p.path("requestId").asText());
             }
         });
         cdp.on("Network.responseReceived", (p, s) -> {
@@ -161,6 +174,10 @@ public final class Page {
         return evaluate(expression).asText();
     }
 
+    private static List<JsonNode> lastOf(List<JsonNode> all, int n) {
+        return all.subList(Math.max(0, all.size() - n), all.size());
+    }
+
     /**
      * Polls {@code expression} until it is truthy, small parks between polls, bounded by {@code timeout}. Errors
      * during a poll (the document is being replaced) count as "not yet". Returns the truthy value.
@@ -181,7 +198,10 @@ public final class Page {
             }
             if (System.nanoTime() - deadline > 0) {
                 throw new AssertionError("timed out after " + timeout + " waiting for `" + expression + "` (last: "
-                        + (lastError != null ? lastError.getMessage() : last) + "); console: " + console);
+                        + (lastError != null ? lastError.getMessage() : last) + "); console: " + console
+                        + "; requests not finished: " + unfinished.values() + "; loading failures: "
+                        + loadingFailures.stream().map(f -> f.path("errorText").asText()).toList()
+                        + "; last responses: " + lastOf(List.copyOf(responses), 5));
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
             if (Thread.interrupted()) {
