@@ -20,7 +20,7 @@ final class Table {
             new String[]{"ws", "direct"}, new String[]{"wss", "direct"});
 
     static List<Row> rows(Config c) {
-        return java.util.stream.Stream.of(
+        List<Row> rows = new java.util.ArrayList<>(List.of(
                 Row.section("1 single-stream bulk"),
                 new Row("download (target->client)", "Gbit/s", "bulk.downloadGbps", 2, true),
                 new Row("upload (client->target)", "Gbit/s", "bulk.uploadGbps", 2, true),
@@ -65,28 +65,31 @@ final class Table {
                 new Row("ingress direct mem, peak (run)", "MiB", "concurrent.memory.deskNmt.directPeakMiB", 1, false),
                 new Row("slow reader pace", "MiB/s", "slowReader.readerMiBps", 0, false),
                 new Row("slow reader bytes read", "GiB", "slowReader.bytesRead", 2, false),
-                Row.section("7 page load, Vite dev app, " + PageLoad.MODULES + " modules, cold browser cache"),
-                new Row("loadEventEnd median", "ms", "page.loadMedianMs", 0, true),
-                new Row("loadEventEnd min", "ms", "page.loadMinMs", 0, true),
-                new Row("loadEventEnd max", "ms", "page.loadMaxMs", 0, true),
-                new Row("CPU per load, Vite", "ms", "page.viteCpuMsPerLoad", 0, true),
-                new Row("CPU per load, env | desk", "ms", "page.gatewayCpuMsPerLoad", 0, false),
-                new Row("", "ms", "page.ingressCpuMsPerLoad", 0, false),
-                Row.section("7b the same, after " + (c.pageWarm + c.pageLoads + c.pageSteadyWarm)
-                        + " earlier rounds of loads (JIT-warm gateway and ingress)"),
-                new Row("loadEventEnd median", "ms", "pageSteady.loadMedianMs", 0, true),
-                new Row("loadEventEnd min", "ms", "pageSteady.loadMinMs", 0, true),
-                new Row("loadEventEnd max", "ms", "pageSteady.loadMaxMs", 0, true),
-                new Row("CPU per load, Vite", "ms", "pageSteady.viteCpuMsPerLoad", 0, true),
-                new Row("CPU per load, env | desk", "ms", "pageSteady.gatewayCpuMsPerLoad", 0, false),
-                new Row("", "ms", "pageSteady.ingressCpuMsPerLoad", 0, false),
+                Row.section("7 page load, Vite dev app, " + PageLoad.MODULES + " modules, cold browser cache")));
+        rows.addAll(pageRows("page"));
+        rows.add(Row.section("7b the same, after " + (c.pageWarm + c.pageLoads + c.pageSteadyWarm)
+                + " earlier rounds of loads (JIT-warm gateway and ingress)"));
+        rows.addAll(pageRows("pageSteady"));
+        rows.addAll(List.of(
                 Row.section("robustness (not an issue figure): close " + c.abortStreams + " busy streams at once"),
                 new Row("tunnel connections lost", "count", "abort.connectionsLost", 0, false),
-                new Row("next stream opened after", "ms", "abort.nextStreamAfterMs", 1, false))
+                new Row("next stream opened after", "ms", "abort.nextStreamAfterMs", 1, false)));
+        return rows.stream()
                 .filter(r -> c.abortStreams > 0 && c.figures.contains("abort") || !r.label().startsWith("robustness")
                         && (r.key() == null || !r.key().startsWith("abort.")))
                 .filter(r -> c.pageSteadyWarm >= 0 || !r.label().startsWith("7b")
                         && (r.key() == null || !r.key().startsWith("pageSteady."))).toList();
+    }
+
+    /** Figure 7's rows for one series of page loads ({@code page} or {@code pageSteady} in a path's results). */
+    private static List<Row> pageRows(String series) {
+        return List.of(
+                new Row("loadEventEnd median", "ms", series + ".loadMedianMs", 0, true),
+                new Row("loadEventEnd min", "ms", series + ".loadMinMs", 0, true),
+                new Row("loadEventEnd max", "ms", series + ".loadMaxMs", 0, true),
+                new Row("CPU per load, Vite", "ms", series + ".viteCpuMsPerLoad", 0, true),
+                new Row("CPU per load, env | desk", "ms", series + ".gatewayCpuMsPerLoad", 0, false),
+                new Row("", "ms", series + ".ingressCpuMsPerLoad", 0, false));
     }
 
     static void print(PrintStream out, Map<String, Map<String, Object>> results, List<Map<String, Object>> targets,

@@ -87,7 +87,6 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     private boolean upstreamReused;
     private boolean requestHasBody;
     private boolean upstreamAnswered;
-    private boolean retriedOnFreshStream;
     /** An exchange was completed on this connection, which is now a reused keep-alive connection. */
     private boolean reusedConnection;
     private boolean waitingForUpstreamWritable;
@@ -197,7 +196,6 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     private void onRequestHead(HttpRequest req) {
         cancelHeadDeadline();
         refreshTried = false;
-        retriedOnFreshStream = false;
         responseStarted = false; // a refusal of this request must not see the last exchange's response
         responseUnflushed = false;
         request = null;
@@ -208,21 +206,17 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         String uri = req.uri();
         boolean connect = HttpMethod.CONNECT.equals(req.method());
-        if (!connect && (uri.startsWith("/") || "*".equals(uri)) && reusedConnection) {
-            // Origin form on a connection that already carried a proxied exchange: a client that took this pooled
-            // connection for a tunnel (the JDK's WebSocket client does). Closed unanswered, as an idle keep-alive
-            // connection may be: such a client then retries on a fresh connection (RFC 9112, section 9.3.1).
-            state = State.CLOSED;
-            context.audit().event("request_refused")
-                    .put("session", null)
-                    .put("authority", null)
-                    .put("code", ErrorPages.NOT_A_PROXY_REQUEST)
-                    .put("detail", "origin_form_on_reused_connection")
-                    .write();
-            browser.close();
-            return;
-        }
         if (!connect && (uri.startsWith("/") || "*".equals(uri))) {
+            if (reusedConnection) {
+                // On a connection that already carried a proxied exchange: a client that took this pooled
+                // connection for a tunnel (the JDK's WebSocket client does). Closed unanswered, as an idle
+                // keep-alive connection may be: such a client then retries on a fresh connection (RFC 9112,
+                // section 9.3.1).
+                state = State.CLOSED;
+                auditRefused(null, null, ErrorPages.NOT_A_PROXY_REQUEST, "origin_form_on_reused_connection");
+                browser.close();
+                return;
+            }
             // A page (or any local client) talking to the ingress port as if it were a web server. Nothing
             // is dialed and no credential is asked for.
             sendAndClose(ErrorPages.page(browser.alloc(),
@@ -462,20 +456,19 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             ReferenceCountUtil.release(msg);
             return;
         }
-        upstreamAnswered |= state == State.FORWARDING;
-        if (state == State.FORWARDING && msg instanceof HttpObject part && part.decoderResult().isFailure()) {
-            // A head the target broke off (its FIN mid-headers) or that exceeds the limits, or a bad chunk: never
-            // passed on as if it were a response.
-            ReferenceCountUtil.release(msg);
-            closeUpstream();
-            upstreamEndedEarly("the target's response was malformed or incomplete");
-            return;
-        }
         if (state != State.FORWARDING) {
             // Nothing was asked: a target speaking out of turn (a 408 before it closes an idle connection). Its
             // stream cannot be trusted with the next request.
             ReferenceCountUtil.release(msg);
             closeUpstream();
+            return;
+        }
+        upstreamAnswered = true;
+        if (msg instanceof HttpObject part && part.decoderResult().isFailure()) {
+            // A head the target broke off (its FIN mid-headers) or that exceeds the limits, or a bad chunk: never
+            // passed on as if it were a response.
+            ReferenceCountUtil.release(msg);
+            upstreamEndedEarly("the target's response was malformed or incomplete");
             return;
         }
         if (msg instanceof HttpResponse response) {
@@ -516,24 +509,20 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
                 }
             }
         }
-        boolean last = msg instanceof LastHttpContent;
         browser.write(msg);
-        if (last && informational) {
-            informational = false;
-            responseUnflushed = false;
-            browser.flush();
-            readUpstreamIfBrowserWritable();
-            return;
-        }
-        if (last) {
-            responseUnflushed = false;
-            browser.flush();
-            finishExchange();
-            return;
-        }
-        // Flushed, and the next read asked for, once the upstream's read has handed over all it decoded
-        // (onUpstreamReadComplete): a small response's head and body then leave in one write, not two.
         responseUnflushed = true;
+        if (!(msg instanceof LastHttpContent)) {
+            // Flushed, and the next read asked for, once the upstream's read has handed over all it decoded
+            // (onUpstreamReadComplete): a small response's head and body then leave in one write, not two.
+            return;
+        }
+        flushResponse();
+        if (informational) {
+            informational = false;
+            readUpstreamIfBrowserWritable();
+        } else {
+            finishExchange();
+        }
     }
 
     /** The upstream finished a read whose parts were all handed over before this; runs on the browser loop. */
@@ -657,6 +646,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
 
     /** The upstream ended while a response was due or under way (a complete one ended the exchange before). */
     private void upstreamEndedEarly(String detail) {
+        closeUpstream();
         if (mayRetryOnFreshStream()) {
             retryOnFreshStream(detail);
             return;
@@ -691,7 +681,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
      */
     private boolean mayRetryOnFreshStream() {
         HttpMethod method = request.method();
-        return upstreamReused && !retriedOnFreshStream && !upstreamAnswered && requestDone && !requestHasBody
+        return upstreamReused && !upstreamAnswered && requestDone && !requestHasBody
                 && (HttpMethod.GET.equals(method) || HttpMethod.HEAD.equals(method)
                 || HttpMethod.OPTIONS.equals(method));
     }
@@ -702,9 +692,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
                 .put("authority", route.requested().toString())
                 .put("reason", why)
                 .write();
-        retriedOnFreshStream = true;
-        upstreamReused = false;
-        closeUpstream();
+        upstreamReused = false; // the fresh stream is not retried in turn: once only
         // The request's end went to the old stream: the new stream's encoder must see it too.
         pendingBody.add(LastHttpContent.EMPTY_LAST_CONTENT);
         state = State.OPENING;
@@ -796,12 +784,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         state = State.CLOSED;
         releasePending();
         closeUpstream();
-        context.audit().event("request_refused")
-                .put("session", session == null ? null : session.id())
-                .put("authority", authority)
-                .put("code", code)
-                .put("detail", reason)
-                .write();
+        auditRefused(session == null ? null : session.id(), authority, code, reason);
         if (responseStarted) {
             // Too late for an error page: the browser learns from the connection ending after what it was sent.
             response.release();
@@ -809,6 +792,15 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         } else {
             browser.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
         }
+    }
+
+    private void auditRefused(String sessionId, String authority, String code, String reason) {
+        context.audit().event("request_refused")
+                .put("session", sessionId)
+                .put("authority", authority)
+                .put("code", code)
+                .put("detail", reason)
+                .write();
     }
 
     private dev.previewtunnel.mux.audit.AuditLog.Event audit(String event, String kind) {

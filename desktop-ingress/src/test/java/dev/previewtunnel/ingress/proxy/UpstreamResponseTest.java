@@ -178,8 +178,7 @@ class UpstreamResponseTest {
     @Test
     void aTargetThatClosesWithoutAnsweringIsA502() throws Exception {
         RawProxyExchange r = RawProxyExchange.send(proxyAddress(), request("/nothing"));
-        assertEquals(502, r.status(), r.toString());
-        assertEquals("stream_reset", r.header("ptun-error"), r.toString());
+        assertStreamResetPage(r);
     }
 
     @Test
@@ -212,8 +211,7 @@ class UpstreamResponseTest {
             // A GET, but with a body: the target may have acted on it, so the browser gets the error instead.
             b.send(keepAliveRequest("/after-race") + "\r\nContent-Length: 4\r\n\r\nbody");
             RawProxyExchange r = RawProxyExchange.parse(b.readAll());
-            assertEquals(502, r.status(), r.toString());
-            assertEquals("stream_reset", r.header("ptun-error"), r.toString());
+            assertStreamResetPage(r);
         }
         assertEquals(List.of("GET /after-race HTTP/1.1"), racedRequests);
     }
@@ -221,8 +219,7 @@ class UpstreamResponseTest {
     @Test
     void aHeadTheTargetBreaksOffIsA502NotAnEmptyResponse() throws Exception {
         RawProxyExchange r = RawProxyExchange.send(proxyAddress(), request("/broken-head"));
-        assertEquals(502, r.status(), r.toString());
-        assertEquals("stream_reset", r.header("ptun-error"), r.toString());
+        assertStreamResetPage(r);
     }
 
     @Test
@@ -261,6 +258,11 @@ class UpstreamResponseTest {
             until("one live stream on the gateway", Duration.ofSeconds(10),
                     () -> gatewayMetrics.get("ptun.gateway.streams.live").gauge().value() == 1);
         }
+    }
+
+    private static void assertStreamResetPage(RawProxyExchange r) {
+        assertEquals(502, r.status(), r.toString());
+        assertEquals("stream_reset", r.header("ptun-error"), r.toString());
     }
 
     /** A browser connection after one keep-alive exchange with {@code path} (whose answer is "kept"). */
