@@ -62,12 +62,24 @@ final class Journeys {
         return fromOrigin.size();
     }
 
+    /**
+     * Waits for the page to show {@code value}; a timeout also carries Vite's log, which says whether Vite saw the
+     * file change and sent an update (the page's own record, in the message, says whether a fetch was made).
+     */
+    private static void waitForValue(Page page, ViteDevServer vite, String value) {
+        try {
+            page.waitFor("document.getElementById('value').textContent === " + js(value), WAIT);
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; Vite's log: " + vite.logTail(), e);
+        }
+    }
+
     private static void viteHmrSteps(Page page, ViteDevServer vite, SpikeResult r) {
         String url = "http://localhost:" + vite.port() + "/";
         long t0 = System.nanoTime();
         JsonNode nav = page.navigate(url);
         assertNavigated(nav, url);
-        page.waitFor("document.getElementById('value').textContent === " + js(ViteDevServer.INITIAL_VALUE), WAIT);
+        waitForValue(page, vite, ViteDevServer.INITIAL_VALUE);
         r.put("url", url);
         r.put("pageLoadMs", msSince(t0));
         // Vite's client says "[vite] connected." once its HMR WebSocket (CONNECT through the ingress) is open.
@@ -84,7 +96,7 @@ final class Journeys {
         String edited = "edited-" + UUID.randomUUID().toString().substring(0, 8);
         long t1 = System.nanoTime();
         vite.writeValue(edited);
-        page.waitFor("document.getElementById('value').textContent === " + js(edited), WAIT);
+        waitForValue(page, vite, edited);
         long hmrMs = msSince(t1);
         JsonNode after = page.evaluate(PAGE_STATE);
         assertNoFullReload(after, marker, timeOrigin);
@@ -97,7 +109,7 @@ final class Journeys {
 
         long t2 = System.nanoTime();
         vite.writeValue(ViteDevServer.INITIAL_VALUE);
-        page.waitFor("document.getElementById('value').textContent === " + js(ViteDevServer.INITIAL_VALUE), WAIT);
+        waitForValue(page, vite, ViteDevServer.INITIAL_VALUE);
         long restoreMs = msSince(t2);
         JsonNode end = page.evaluate(PAGE_STATE);
         assertNoFullReload(end, marker, timeOrigin);
