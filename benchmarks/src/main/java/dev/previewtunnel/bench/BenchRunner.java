@@ -62,6 +62,7 @@ public final class BenchRunner {
         doc.put("config", configJson(c));
         Map<String, Map<String, Object>> results = new LinkedHashMap<>();
         Map<String, Object> notes = new LinkedHashMap<>();
+        Map<String, Map<String, Object>> relayResults = new LinkedHashMap<>();
         List<String> failures = new ArrayList<>();
         long t0 = System.nanoTime();
         try (Lab lab = new Lab(c)) {
@@ -88,7 +89,7 @@ public final class BenchRunner {
                         e.printStackTrace(out);
                     }
                 }
-                pagePhase(lab, results, keptForPage, out);
+                pagePhase(lab, results, keptForPage, relayResults, notes, out);
             } finally {
                 keptForPage.forEach(Lab.Tunnel::close);
             }
@@ -100,13 +101,16 @@ public final class BenchRunner {
         derive(results);
         doc.put("notes", notes);
         doc.put("results", results);
+        if (!relayResults.isEmpty()) {
+            doc.put("pageRelays", relayResults);
+        }
         List<Map<String, Object>> targets = Targets.check(results);
         doc.put("targets", targets);
         failures.addAll(FIGURE_FAILURES);
         FIGURE_FAILURES.clear();
         doc.put("failures", failures);
         doc.put("seconds", Figures.round(seconds, 1));
-        Table.print(out, results, targets, notes, c);
+        Table.print(out, results, relayResults, targets, notes, c);
         out.printf(Locale.ROOT, "run took %.0f s; JSON: %s%n", seconds, c.jsonOut.toAbsolutePath());
         Files.createDirectories(c.jsonOut.toAbsolutePath().getParent());
         new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(c.jsonOut.toFile(), doc);
@@ -195,9 +199,12 @@ public final class BenchRunner {
      * straight to Vite and through each kept tunnel, interleaved (one load per path in turn, the first path
      * rotating), so that whatever drifts during a run (Vite's and Chromium's own warm-up, other load on a shared
      * machine) falls on every path alike. Measured per path in its own phase, the ratio moved by up to 0.5x from
-     * run to run (docs/performance.md, finding 18).
+     * run to run (docs/performance.md, finding 18). With direct loads measured, the same rounds also load through
+     * one and two nginx HTTP proxies ({@link PageRelays}, results in {@code relayResults}): what any proxy hop
+     * costs on this machine (finding 20).
      */
     private static void pagePhase(Lab lab, Map<String, Map<String, Object>> results, List<Lab.Tunnel> tunnels,
+                                  Map<String, Map<String, Object>> relayResults, Map<String, Object> notes,
                                   PrintStream out) {
         Config c = lab.config;
         if (lab.browser == null || !c.figures.contains("page")) {
@@ -216,12 +223,48 @@ public final class BenchRunner {
         if (keys.isEmpty()) {
             return;
         }
+        PageRelays relays = null;
+        if (c.pageRelays && results.containsKey("direct")) {
+            String[] why = new String[1];
+            try {
+                relays = PageRelays.start(lab.dir, lab.vitePort, why);
+            } catch (IOException | RuntimeException e) {
+                why[0] = "nginx did not start: " + e.getMessage();
+            }
+            if (relays == null) {
+                notes.put("pageRelays", "skipped: " + why[0]);
+                FIGURE_FAILURES.add("page relays: " + why[0] + " (--no-page-relays skips them)");
+            } else {
+                for (String key : PageRelays.KEYS) {
+                    keys.add(key);
+                    relayResults.put(key, new LinkedHashMap<>());
+                }
+                vias.addAll(relays.vias());
+            }
+        }
+        try {
+            loadPages(lab, keys, vias, key -> results.containsKey(key) ? results.get(key) : relayResults.get(key),
+                    out);
+        } finally {
+            if (relays != null) {
+                relays.close();
+            }
+        }
+        for (Lab.Tunnel t : tunnels) {
+            putLogErrors(results.get(t.key()), t);
+        }
+    }
+
+    /** Figure 7's series (and 7b's), each path's under its key in the map {@code sink} gives for it. */
+    private static void loadPages(Lab lab, List<String> keys, List<PageLoad.Via> vias,
+                                  Function<String, Map<String, Object>> sink, PrintStream out) {
+        Config c = lab.config;
         log(out, "  page loads (Vite, " + PageLoad.MODULES + " modules), interleaved: " + String.join(", ", keys));
         String url = "http://localhost:" + lab.vitePort + "/";
         try {
             Map<String, Map<String, Object>> pages = lab.browser.measureInterleaved(url, vias, keys, c.pageWarm,
                     c.pageLoads, lab.vite);
-            pages.forEach((key, page) -> results.get(key).put("page", page));
+            pages.forEach((key, page) -> sink.apply(key).put("page", page));
             if (c.pageSteadyWarm >= 0) {
                 // The same loads again once the tunnel's JVMs have compiled their request path (finding 19):
                 // the first series shows what a freshly started ingress and gateway give, this one what a
@@ -232,21 +275,18 @@ public final class BenchRunner {
                         c.pageSteadyWarm, c.pageLoads, lab.vite);
                 steady.forEach((key, page) -> {
                     page.put("roundsBefore", before);
-                    results.get(key).put("pageSteady", page);
+                    sink.apply(key).put("pageSteady", page);
                 });
             }
         } catch (RuntimeException e) {
             log(out, "  FAILED page loads: " + e);
             for (String key : keys) {
-                results.get(key).putIfAbsent("page", Map.of("error", String.valueOf(e)));
+                sink.apply(key).putIfAbsent("page", Map.of("error", String.valueOf(e)));
                 if (c.pageSteadyWarm >= 0) {
-                    results.get(key).putIfAbsent("pageSteady", Map.of("error", String.valueOf(e)));
+                    sink.apply(key).putIfAbsent("pageSteady", Map.of("error", String.valueOf(e)));
                 }
             }
             FIGURE_FAILURES.add("page loads: " + e);
-        }
-        for (Lab.Tunnel t : tunnels) {
-            putLogErrors(results.get(t.key()), t);
         }
     }
 
@@ -394,6 +434,10 @@ public final class BenchRunner {
         m.put("streams", c.streams);
         m.put("holStreams", c.holStreams);
         m.put("abortStreams", c.abortStreams);
+        m.put("pageWarm", c.pageWarm);
+        m.put("pageLoads", c.pageLoads);
+        m.put("pageSteadyWarm", c.pageSteadyWarm);
+        m.put("pageRelays", c.pageRelays);
         m.put("windowMillis", c.streamsWindowMillis);
         m.put("slowBytesPerSecond", c.slowBytesPerSecond);
         m.put("slowBytes", c.slowBytes);

@@ -17,6 +17,8 @@ final class Config {
     int pageLoads = 5;
     /** Unmeasured rounds between figure 7's two series (a JIT-warm tunnel); negative: no second series. */
     int pageSteadyWarm = 40;
+    /** Figure 7's rounds also load through one and two nginx HTTP proxies (its floor, {@link PageRelays}). */
+    boolean pageRelays = true;
     int targetPorts = 4;
     int pool = 4;
 
@@ -100,6 +102,7 @@ final class Config {
                 case "--page-loads" -> c.pageLoads = Integer.parseInt(args[++i]);
                 case "--page-warm" -> c.pageWarm = Integer.parseInt(args[++i]);
                 case "--page-steady-warm" -> c.pageSteadyWarm = Integer.parseInt(args[++i]);
+                case "--no-page-relays" -> c.pageRelays = false;
                 case "--bulk-mib" -> c.bulkBytes = Long.parseLong(args[++i]) << 20;
                 case "--bulk-reps" -> c.bulkReps = Integer.parseInt(args[++i]);
                 case "--bulk-warm-seconds" -> c.bulkWarmMillis = Long.parseLong(args[++i]) * 1000;
@@ -150,6 +153,8 @@ final class Config {
                   --page-steady-warm N    then N more unmeasured rounds and a second series of --page-loads
                                           loads, through gateway and ingress that have compiled their
                                           request path (default 40; -1: no second series)
+                  --no-page-relays        figure 7's rounds without the loads through one and two nginx
+                                          HTTP proxies that show what any proxy costs here (needs nginx)
                   --bulk-mib N            bytes per bulk repetition and direction (default 1024)
                   --bulk-reps N           bulk repetitions, median reported (default 3)
                   --bulk-warm-seconds N   unmeasured 256 MiB transfers, alternating directions, for at least

@@ -178,8 +178,9 @@ final class PageLoad implements AutoCloseable {
     }
 
     /**
-     * How a load reaches Vite: straight ({@link #DIRECT}) or through an ingress with a session's credential; the
-     * tunnel's gateway and ingress, whose CPU per load is reported.
+     * How a load reaches Vite: straight ({@link #DIRECT}) or through a proxy (an ingress with a session's
+     * credential, or a relay of {@link PageRelays} with none); the processes on the way, whose CPU per load is
+     * reported: the environment side ({@code gateway}) and the desktop side ({@code ingress}), either may be null.
      */
     record Via(InetSocketAddress proxy, String user, String password, Proc gateway, Proc ingress) {
         static final Via DIRECT = new Via(null, null, null, null, null);
@@ -235,6 +236,8 @@ final class PageLoad implements AutoCloseable {
             figure.put("viteCpuMsPerLoad", Figures.round(cpu.get(k)[0] / (double) count, 1));
             if (vias.get(k).gateway() != null) {
                 figure.put("gatewayCpuMsPerLoad", Figures.round(cpu.get(k)[1] / (double) count, 1));
+            }
+            if (vias.get(k).ingress() != null) {
                 figure.put("ingressCpuMsPerLoad", Figures.round(cpu.get(k)[2] / (double) count, 1));
             }
             out.put(keys.get(k), figure);

@@ -92,7 +92,8 @@ final class Table {
                 new Row("", "ms", series + ".ingressCpuMsPerLoad", 0, false));
     }
 
-    static void print(PrintStream out, Map<String, Map<String, Object>> results, List<Map<String, Object>> targets,
+    static void print(PrintStream out, Map<String, Map<String, Object>> results,
+                      Map<String, Map<String, Object>> relays, List<Map<String, Object>> targets,
                       Map<String, Object> notes, Config c) {
         StringBuilder sb = new StringBuilder();
         sb.append('\n');
@@ -123,6 +124,9 @@ final class Table {
             }
             sb.append('\n');
         }
+        if (!relays.isEmpty()) {
+            appendPageRelays(sb, results.get("direct"), relays);
+        }
         sb.append('\n').append("targets (issue 6):\n");
         for (Map<String, Object> t : targets) {
             sb.append(String.format(Locale.ROOT, "  [%s] %s: %s%n", t.get("status"), t.get("target"), t.get("measured")));
@@ -132,6 +136,37 @@ final class Table {
         }
         out.print(sb);
         out.flush();
+    }
+
+    /**
+     * Figure 7's floor (not an issue figure): the same rounds' loads through one and two nginx HTTP proxies next to
+     * the direct ones, with nginx's CPU per load (both processes for two).
+     */
+    private static void appendPageRelays(StringBuilder sb, Map<String, Object> direct,
+                                         Map<String, Map<String, Object>> relays) {
+        Map<String, Object> one = relays.get("nginx1");
+        Map<String, Object> two = relays.get("nginx2");
+        sb.append(String.format(Locale.ROOT, "%-39s %9s %9s %9s %9s %9s%n",
+                "7, 7b floor: nginx as HTTP proxy, same rounds", "direct", "1 proxy", "2 proxies", "1/dir", "2/dir"));
+        for (String series : List.of("page", "pageSteady")) {
+            if (direct == null || !(direct.get(series) instanceof Map)) {
+                continue;
+            }
+            String name = series.equals("page") ? "7 " : "7b";
+            double d = num(direct, series + ".loadMedianMs");
+            double a = num(one, series + ".loadMedianMs");
+            double b = num(two, series + ".loadMedianMs");
+            sb.append(String.format(Locale.ROOT, "  %-30s %-6s %9s %9s %9s %9s %9s%n", name + " loadEventEnd median",
+                    "ms", fmt(d, 0), fmt(a, 0), fmt(b, 0), ratio(a, d), ratio(b, d)));
+            double cpuOne = num(one, series + ".ingressCpuMsPerLoad");
+            double cpuTwo = num(two, series + ".ingressCpuMsPerLoad") + num(two, series + ".gatewayCpuMsPerLoad");
+            sb.append(String.format(Locale.ROOT, "  %-30s %-6s %9s %9s %9s%n", name + " CPU per load, nginx", "ms",
+                    "-", fmt(cpuOne, 0), fmt(cpuTwo, 0)));
+        }
+    }
+
+    private static String ratio(double a, double b) {
+        return Double.isNaN(a) || Double.isNaN(b) || b == 0 ? "" : String.format(Locale.ROOT, "%.2fx", a / b);
     }
 
     private static double value(Map<String, Map<String, Object>> results, String path, Row row) {

@@ -51,11 +51,22 @@ class BenchRunnerSmokeTest {
             assertTrue(r.path("concurrent").path("aggregateGbps").asDouble() > 0, path + ": " + r);
             // Figure 7 after all the others, one load per path in turn, through a tunnel kept running for it.
             assertTrue(r.path("page").path("loadMedianMs").asDouble() > 0, path + ": " + r);
-            assertEquals("[\"direct\",\"ws\"]", r.path("page").path("interleavedWith").toString(), path + ": " + r);
+            assertEquals("[\"direct\",\"ws\",\"nginx1\",\"nginx2\"]", r.path("page").path("interleavedWith").toString(),
+                    path + ": " + r);
             // Figure 7b: the second series, right after the first in a smoke run (no warm-up rounds between).
             assertTrue(r.path("pageSteady").path("loadMedianMs").asDouble() > 0, path + ": " + r);
             assertEquals(1, r.path("pageSteady").path("roundsBefore").asInt(), path + ": " + r);
         }
+        // Figure 7's floor: the same rounds through one and two nginx HTTP proxies, with nginx's CPU per load.
+        assertTrue(printed.contains("7, 7b floor: nginx as HTTP proxy, same rounds"), printed);
+        for (String relay : new String[]{"nginx1", "nginx2"}) {
+            JsonNode r = doc.path("pageRelays").path(relay);
+            for (String series : new String[]{"page", "pageSteady"}) {
+                assertTrue(r.path(series).path("loadMedianMs").asDouble() > 0, relay + ": " + r);
+                assertTrue(r.path(series).has("ingressCpuMsPerLoad"), relay + ": " + r);
+            }
+        }
+        assertTrue(doc.path("pageRelays").path("nginx2").path("page").has("gatewayCpuMsPerLoad"));
         assertTrue(doc.path("results").path("ws").path("slowReader").path("memory").path("envPeakRssMiB").asDouble() > 0);
         assertEquals(0, code, "failures: " + doc.path("failures"));
     }
