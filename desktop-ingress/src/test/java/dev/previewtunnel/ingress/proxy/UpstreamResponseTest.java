@@ -57,12 +57,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * all is a 502 (so is a head it breaks off), a kept stream the target closed while idle is let go, not used for
  * the next request, and a bodyless GET the target dropped on a kept stream is sent once more on a fresh one. Also
  * what follows a kept exchange on the same connection: a refused request still gets its page, a CONNECT lets
- * the kept stream go, an origin-form request is closed unanswered.
+ * the kept stream go, an origin-form request is closed unanswered, an answer nobody asked for on an idle kept
+ * stream is dropped with that stream.
+ *
+ * <p>Here the browser connection is on its stream's event loop (what the pool's loop affinity gives when it has a
+ * connection on every loop); {@link UpstreamResponseOnAnotherLoopTest} runs the same tests with it on another one.
  */
 class UpstreamResponseTest {
     private static final String ENV = "e1";
     private final Transports transports = Transports.best();
     private EventLoopGroup group;
+    /** The browser connections' loop: {@link #group}'s, or a group of its own. */
+    private EventLoopGroup browserGroup;
     private GatewayServer gateway;
     private TunnelPool pool;
     private Channel proxy;
@@ -101,8 +107,9 @@ class UpstreamResponseTest {
         IngressContext context = new IngressContext(config, sessions, pool, new AuditLog("ingress"));
         // ProxyServer's child options, and its pipeline (IngressFuzzAccess) below a counter of data-carrying
         // flushes at the socket end.
+        browserGroup = browserOnAnotherLoop() ? transports.newGroup(1, "upstream-response-browser") : group;
         proxy = new ServerBootstrap()
-                .group(group)
+                .group(browserGroup)
                 .channel(transports.serverSocketChannel())
                 .childOption(ChannelOption.AUTO_READ, false)
                 .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
@@ -117,13 +124,25 @@ class UpstreamResponseTest {
                 .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
     }
 
+    /** Whether browser connections get an event loop of their own, apart from the tunnel and its streams. */
+    boolean browserOnAnotherLoop() {
+        return false;
+    }
+
     @AfterEach
     void stop() throws Exception {
         if (proxy != null) {
             proxy.close().sync();
         }
         if (pool != null) {
+            // As the ingress's own stop does: a connection left to the loops' shutdown can stay open, and the
+            // gateway's close would then wait its whole drain timeout for that connection's kept stream.
             pool.close();
+            pool.closeConnectionsNow();
+            assertTrue(pool.awaitClosed(Duration.ofSeconds(5)), "the tunnel connection closed");
+        }
+        if (browserGroup != null && browserGroup != group) {
+            browserGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         }
         if (group != null) {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
@@ -260,6 +279,20 @@ class UpstreamResponseTest {
         }
     }
 
+    @Test
+    void anAnswerNobodyAskedForOnAnIdleKeptStreamIsDroppedWithThatStream() throws Exception {
+        // The target answers, then sends a 408 on the idle connection (as servers do just before they close one)
+        // but keeps it open: only the ingress reading that 408 can let the stream go.
+        try (Browser b = afterAKeptExchange("/keep-then-408")) {
+            until("the ingress let the stream go", Duration.ofSeconds(10),
+                    () -> gatewayMetrics.get("ptun.gateway.streams.live").gauge().value() == 0);
+            b.send(keepAliveRequest("/keep") + "\r\n\r\n");
+            // The next answer the browser reads is its own request's, from a fresh stream, not the 408.
+            String second = b.readUntil("\r\n\r\nkept");
+            assertTrue(second.startsWith("HTTP/1.1 200"), second);
+        }
+    }
+
     private static void assertStreamResetPage(RawProxyExchange r) {
         assertEquals(502, r.status(), r.toString());
         assertEquals("stream_reset", r.header("ptun-error"), r.toString());
@@ -351,6 +384,13 @@ class UpstreamResponseTest {
                             .getBytes(StandardCharsets.ISO_8859_1));
                     out.flush();
                     racedRequests.add(readUntil(c.getInputStream(), "\r\n\r\n").split("\r\n")[0]);
+                    continue;
+                } else if (head.startsWith("GET /keep-then-408 ")) {
+                    out.write(("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nkept"
+                            + "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n")
+                            .getBytes(StandardCharsets.ISO_8859_1));
+                    out.flush();
+                    c.getInputStream().readAllBytes(); // open until the other side closes
                     continue;
                 } else if (head.startsWith("GET /after-race ")) {
                     out.write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfresh"

@@ -42,6 +42,10 @@ final class PoolFixtures {
         @Override
         public void close() {
             pool.close();
+            // As the ingress's own stop does: a connection left to the loops' shutdown can stay open, and a
+            // gateway closed next would wait its drain timeout for it.
+            pool.closeConnectionsNow();
+            pool.awaitClosed(Duration.ofSeconds(5));
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
     }
