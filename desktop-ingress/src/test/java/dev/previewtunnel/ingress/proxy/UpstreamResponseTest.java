@@ -10,6 +10,7 @@ import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.SessionRegistry;
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
 import dev.previewtunnel.mux.MuxSettings;
+import dev.previewtunnel.mux.ReadBuffers;
 import dev.previewtunnel.mux.Transports;
 import dev.previewtunnel.mux.TunnelClient;
 import dev.previewtunnel.mux.audit.AuditLog;
@@ -44,6 +45,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static dev.previewtunnel.testing.Await.until;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -66,7 +68,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class UpstreamResponseTest {
     private static final String ENV = "e1";
     private final Transports transports = Transports.best();
-    private EventLoopGroup group;
+    EventLoopGroup group;
     /** The browser connections' loop: {@link #group}'s, or a group of its own. */
     private EventLoopGroup browserGroup;
     private GatewayServer gateway;
@@ -79,6 +81,10 @@ class UpstreamResponseTest {
     private final List<Integer> dataFlushes = new CopyOnWriteArrayList<>();
     /** The target's second part of a streamed response waits for this. */
     private final CountDownLatch sendRest = new CountDownLatch(1);
+    /** The target read the head of an upload (whose body it will never read). */
+    final CountDownLatch uploadHeadRead = new CountDownLatch(1);
+    /** The reads of the last browser connection the proxy accepted. */
+    volatile ReadWatch lastBrowserReads;
     private final SimpleMeterRegistry gatewayMetrics = new SimpleMeterRegistry();
     /** Request lines the target read on a kept connection and then closed unanswered. */
     private final List<String> racedRequests = new CopyOnWriteArrayList<>();
@@ -117,6 +123,10 @@ class UpstreamResponseTest {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        ReadBuffers.relayReads(ch); // as ProxyServer does, before the first read
+                        ReadWatch reads = new ReadWatch();
+                        lastBrowserReads = reads;
+                        ch.pipeline().addLast("reads", reads);
                         ch.pipeline().addLast("count", new DataFlushCounter());
                         IngressFuzzAccess.install(ch, context);
                     }
@@ -308,12 +318,16 @@ class UpstreamResponseTest {
     }
 
     /** A raw browser connection to the proxy, read with a 10 s timeout. */
-    private final class Browser implements AutoCloseable {
+    final class Browser implements AutoCloseable {
         private final Socket socket;
 
         Browser() throws IOException {
             socket = new Socket(proxyAddress().getAddress(), proxyAddress().getPort());
             socket.setSoTimeout(10_000);
+        }
+
+        void send(byte[] bytes) throws IOException {
+            socket.getOutputStream().write(bytes);
         }
 
         void send(String text) throws IOException {
@@ -342,7 +356,7 @@ class UpstreamResponseTest {
         return keepAliveRequest(path) + "\r\nConnection: close";
     }
 
-    private String keepAliveRequest(String path) {
+    String keepAliveRequest(String path) {
         String authority = "127.0.0.1:" + target.getLocalPort();
         return "GET http://" + authority + path + " HTTP/1.1\r\nHost: " + authority + "\r\n"
                 + "Proxy-Authorization: " + RawProxyExchange.basic(session.username(), session.password());
@@ -385,6 +399,10 @@ class UpstreamResponseTest {
                     out.flush();
                     racedRequests.add(readUntil(c.getInputStream(), "\r\n\r\n").split("\r\n")[0]);
                     continue;
+                } else if (head.startsWith("POST /upload ")) {
+                    uploadHeadRead.countDown();
+                    sendRest.await(60, TimeUnit.SECONDS); // and never reads the body
+                    continue;
                 } else if (head.startsWith("GET /keep-then-408 ")) {
                     out.write(("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nkept"
                             + "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n")
@@ -412,6 +430,52 @@ class UpstreamResponseTest {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
+            }
+        }
+    }
+
+    /**
+     * The bytes read from a browser socket, and whether a turn of reads ended without the proxy asking for the next
+     * (as it must while what it wrote to its stream is not yet accounted for: {@code CrossLoopWrites}).
+     */
+    static final class ReadWatch extends ChannelDuplexHandler {
+        private final AtomicLong bytes = new AtomicLong();
+        private volatile boolean watching;
+        private volatile boolean stopped;
+        private boolean asked;
+
+        long bytesRead() {
+            return bytes.get();
+        }
+
+        void watch() {
+            watching = true;
+        }
+
+        boolean stoppedWithoutAsking() {
+            return stopped;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof ByteBuf buf) {
+                bytes.addAndGet(buf.readableBytes());
+            }
+            ctx.fireChannelRead(msg);
+        }
+
+        @Override
+        public void read(ChannelHandlerContext ctx) {
+            asked = true;
+            ctx.read();
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            asked = false;
+            ctx.fireChannelReadComplete(); // the proxy, after this handler, decides whether to read on
+            if (watching && !asked) {
+                stopped = true;
             }
         }
     }
