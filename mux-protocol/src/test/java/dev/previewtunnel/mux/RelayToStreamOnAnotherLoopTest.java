@@ -1,9 +1,10 @@
 package dev.previewtunnel.mux;
 
 import dev.previewtunnel.testing.Await;
+import dev.previewtunnel.testing.ReadTurns;
+import dev.previewtunnel.testing.Uploads;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -17,7 +18,6 @@ import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.util.ReferenceCountUtil;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.URI;
@@ -57,7 +57,7 @@ class RelayToStreamOnAnotherLoopTest {
         NeverReads neverReads = new NeverReads();
         CountDownLatch hold = new CountDownLatch(1);
         CompletableFuture<Channel> accepted = new CompletableFuture<>();
-        ReadRequests reads = new ReadRequests();
+        ReadTurns reads = new ReadTurns();
         Channel listener = null;
         Channel socket = null;
         TunnelConnection connection = null;
@@ -84,11 +84,11 @@ class RelayToStreamOnAnotherLoopTest {
 
             RelayHandler.link(socket, stream, null);
             RelayHandler relay = (RelayHandler) socket.pipeline().get("ptun-relay");
-            stream.eventLoop().execute(() -> awaitQuietly(hold)); // after the stream's handlerAdded: busy from now
+            stream.eventLoop().execute(() -> Uploads.holdUntil(hold)); // after the stream's handlerAdded: busy from now
             socket.eventLoop().submit(() -> { }).sync(); // the socket's relay is in place and asked for a read
             reads.watch();
-            Socket out = uploader;
-            CompletableFuture.runAsync(() -> upload(out));
+            OutputStream out = uploader.getOutputStream();
+            CompletableFuture.runAsync(() -> Uploads.send(out, UPLOAD));
             Channel relayed = socket;
 
             Await.until("the relay stopped reading into the held stream, or read beyond " + BOUND,
@@ -125,56 +125,6 @@ class RelayToStreamOnAnotherLoopTest {
             socketLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
             tunnelLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
             serverLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
-        }
-    }
-
-    private static void upload(Socket socket) {
-        byte[] chunk = new byte[64 << 10];
-        try {
-            OutputStream out = socket.getOutputStream();
-            for (int done = 0; done < UPLOAD; done += chunk.length) {
-                out.write(chunk);
-            }
-        } catch (IOException e) {
-            // Closed at the end of the test while blocked: the relay stopped reading, as it should.
-        }
-    }
-
-    private static void awaitQuietly(CountDownLatch latch) {
-        try {
-            latch.await(60, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    /** Sees the socket's read requests: did a turn of reads end without the relay asking for the next? */
-    private static final class ReadRequests extends ChannelDuplexHandler {
-        private volatile boolean watching;
-        private volatile boolean stopped;
-        private boolean asked;
-
-        void watch() {
-            watching = true;
-        }
-
-        boolean stoppedWithoutAsking() {
-            return stopped;
-        }
-
-        @Override
-        public void read(ChannelHandlerContext ctx) {
-            asked = true;
-            ctx.read();
-        }
-
-        @Override
-        public void channelReadComplete(ChannelHandlerContext ctx) {
-            asked = false;
-            ctx.fireChannelReadComplete(); // the relay, after this handler, decides whether to read on
-            if (watching && !asked) {
-                stopped = true;
-            }
         }
     }
 

@@ -1,8 +1,10 @@
 package dev.previewtunnel.ingress.proxy;
 
+import dev.previewtunnel.testing.ReadTurns;
+import dev.previewtunnel.testing.Uploads;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
+import java.io.OutputStream;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -34,16 +36,17 @@ class UpstreamResponseOnAnotherLoopTest extends UpstreamResponseTest {
             b.send(keepAliveRequest("/upload").replace("GET ", "POST ") + "\r\nContent-Length: " + UPLOAD
                     + "\r\n\r\n");
             assertTrue(uploadHeadRead.await(10, TimeUnit.SECONDS), "the target got the request head");
-            ReadWatch reads = lastBrowserReads;
+            ReadTurns reads = lastBrowserReads;
             // The tunnel's loop (its streams' too) busy from now, as a loaded loop is: body parts handed to the
             // stream wait in that loop's queue, where the stream counts each at a few bytes. Read on by the
             // stream's writability alone, the ingress would take the whole upload into memory meanwhile.
             CountDownLatch hold = new CountDownLatch(1);
-            group.next().execute(() -> awaitQuietly(hold));
+            group.next().execute(() -> Uploads.holdUntil(hold));
             try {
                 reads.watch();
                 long before = reads.bytesRead();
-                CompletableFuture.runAsync(() -> upload(b));
+                OutputStream out = b.out();
+                CompletableFuture.runAsync(() -> Uploads.send(out, UPLOAD));
                 until("the ingress stopped reading the body, or read beyond " + BOUND + " bytes",
                         Duration.ofSeconds(30),
                         () -> reads.stoppedWithoutAsking() || reads.bytesRead() - before > BOUND);
@@ -54,25 +57,6 @@ class UpstreamResponseOnAnotherLoopTest extends UpstreamResponseTest {
             } finally {
                 hold.countDown();
             }
-        }
-    }
-
-    private static void upload(Browser b) {
-        byte[] chunk = new byte[64 << 10];
-        try {
-            for (int done = 0; done < UPLOAD; done += chunk.length) {
-                b.send(chunk);
-            }
-        } catch (IOException e) {
-            // closed at the end of the test while blocked: the ingress stopped reading, as it should
-        }
-    }
-
-    private static void awaitQuietly(CountDownLatch latch) {
-        try {
-            latch.await(60, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 }

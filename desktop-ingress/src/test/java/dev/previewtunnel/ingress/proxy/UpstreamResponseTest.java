@@ -45,7 +45,8 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
+
+import dev.previewtunnel.testing.ReadTurns;
 
 import static dev.previewtunnel.testing.Await.until;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -84,7 +85,7 @@ class UpstreamResponseTest {
     /** The target read the head of an upload (whose body it will never read). */
     final CountDownLatch uploadHeadRead = new CountDownLatch(1);
     /** The reads of the last browser connection the proxy accepted. */
-    volatile ReadWatch lastBrowserReads;
+    volatile ReadTurns lastBrowserReads;
     private final SimpleMeterRegistry gatewayMetrics = new SimpleMeterRegistry();
     /** Request lines the target read on a kept connection and then closed unanswered. */
     private final List<String> racedRequests = new CopyOnWriteArrayList<>();
@@ -124,7 +125,7 @@ class UpstreamResponseTest {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         ReadBuffers.relayReads(ch); // as ProxyServer does, before the first read
-                        ReadWatch reads = new ReadWatch();
+                        ReadTurns reads = new ReadTurns();
                         lastBrowserReads = reads;
                         ch.pipeline().addLast("reads", reads);
                         ch.pipeline().addLast("count", new DataFlushCounter());
@@ -212,15 +213,9 @@ class UpstreamResponseTest {
 
     @Test
     void aKeptStreamTheTargetClosedWhileIdleIsNotUsedForTheNextRequest() throws Exception {
-        try (Browser b = afterAKeptExchange("/keep")) {
-            // The target answered with keep-alive and then closed (as Node does after its keep-alive timeout):
-            // the ingress must notice while the stream is idle and let it go.
-            until("the ingress let the idle stream go", Duration.ofSeconds(10),
-                    () -> gatewayMetrics.get("ptun.gateway.streams.live").gauge().value() == 0);
-            b.send(keepAliveRequest("/keep") + "\r\n\r\n");
-            String second = b.readUntil("\r\n\r\nkept");
-            assertTrue(second.startsWith("HTTP/1.1 200"), second);
-        }
+        // The target answered with keep-alive and then closed (as Node does after its keep-alive timeout): the
+        // ingress must notice while the stream is idle and let it go.
+        assertKeptStreamLetGoAndNextRequestAnswered("/keep");
     }
 
     @Test
@@ -292,12 +287,20 @@ class UpstreamResponseTest {
     @Test
     void anAnswerNobodyAskedForOnAnIdleKeptStreamIsDroppedWithThatStream() throws Exception {
         // The target answers, then sends a 408 on the idle connection (as servers do just before they close one)
-        // but keeps it open: only the ingress reading that 408 can let the stream go.
-        try (Browser b = afterAKeptExchange("/keep-then-408")) {
-            until("the ingress let the stream go", Duration.ofSeconds(10),
+        // but keeps it open: only the ingress reading that 408 can let the stream go. The next answer the browser
+        // reads must be its own request's, from a fresh stream, not the 408.
+        assertKeptStreamLetGoAndNextRequestAnswered("/keep-then-408");
+    }
+
+    /**
+     * After a kept exchange with {@code path}, the ingress lets that stream go while it is idle (no live stream on
+     * the gateway), and the next request on the same browser connection gets its own 200 from a fresh stream.
+     */
+    private void assertKeptStreamLetGoAndNextRequestAnswered(String path) throws IOException {
+        try (Browser b = afterAKeptExchange(path)) {
+            until("the ingress let the idle stream go", Duration.ofSeconds(10),
                     () -> gatewayMetrics.get("ptun.gateway.streams.live").gauge().value() == 0);
             b.send(keepAliveRequest("/keep") + "\r\n\r\n");
-            // The next answer the browser reads is its own request's, from a fresh stream, not the 408.
             String second = b.readUntil("\r\n\r\nkept");
             assertTrue(second.startsWith("HTTP/1.1 200"), second);
         }
@@ -326,8 +329,8 @@ class UpstreamResponseTest {
             socket.setSoTimeout(10_000);
         }
 
-        void send(byte[] bytes) throws IOException {
-            socket.getOutputStream().write(bytes);
+        OutputStream out() throws IOException {
+            return socket.getOutputStream();
         }
 
         void send(String text) throws IOException {
@@ -430,52 +433,6 @@ class UpstreamResponseTest {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
-            }
-        }
-    }
-
-    /**
-     * The bytes read from a browser socket, and whether a turn of reads ended without the proxy asking for the next
-     * (as it must while what it wrote to its stream is not yet accounted for: {@code CrossLoopWrites}).
-     */
-    static final class ReadWatch extends ChannelDuplexHandler {
-        private final AtomicLong bytes = new AtomicLong();
-        private volatile boolean watching;
-        private volatile boolean stopped;
-        private boolean asked;
-
-        long bytesRead() {
-            return bytes.get();
-        }
-
-        void watch() {
-            watching = true;
-        }
-
-        boolean stoppedWithoutAsking() {
-            return stopped;
-        }
-
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (msg instanceof ByteBuf buf) {
-                bytes.addAndGet(buf.readableBytes());
-            }
-            ctx.fireChannelRead(msg);
-        }
-
-        @Override
-        public void read(ChannelHandlerContext ctx) {
-            asked = true;
-            ctx.read();
-        }
-
-        @Override
-        public void channelReadComplete(ChannelHandlerContext ctx) {
-            asked = false;
-            ctx.fireChannelReadComplete(); // the proxy, after this handler, decides whether to read on
-            if (watching && !asked) {
-                stopped = true;
             }
         }
     }
