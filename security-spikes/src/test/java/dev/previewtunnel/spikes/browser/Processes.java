@@ -167,6 +167,16 @@ public final class Processes {
         }
     }
 
+    /** Whether {@code condition} holds within {@code timeout} (polled, as {@link #await}; false, not a failure). */
+    public static boolean within(Duration timeout, BooleanSupplier condition) {
+        try {
+            await("a condition", timeout, condition);
+            return true;
+        } catch (AssertionError timedOut) {
+            return false;
+        }
+    }
+
     /** Waits until something accepts TCP connections on host:port (connection attempts, never sleeps). */
     public static void awaitPort(String host, int port, Duration timeout, Process owner, Path log) {
         await(host + ":" + port + " to accept connections", timeout, () -> {

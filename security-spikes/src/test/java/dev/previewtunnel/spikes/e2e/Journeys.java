@@ -16,6 +16,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The user journeys of runs 1 and 2, shared by the direct runs and the relay runs (run 7). */
 final class Journeys {
     static final Duration WAIT = Duration.ofSeconds(30);
+    /** How long a save may take to show as an update in Vite's log before it counts as not seen by its watcher. */
+    private static final Duration VITE_SAW_SAVE = Duration.ofSeconds(5);
 
     private Journeys() {
     }
@@ -74,6 +76,25 @@ final class Journeys {
         }
     }
 
+    /**
+     * Saves {@code value} into src/value.js and waits until the page shows it; returns how many times the save had
+     * to be repeated. Vite's file watcher now and then reports nothing for a save that closely follows the previous
+     * one (seen under load: Vite's log then shows no new "hmr update" and Vite sends no update; the page's record
+     * shows no fetch either). Such a save is repeated, at most twice, as a developer whose save did nothing would.
+     * Once Vite has sent the update, getting it to the page is the tunnel's part: no retry there.
+     */
+    private static int saveValue(Page page, ViteDevServer vite, String value) {
+        int updatesBefore = vite.valueUpdatesLogged();
+        vite.writeValue(value);
+        int resaves = 0;
+        while (resaves < 2 && !Processes.within(VITE_SAW_SAVE, () -> vite.valueUpdatesLogged() > updatesBefore)) {
+            resaves++;
+            vite.writeValue(value);
+        }
+        waitForValue(page, vite, value);
+        return resaves;
+    }
+
     private static void viteHmrSteps(Page page, ViteDevServer vite, SpikeResult r) {
         String url = "http://localhost:" + vite.port() + "/";
         long t0 = System.nanoTime();
@@ -95,8 +116,7 @@ final class Journeys {
 
         String edited = "edited-" + UUID.randomUUID().toString().substring(0, 8);
         long t1 = System.nanoTime();
-        vite.writeValue(edited);
-        waitForValue(page, vite, edited);
+        int resaves = saveValue(page, vite, edited);
         long hmrMs = msSince(t1);
         JsonNode after = page.evaluate(PAGE_STATE);
         assertNoFullReload(after, marker, timeOrigin);
@@ -108,14 +128,14 @@ final class Journeys {
         assertEquals(url, after.path("href").asText());
 
         long t2 = System.nanoTime();
-        vite.writeValue(ViteDevServer.INITIAL_VALUE);
-        waitForValue(page, vite, ViteDevServer.INITIAL_VALUE);
+        resaves += saveValue(page, vite, ViteDevServer.INITIAL_VALUE);
         long restoreMs = msSince(t2);
         JsonNode end = page.evaluate(PAGE_STATE);
         assertNoFullReload(end, marker, timeOrigin);
         assertTrue(end.path("valueEvaluations").asInt() > evaluationsAfterEdit,
                 "value.js was not re-evaluated by HMR for the restore: " + end);
 
+        r.put("savesViteDidNotReport", resaves);
         r.put("hmrUpdateMs", hmrMs);
         r.put("hmrRestoreMs", restoreMs);
         r.put("pageLoads", end.path("sessionLoads").asInt());

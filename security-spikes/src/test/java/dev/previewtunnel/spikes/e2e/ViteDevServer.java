@@ -19,6 +19,7 @@ import java.util.stream.Stream;
  * the committed fixture.
  */
 public final class ViteDevServer implements AutoCloseable {
+    private static final String VALUE_UPDATE_LINE = "hmr update /src/value.js";
     static final String VALUE_FILE = "src/value.js";
     static final String INITIAL_VALUE = "initial-value";
 
@@ -126,6 +127,19 @@ public final class ViteDevServer implements AutoCloseable {
 
     public String logTail() {
         return Processes.tail(log, 3000);
+    }
+
+    /**
+     * How many HMR updates of src/value.js Vite has logged ("hmr update /src/value.js", one per update it sent to
+     * its clients): tells a save Vite's file watcher reported from one it did not.
+     */
+    public int valueUpdatesLogged() {
+        String logged = Processes.tail(log, Integer.MAX_VALUE);
+        int n = 0;
+        for (int i = logged.indexOf(VALUE_UPDATE_LINE); i >= 0; i = logged.indexOf(VALUE_UPDATE_LINE, i + 1)) {
+            n++;
+        }
+        return n;
     }
 
     /** Rewrites the exported VALUE in src/value.js on disk, as an editor would save it. */
