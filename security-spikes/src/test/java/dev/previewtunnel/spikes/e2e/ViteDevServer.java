@@ -134,7 +134,8 @@ public final class ViteDevServer implements AutoCloseable {
      * its clients): tells a save Vite's file watcher reported from one it did not.
      */
     public int valueUpdatesLogged() {
-        String logged = Processes.tail(log, Integer.MAX_VALUE);
+        // Without its colour codes: Vite colours its log when CI is set, even into a file.
+        String logged = Processes.tail(log, Integer.MAX_VALUE).replaceAll("\u001B\\[[;\\d]*m", "");
         int n = 0;
         for (int i = logged.indexOf(VALUE_UPDATE_LINE); i >= 0; i = logged.indexOf(VALUE_UPDATE_LINE, i + 1)) {
             n++;
