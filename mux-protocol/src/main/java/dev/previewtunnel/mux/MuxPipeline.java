@@ -115,10 +115,18 @@ public final class MuxPipeline {
      * Drains a tunnel connection: GOAWAY now, then the close once its live streams have ended, or after
      * {@code grace} at the latest. The codec's own bound (the keepalive timeout, set at install for closes that are
      * not drains) is replaced first, so a {@code --drain-timeout} longer than the keepalive timeout is honoured.
-     * Safe from any thread; returns the close future.
+     * Safe from any thread; returns a future that completes once the drain is over: when the connection has
+     * closed, whether its streams ended, the grace period ran out or the peer closed it first.
      */
     public static ChannelFuture closeGracefully(Channel channel, Duration grace) {
         ChannelPromise closed = channel.newPromise();
+        // HTTP/2's graceful close completes its promise when the streams have ended or its timeout fires, not when
+        // the peer closes the connection first (its streams end with it, but that path does not reach the promise):
+        // a stop then waited the whole grace period for a connection that was gone. The drain the caller waits for
+        // ends with whichever comes first. (The codec keeps its own promise: it completes that one itself later.)
+        ChannelPromise drained = channel.newPromise();
+        closed.addListener(f -> drained.trySuccess());
+        channel.closeFuture().addListener(f -> drained.trySuccess());
         Runnable drain = () -> {
             Http2FrameCodec codec = channel.pipeline().get(Http2FrameCodec.class);
             if (codec != null) {
@@ -135,7 +143,7 @@ public final class MuxPipeline {
                 channel.close(closed);
             }
         }
-        return closed;
+        return drained;
     }
 
     /**
