@@ -637,11 +637,13 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         if (up != upstream) {
             return;
         }
-        closeUpstream(); // its other half would otherwise stay open for good
         if (state == State.FORWARDING) {
-            upstreamEndedEarly(TARGET_CLOSED); // or the browser would wait for ever
+            upstreamEndedEarly(TARGET_CLOSED); // closes it; or the browser would wait for ever
+        } else {
+            // Idle (AWAIT_HEAD): its other half would otherwise stay open for good; the next request opens a
+            // fresh stream.
+            closeUpstream();
         }
-        // Idle (AWAIT_HEAD): the next request opens a fresh stream.
     }
 
     /** The upstream ended while a response was due or under way (a complete one ended the exchange before). */
