@@ -71,7 +71,7 @@ public final class OpenFloor {
             int relay1 = Lab.freePort();
             int relay2 = Lab.freePort();
             // Two listeners: relay1 -> target, relay2 -> relay1 -> target. One worker, as one tunnel process.
-            Files.writeString(dir.resolve("nginx.conf"), """
+            Proc relay = Nginx.start(nginx, dir, "nginx", dir, """
                     load_module %s;
                     worker_processes 1;
                     pid %s;
@@ -83,8 +83,6 @@ public final class OpenFloor {
                     }
                     """.formatted(STREAM_MODULE, dir.resolve("nginx.pid"), dir.resolve("nginx-error.log"),
                     relay1, targetPort, relay2, relay1));
-            Proc relay = Proc.start("nginx", List.of(nginx.toString(), "-p", dir.toString(), "-c",
-                    dir.resolve("nginx.conf").toString(), "-g", "daemon off;"), dir, null);
             Lab.awaitPort(relay1, Duration.ofSeconds(10), relay);
             Lab.awaitPort(relay2, Duration.ofSeconds(10), relay);
 

@@ -82,9 +82,8 @@ final class PageRelays implements AutoCloseable {
         Path prefix = Files.createDirectories(dir.resolve(name));
         // Temp paths inside the prefix: Debian's compiled-in ones are under /var/lib/nginx. No worker ever
         // writes there for these small responses, but nginx checks them at start.
-        Files.writeString(prefix.resolve("nginx.conf"), """
+        return Nginx.start(nginx, prefix, name, dir, """
                 master_process off;
-                daemon off;
                 worker_processes 1;
                 pid %1$s/nginx.pid;
                 error_log %1$s/error.log warn;
@@ -99,8 +98,6 @@ final class PageRelays implements AutoCloseable {
                   scgi_temp_path %1$s/scgi;
                 %2$s}
                 """.formatted(prefix, servers));
-        return Proc.start(name, List.of(nginx.toString(), "-p", prefix.toString(), "-c",
-                prefix.resolve("nginx.conf").toString()), dir, null);
     }
 
     /** The two paths as figure 7 loads through them; their CPU per load is read from the nginx processes. */
