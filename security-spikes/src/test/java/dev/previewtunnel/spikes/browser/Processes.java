@@ -154,10 +154,21 @@ public final class Processes {
 
     /** Polls {@code condition} every few milliseconds until true or the deadline (then fails with {@code what}). */
     public static void await(String what, Duration timeout, BooleanSupplier condition) {
+        if (!poll(what, timeout, condition)) {
+            throw new AssertionError("timed out after " + timeout + " waiting for " + what);
+        }
+    }
+
+    /** Whether {@code condition} holds within {@code timeout}, polled as {@link #await} does (false, not a failure). */
+    public static boolean within(Duration timeout, BooleanSupplier condition) {
+        return poll("a condition", timeout, condition);
+    }
+
+    private static boolean poll(String what, Duration timeout, BooleanSupplier condition) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("timed out after " + timeout + " waiting for " + what);
+                return false;
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(25));
             if (Thread.interrupted()) {
@@ -165,16 +176,7 @@ public final class Processes {
                 throw new AssertionError("interrupted while waiting for " + what);
             }
         }
-    }
-
-    /** Whether {@code condition} holds within {@code timeout} (polled, as {@link #await}; false, not a failure). */
-    public static boolean within(Duration timeout, BooleanSupplier condition) {
-        try {
-            await("a condition", timeout, condition);
-            return true;
-        } catch (AssertionError timedOut) {
-            return false;
-        }
+        return true;
     }
 
     /** Waits until something accepts TCP connections on host:port (connection attempts, never sleeps). */
