@@ -121,9 +121,9 @@ final class Config {
                 case "--slow-seconds" -> c.slowMaxMillis = Long.parseLong(args[++i]) * 1000;
                 case "--pool" -> c.pool = Integer.parseInt(args[++i]);
                 case "--abort-streams" -> c.abortStreams = Integer.parseInt(args[++i]);
-                case "--server-jvm" -> c.serverJvmOptions = new ArrayList<>(List.of(args[++i].trim().split("\\s+")));
-                case "--gateway-jvm" -> c.gatewayJvmExtra.addAll(List.of(args[++i].trim().split("\\s+")));
-                case "--ingress-jvm" -> c.ingressJvmExtra.addAll(List.of(args[++i].trim().split("\\s+")));
+                case "--server-jvm" -> c.serverJvmOptions = new ArrayList<>(jvmOptions(args[++i]));
+                case "--gateway-jvm" -> c.gatewayJvmExtra.addAll(jvmOptions(args[++i]));
+                case "--ingress-jvm" -> c.ingressJvmExtra.addAll(jvmOptions(args[++i]));
                 case "--keep-temp" -> c.keepTemp = true;
                 case "--no-nmt" -> c.nmt = false;
                 case "--wait-idle" -> c.waitIdleSeconds = Long.parseLong(args[++i]);
@@ -138,6 +138,15 @@ final class Config {
             c.jsonOut = c.root.resolve("benchmarks/target/bench-results.json");
         }
         return c;
+    }
+
+    /**
+     * JVM options given as one string, split at whitespace. A blank string means none: passed on as an empty
+     * argument, {@code java} would take it for the main class and exit.
+     */
+    static List<String> jvmOptions(String options) {
+        String trimmed = options.trim();
+        return trimmed.isEmpty() ? List.of() : List.of(trimmed.split("\\s+"));
     }
 
     static String usage() {

@@ -102,7 +102,9 @@ final class Proc implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted", e);
-        } catch (ExecutionException | TimeoutException e) {
+        } catch (ExecutionException e) {
+            throw new IllegalStateException(e.getCause().getMessage() + ": " + tail(3000), e);
+        } catch (TimeoutException e) {
             throw new IllegalStateException(name + " did not become ready within " + timeout + ": "
                     + tail(3000), e);
         }
