@@ -1,7 +1,8 @@
 package dev.previewtunnel.cli;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
+import dev.previewtunnel.mux.Transports;
+import dev.previewtunnel.mux.local.LocalHttpServer;
+import dev.previewtunnel.mux.local.LocalHttpServer.Reply;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
@@ -9,31 +10,43 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoopGroup;
 
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The Prometheus scrape endpoint: {@code GET /metrics} in the text exposition format, on a loopback address only.
  * Metrics carry no secrets, but the endpoint still refuses what is not a local scraper: a request with an
  * {@code Origin} header (a web page) or a non-loopback {@code Host} (DNS rebinding) gets 403.
+ *
+ * <p>Served by {@link LocalHttpServer} (head deadline, connection cap, one request at a time) on one event-loop
+ * thread of its own; the scrape itself (Micrometer renders every meter, which takes milliseconds and more with many
+ * meters) runs on a separate thread, never on that event loop, so one slow scrape does not stall the others' reads.
  */
 public final class MetricsServer implements AutoCloseable {
     /** Content type of the Prometheus text format 0.0.4. */
     public static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
-    private final HttpServer server;
-    private final ExecutorService executor;
+    private final EventLoopGroup group;
+    private final Channel channel;
+    private final ExecutorService scrapes;
 
-    private MetricsServer(HttpServer server, ExecutorService executor) {
-        this.server = server;
-        this.executor = executor;
+    private MetricsServer(EventLoopGroup group, Channel channel, ExecutorService scrapes) {
+        this.group = group;
+        this.channel = channel;
+        this.scrapes = scrapes;
     }
 
     /** A registry for {@link #start}, with JVM memory, thread, CPU and uptime meters bound. */
@@ -50,26 +63,52 @@ public final class MetricsServer implements AutoCloseable {
         new UptimeMetrics().bindTo(registry);
     }
 
+    /** {@link #start(InetSocketAddress, PrometheusMeterRegistry, LocalHttpServer.Limits)} with the default limits. */
+    public static MetricsServer start(InetSocketAddress listen, PrometheusMeterRegistry registry) throws IOException {
+        return start(listen, registry, LocalHttpServer.Limits.defaults());
+    }
+
     /**
-     * Binds {@code listen} (must be loopback) and serves {@code registry}.
+     * Binds {@code listen} (must be loopback) and serves {@code registry} within {@code limits}.
      *
      * @throws IllegalArgumentException if {@code listen} is not a loopback address
      * @throws IOException              if it cannot be bound (e.g. {@link java.net.BindException})
      */
-    public static MetricsServer start(InetSocketAddress listen, PrometheusMeterRegistry registry) throws IOException {
+    public static MetricsServer start(InetSocketAddress listen, PrometheusMeterRegistry registry,
+                                      LocalHttpServer.Limits limits) throws IOException {
         if (listen.getAddress() == null || !listen.getAddress().isLoopbackAddress()) {
             throw new IllegalArgumentException("the metrics endpoint must listen on a loopback address");
         }
-        HttpServer server = HttpServer.create(listen, 16);
-        ExecutorService executor = Executors.newSingleThreadExecutor(r -> {
+        Transports transports = Transports.best();
+        EventLoopGroup group = transports.newGroup(1, "ptun-metrics-io");
+        ExecutorService scrapes = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "ptun-metrics");
             t.setDaemon(true);
             return t;
         });
-        server.setExecutor(executor);
-        server.createContext("/", exchange -> handle(exchange, registry));
-        server.start();
-        return new MetricsServer(server, executor);
+        try {
+            Channel channel = LocalHttpServer.bind(group, transports.serverSocketChannel(), listen, limits,
+                    "metrics endpoint", request -> answer(request, registry, scrapes));
+            return new MetricsServer(group, channel, scrapes);
+        } catch (Throwable e) {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            scrapes.shutdownNow();
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while binding " + listen, e);
+            }
+            if (e instanceof IOException io) {
+                throw io;
+            }
+            if (e instanceof RuntimeException r) {
+                throw r;
+            }
+            if (e instanceof Error err) {
+                throw err;
+            }
+            // Netty rethrows a failed bind (BindException, checked) without declaring it.
+            throw new IOException(e.getMessage(), e);
+        }
     }
 
     /**
@@ -77,8 +116,14 @@ public final class MetricsServer implements AutoCloseable {
      * address and the option.
      */
     public static MetricsServer startForCommand(InetSocketAddress listen, PrometheusMeterRegistry registry) {
+        return startForCommand(listen, registry, LocalHttpServer.Limits.defaults());
+    }
+
+    /** As above, with the request deadline and connection cap of {@code limits}. */
+    public static MetricsServer startForCommand(InetSocketAddress listen, PrometheusMeterRegistry registry,
+                                                LocalHttpServer.Limits limits) {
         try {
-            return start(listen, registry);
+            return start(listen, registry, limits);
         } catch (IOException e) {
             throw new CliException(ExitCodes.UNREACHABLE, "cannot listen on " + Cli.hostPort(listen)
                     + " (--metrics-listen): "
@@ -86,34 +131,25 @@ public final class MetricsServer implements AutoCloseable {
         }
     }
 
-    private static void handle(HttpExchange exchange, PrometheusMeterRegistry registry) throws IOException {
-        try (exchange) {
-            String path = exchange.getRequestURI().getPath();
-            String method = exchange.getRequestMethod().toUpperCase(Locale.ROOT);
-            if (exchange.getRequestHeaders().containsKey("Origin")
-                    || !loopbackHost(exchange.getRequestHeaders().getFirst("Host"))) {
-                send(exchange, 403, "text/plain; charset=utf-8", "metrics are for local scrapers only\n", true);
-            } else if (!"/metrics".equals(path)) {
-                send(exchange, 404, "text/plain; charset=utf-8", "not found: the endpoint is /metrics\n", true);
-            } else if (!"GET".equals(method) && !"HEAD".equals(method)) {
-                exchange.getResponseHeaders().set("Allow", "GET, HEAD");
-                send(exchange, 405, "text/plain; charset=utf-8", "method not allowed\n", true);
-            } else {
-                send(exchange, 200, CONTENT_TYPE, registry.scrape(), !"HEAD".equals(method));
-            }
+    /** On the event loop: the checks are cheap; the scrape goes to {@code scrapes}. */
+    private static CompletionStage<Reply> answer(LocalHttpServer.Request request, PrometheusMeterRegistry registry,
+                                                 ExecutorService scrapes) {
+        String method = request.method().toUpperCase(Locale.ROOT);
+        if (request.headers().contains("Origin") || !loopbackHost(request.headers().get("Host"))) {
+            return CompletableFuture.completedFuture(Reply.text(403, "metrics are for local scrapers only\n"));
         }
-    }
-
-    private static void send(HttpExchange exchange, int status, String type, String body, boolean withBody)
-            throws IOException {
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        exchange.getResponseHeaders().set("Content-Type", type);
-        exchange.getResponseHeaders().set("Cache-Control", "no-store");
-        exchange.sendResponseHeaders(status, withBody ? bytes.length : -1);
-        if (withBody) {
-            try (OutputStream out = exchange.getResponseBody()) {
-                out.write(bytes);
-            }
+        if (!"/metrics".equals(request.path())) {
+            return CompletableFuture.completedFuture(Reply.text(404, "not found: the endpoint is /metrics\n"));
+        }
+        if (!"GET".equals(method) && !"HEAD".equals(method)) {
+            return CompletableFuture.completedFuture(new Reply(405, "text/plain; charset=utf-8",
+                    "method not allowed\n".getBytes(StandardCharsets.UTF_8), Map.of("Allow", "GET, HEAD")));
+        }
+        try {
+            return CompletableFuture.supplyAsync(() -> new Reply(200, CONTENT_TYPE,
+                    registry.scrape().getBytes(StandardCharsets.UTF_8), Map.of()), scrapes);
+        } catch (RejectedExecutionException e) {
+            return CompletableFuture.completedFuture(Reply.text(503, "stopping\n"));
         }
     }
 
@@ -141,7 +177,7 @@ public final class MetricsServer implements AutoCloseable {
     }
 
     public InetSocketAddress address() {
-        return server.getAddress();
+        return (InetSocketAddress) channel.localAddress();
     }
 
     /** {@code http://127.0.0.1:PORT/metrics}. */
@@ -151,7 +187,8 @@ public final class MetricsServer implements AutoCloseable {
 
     @Override
     public void close() {
-        server.stop(0);
-        executor.shutdownNow();
+        channel.close().syncUninterruptibly();
+        scrapes.shutdownNow();
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
     }
 }

@@ -3,27 +3,10 @@ package dev.previewtunnel.mux.local;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.netty.bootstrap.ServerBootstrap;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFutureListener;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.socket.ServerSocketChannel;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.FullHttpRequest;
-import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
-import io.netty.handler.codec.http.HttpObjectAggregator;
-import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.HttpServerCodec;
-import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.HttpVersion;
-import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.util.NetUtil;
 
 import java.io.IOException;
@@ -32,6 +15,8 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.Base64;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Loopback HTTP+JSON plumbing shared by the gateway's admin endpoint and the ingress's control API.
@@ -39,7 +24,7 @@ import java.util.Base64;
  * <p>Every request is checked in this order before the handler sees it: well-formed HTTP; no {@code Origin}
  * header (a web page, not a local tool, is calling); a loopback {@code Host} (defeats DNS rebinding); the
  * bearer token, compared in constant time. Tokens are random 256-bit values kept in owner-only files by the
- * callers and never printed.
+ * callers and never printed. The server under it, with its deadlines and caps, is {@link LocalHttpServer}.
  */
 public final class LocalApi {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -47,7 +32,7 @@ public final class LocalApi {
     private LocalApi() {
     }
 
-    /** Answers one authenticated request; runs on an event loop, so it must not block. */
+    /** Answers one authenticated request; runs on an event loop, so it must not block (in-memory work only). */
     @FunctionalInterface
     public interface Handler {
         Response handle(String method, String path, JsonNode body) throws ApiException;
@@ -81,130 +66,69 @@ public final class LocalApi {
         return Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
     }
 
-    /** A whole request must arrive within this time of accept or of the previous answer (slowloris bound). */
-    public static final java.time.Duration REQUEST_DEADLINE = java.time.Duration.ofSeconds(10);
-
-    /** Binds the API on a loopback address; refuses any other address. */
+    /** Binds the API on a loopback address (refuses any other) with {@link LocalHttpServer.Limits#defaults()}. */
     public static Channel bind(EventLoopGroup group, Class<? extends ServerSocketChannel> type,
                                InetSocketAddress listen, String token, String realm, Handler handler)
             throws InterruptedException {
-        return bind(group, type, listen, token, realm, handler, REQUEST_DEADLINE);
+        return bind(group, type, listen, token, realm, handler, LocalHttpServer.Limits.defaults());
     }
 
+    /** As above with the default limits but {@code requestDeadline} for every phase of a connection. */
     public static Channel bind(EventLoopGroup group, Class<? extends ServerSocketChannel> type,
                                InetSocketAddress listen, String token, String realm, Handler handler,
                                java.time.Duration requestDeadline)
             throws InterruptedException {
-        if (!listen.getAddress().isLoopbackAddress()) {
-            throw new IllegalArgumentException("a local API must listen on a loopback address");
-        }
-        byte[] tokenBytes = token.getBytes(StandardCharsets.US_ASCII);
-        return new ServerBootstrap().group(group).channel(type)
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel c) {
-                        c.pipeline().addLast(new HttpServerCodec(4096, 8192, 8192))
-                                .addLast(new HttpObjectAggregator(64 * 1024))
-                                .addLast(new RequestHandler(tokenBytes, realm, handler, requestDeadline.toMillis()));
-                    }
-                }).bind(listen).sync().channel();
+        return bind(group, type, listen, token, realm, handler,
+                LocalHttpServer.Limits.defaults().withRequestTimeout(requestDeadline));
     }
 
-    private static final class RequestHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
-        private final long deadlineMillis;
-        private final byte[] token;
-        private final String realm;
-        private final Handler handler;
-        private io.netty.util.concurrent.ScheduledFuture<?> deadline;
+    /** Serves {@code handler} behind the checks above on a {@link LocalHttpServer} with {@code limits}. */
+    public static Channel bind(EventLoopGroup group, Class<? extends ServerSocketChannel> type,
+                               InetSocketAddress listen, String token, String realm, Handler handler,
+                               LocalHttpServer.Limits limits)
+            throws InterruptedException {
+        byte[] tokenBytes = token.getBytes(StandardCharsets.US_ASCII);
+        return LocalHttpServer.bind(group, type, listen, limits, realm,
+                request -> CompletableFuture.completedFuture(answer(request, tokenBytes, realm, handler)));
+    }
 
-        RequestHandler(byte[] token, String realm, Handler handler, long deadlineMillis) {
-            this.deadlineMillis = deadlineMillis;
-            this.token = token;
-            this.realm = realm;
-            this.handler = handler;
+    /** Runs on the event loop: the API handlers are in-memory lookups and never block. */
+    private static LocalHttpServer.Reply answer(LocalHttpServer.Request req, byte[] token, String realm,
+                                                Handler handler) {
+        Response response;
+        try {
+            response = check(req, token, handler);
+        } catch (ApiException e) {
+            response = new Response(e.status, object().put("error", e.code).put("message", e.getMessage()));
         }
+        Map<String, String> headers = response.status() == 401
+                ? Map.of(HttpHeaderNames.WWW_AUTHENTICATE.toString(), "Bearer realm=\"" + realm + "\"")
+                : Map.of();
+        return new LocalHttpServer.Reply(response.status(), "application/json",
+                (response.body().toString() + "\n").getBytes(StandardCharsets.UTF_8), headers);
+    }
 
-        @Override
-        public void channelActive(ChannelHandlerContext ctx) throws Exception {
-            arm(ctx);
-            super.channelActive(ctx);
+    private static Response check(LocalHttpServer.Request req, byte[] token, Handler handler) throws ApiException {
+        if (req.headers().contains(HttpHeaderNames.ORIGIN)) {
+            throw new ApiException(403, "browser_requests_refused", "this endpoint does not serve web pages");
         }
-
-        @Override
-        public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-            if (deadline != null) {
-                deadline.cancel(false);
-            }
-            super.channelInactive(ctx);
+        if (!loopbackHost(req.headers().get(HttpHeaderNames.HOST))) {
+            throw new ApiException(403, "host_not_allowed", "Host must be a loopback name or address");
         }
-
-        private void arm(ChannelHandlerContext ctx) {
-            if (deadline != null) {
-                deadline.cancel(false);
-            }
-            deadline = ctx.executor().schedule(() -> {
-                ctx.close();
-            }, deadlineMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
+        String auth = req.headers().get(HttpHeaderNames.AUTHORIZATION);
+        if (auth == null || !auth.regionMatches(true, 0, "Bearer ", 0, 7) || !MessageDigest.isEqual(token,
+                auth.substring(7).trim().getBytes(StandardCharsets.US_ASCII))) {
+            throw new ApiException(401, "token_refused", "API token missing or wrong");
         }
-
-        @Override
-        protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
-            arm(ctx);
-            Response response;
+        JsonNode body = null;
+        if (req.hasBody()) {
             try {
-                response = check(req);
-            } catch (ApiException e) {
-                response = new Response(e.status, object().put("error", e.code).put("message", e.getMessage()));
-            }
-            FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
-                    HttpResponseStatus.valueOf(response.status()),
-                    Unpooled.copiedBuffer(response.body().toString() + "\n", StandardCharsets.UTF_8));
-            r.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json")
-                    .set(HttpHeaderNames.CONTENT_LENGTH, r.content().readableBytes())
-                    .set(HttpHeaderNames.CACHE_CONTROL, "no-store");
-            if (response.status() == 401) {
-                r.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"" + realm + "\"");
-            }
-            boolean keepAlive = HttpUtil.isKeepAlive(req) && response.status() < 400;
-            if (!keepAlive) {
-                r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-                ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
-            } else {
-                ctx.writeAndFlush(r);
+                body = JSON.readTree(new String(req.body(), StandardCharsets.UTF_8));
+            } catch (IOException e) {
+                throw new ApiException(400, "bad_json", "body is not JSON");
             }
         }
-
-        private Response check(FullHttpRequest req) throws ApiException {
-            if (!req.decoderResult().isSuccess()) {
-                throw new ApiException(400, "bad_request", "malformed request");
-            }
-            if (req.headers().contains(HttpHeaderNames.ORIGIN)) {
-                throw new ApiException(403, "browser_requests_refused", "this endpoint does not serve web pages");
-            }
-            if (!loopbackHost(req.headers().get(HttpHeaderNames.HOST))) {
-                throw new ApiException(403, "host_not_allowed", "Host must be a loopback name or address");
-            }
-            String auth = req.headers().get(HttpHeaderNames.AUTHORIZATION);
-            if (auth == null || !auth.regionMatches(true, 0, "Bearer ", 0, 7) || !MessageDigest.isEqual(token,
-                    auth.substring(7).trim().getBytes(StandardCharsets.US_ASCII))) {
-                throw new ApiException(401, "token_refused", "API token missing or wrong");
-            }
-            JsonNode body = null;
-            if (req.content().isReadable()) {
-                try {
-                    body = JSON.readTree(req.content().toString(StandardCharsets.UTF_8));
-                } catch (IOException e) {
-                    throw new ApiException(400, "bad_json", "body is not JSON");
-                }
-            }
-            String path = new QueryStringDecoder(req.uri()).path();
-            return handler.handle(req.method().name(), path, body);
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            ctx.close();
-        }
+        return handler.handle(req.method(), req.path(), body);
     }
 
     /** {@code localhost}, {@code 127.x.y.z} or {@code [::1]}, with or without a port. */

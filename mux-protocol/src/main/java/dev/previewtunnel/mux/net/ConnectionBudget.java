@@ -1,0 +1,213 @@
+package dev.previewtunnel.mux.net;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelOption;
+import io.netty.util.AttributeKey;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * How many connections one listener may hold: at most {@code maxTotal} open, of which at most {@code maxPending}
+ * not yet trusted (not authenticated, or still in a handshake). A listener calls {@link #admit} for every accepted
+ * channel before it adds its handlers. Over the total, the new channel is closed at once (accept-and-close: the
+ * file descriptor is freed immediately, nothing is parsed). Over the pending cap, the OLDEST untrusted connection
+ * is closed instead and the new one admitted: idle sockets cannot lock a honest client out (it sends its request
+ * at once, the squatters do not), and the pending cap being lower than the total keeps headroom for connections
+ * that proved themselves however many sockets another local process opens.
+ *
+ * <p>On EMFILE Netty's acceptor turns auto-read off on the listener for one second (ServerBootstrapAcceptor), so a
+ * full descriptor table does not spin the accept loop; caps above the process's descriptor limit are clipped by
+ * {@link #clipToFdLimit} so that the budget, not the OS, is what refuses.
+ */
+public final class ConnectionBudget {
+    private static final Logger log = LoggerFactory.getLogger(ConnectionBudget.class);
+    private static final AttributeKey<AtomicBoolean> PENDING = AttributeKey.valueOf("ptun.budget.pending");
+    private static final AttributeKey<ConnectionBudget> BUDGET = AttributeKey.valueOf("ptun.budget");
+    /** Descriptors kept for everything that is not a counted connection: jars, logs, epoll, targets. */
+    static final int FD_RESERVE = 128;
+    private static final long LOG_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
+
+    private final String name;
+    private final int maxTotal;
+    private final int maxPending;
+    private final Duration pendingTimeout;
+    private final boolean trustAll;
+    private final AtomicInteger total = new AtomicInteger();
+    private final AtomicInteger pending = new AtomicInteger();
+    private final AtomicLong refused = new AtomicLong();
+    private final AtomicLong evicted = new AtomicLong();
+    /** Untrusted connections, oldest first (at most maxPending and a few closing); removed when trusted or closed. */
+    private final ConcurrentLinkedQueue<Channel> untrustedOrder = new ConcurrentLinkedQueue<>();
+    private final AtomicLong lastLog = new AtomicLong(System.nanoTime() - LOG_EVERY_NANOS);
+
+    /**
+     * @param name           what the listener is, for the log line when the budget is full
+     * @param maxTotal       open connections, trusted or not
+     * @param maxPending     connections not yet {@link #trust trusted}; at most {@code maxTotal}
+     * @param pendingTimeout a connection still untrusted this long after accept is closed; null for none
+     */
+    public ConnectionBudget(String name, int maxTotal, int maxPending, Duration pendingTimeout) {
+        this(name, maxTotal, maxPending, pendingTimeout, false);
+    }
+
+    private ConnectionBudget(String name, int maxTotal, int maxPending, Duration pendingTimeout, boolean trustAll) {
+        if (maxTotal < 1 || maxPending < 1 || maxPending > maxTotal) {
+            throw new IllegalArgumentException("need 1 <= maxPending <= maxTotal, got " + maxPending + " and "
+                    + maxTotal);
+        }
+        this.name = name;
+        this.maxTotal = maxTotal;
+        this.maxPending = maxPending;
+        this.pendingTimeout = pendingTimeout;
+        this.trustAll = trustAll;
+    }
+
+    /** A budget where every connection counts as trusted from accept: only the total is capped. */
+    public static ConnectionBudget total(String name, int maxTotal) {
+        return new ConnectionBudget(name, maxTotal, maxTotal, null, true);
+    }
+
+    /**
+     * Counts {@code ch} (just accepted, on its event loop) or closes it when the budget is spent. Returns false if
+     * it was refused: the caller adds no handlers then.
+     */
+    public boolean admit(Channel ch) {
+        if (total.incrementAndGet() > maxTotal) {
+            total.decrementAndGet();
+            return refuse(ch, "total");
+        }
+        AtomicBoolean untrusted = new AtomicBoolean(!trustAll);
+        if (!trustAll && pending.incrementAndGet() > maxPending) {
+            evictOldest();
+        }
+        ch.attr(PENDING).set(untrusted);
+        ch.attr(BUDGET).set(this);
+        if (!trustAll) {
+            untrustedOrder.add(ch);
+        }
+        ch.closeFuture().addListener(f -> {
+            total.decrementAndGet();
+            if (untrusted.compareAndSet(true, false)) {
+                pending.decrementAndGet();
+                untrustedOrder.remove(ch);
+            }
+        });
+        if (!trustAll && pendingTimeout != null) {
+            ch.eventLoop().schedule(() -> {
+                if (untrusted.get()) {
+                    ch.close();
+                }
+            }, pendingTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        }
+        return true;
+    }
+
+    /**
+     * {@code ch} proved itself (a valid credential, a completed handshake): it stops counting against the pending
+     * cap and the pending deadline. Idempotent; a channel no budget admitted is ignored.
+     */
+    public static void trust(Channel ch) {
+        AtomicBoolean untrusted = ch.attr(PENDING).get();
+        ConnectionBudget budget = ch.attr(BUDGET).get();
+        if (untrusted != null && budget != null && untrusted.compareAndSet(true, false)) {
+            budget.pending.decrementAndGet();
+            budget.untrustedOrder.remove(ch);
+        }
+    }
+
+    /**
+     * Closes the oldest untrusted connection to make room; its close listener gives its place back (until then the
+     * pending count is one over, for a moment).
+     */
+    private void evictOldest() {
+        Channel oldest = untrustedOrder.poll();
+        if (oldest == null) {
+            return;
+        }
+        evicted.incrementAndGet();
+        note("pending");
+        oldest.eventLoop().execute(() -> {
+            oldest.config().setOption(ChannelOption.SO_LINGER, 0);
+            oldest.close();
+        });
+    }
+
+    private boolean refuse(Channel ch, String which) {
+        refused.incrementAndGet();
+        // RST rather than FIN: the descriptor and the kernel's socket go at once, with no TIME_WAIT to keep.
+        ch.config().setOption(ChannelOption.SO_LINGER, 0);
+        ch.close();
+        note(which);
+        return false;
+    }
+
+    private void note(String which) {
+        long last = lastLog.get();
+        long now = System.nanoTime();
+        if (now - last >= LOG_EVERY_NANOS && lastLog.compareAndSet(last, now)) {
+            log.warn("{}: connection budget full ({} cap reached: {} open, {} not yet trusted; caps {} and {}); "
+                    + "refusing new connections or closing the oldest untrusted ones", name, which, total.get(),
+                    pending.get(), maxTotal, maxPending);
+        }
+    }
+
+    public int open() {
+        return total.get();
+    }
+
+    public int pending() {
+        return pending.get();
+    }
+
+    /** Connections closed at accept because the total was spent. */
+    public long refused() {
+        return refused.get();
+    }
+
+    /** Untrusted connections closed to make room for a newer one. */
+    public long evicted() {
+        return evicted.get();
+    }
+
+    public int maxTotal() {
+        return maxTotal;
+    }
+
+    public int maxPending() {
+        return maxPending;
+    }
+
+    /** The process's descriptor limit ({@code ulimit -n}), or -1 where the JVM does not tell. */
+    public static long fdLimit() {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.UnixOperatingSystemMXBean u) {
+            return u.getMaxFileDescriptorCount();
+        }
+        return -1;
+    }
+
+    /**
+     * {@code cap} lowered to what the descriptor limit can give ({@code limit} minus a reserve for everything
+     * else), logged when it is lowered: a cap the OS cannot honour would let EMFILE, not the budget, refuse, and
+     * EMFILE refuses the honest connections too.
+     */
+    public static int clipToFdLimit(String setting, int cap, long limit) {
+        if (limit <= 0) {
+            return cap;
+        }
+        long usable = Math.max(1, limit - FD_RESERVE);
+        if (cap <= usable) {
+            return cap;
+        }
+        log.warn("{} {} is above what the descriptor limit ({} open files, ulimit -n) leaves; using {}", setting,
+                cap, limit, usable);
+        return (int) usable;
+    }
+}
