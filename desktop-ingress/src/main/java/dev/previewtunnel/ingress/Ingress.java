@@ -13,6 +13,7 @@ import dev.previewtunnel.mux.Transports;
 import dev.previewtunnel.mux.TunnelClient;
 import dev.previewtunnel.mux.audit.AuditLog;
 import dev.previewtunnel.mux.local.LocalApi;
+import dev.previewtunnel.mux.local.LocalHttpServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.EventLoopGroup;
 import io.netty.handler.ssl.SslContext;
@@ -171,8 +172,19 @@ public final class Ingress implements AutoCloseable {
     /** Binds a loopback HTTP+JSON API on this ingress's event loops (the control API). */
     public io.netty.channel.Channel bindLocalApi(InetSocketAddress listen, String token, LocalApi.Handler handler)
             throws InterruptedException {
+        return bindLocalApi(listen, token, handler, LocalHttpServer.Limits.defaults());
+    }
+
+    /** As above, with the request deadline and connection cap of {@code limits}. */
+    public io.netty.channel.Channel bindLocalApi(InetSocketAddress listen, String token, LocalApi.Handler handler,
+                                                 LocalHttpServer.Limits limits) throws InterruptedException {
         return LocalApi.bind(group, transports.serverSocketChannel(), listen, token, "preview-tunnel-control",
-                handler);
+                handler, limits);
+    }
+
+    /** The browser listener's connection budget (open, unauthenticated and refused counts). */
+    public dev.previewtunnel.mux.net.ConnectionBudget browserBudget() {
+        return proxy.budget();
     }
 
     /** The metrics of this ingress, or null when started without a registry. */

@@ -17,6 +17,7 @@ import java.time.Duration;
  * @param maxRequestHead limit on a browser request line plus headers
  * @param requestHeadTimeout a browser connection must deliver each request head within this time after the
  *                       previous exchange ended (slowloris bound; also closes idle keep-alive connections)
+ * @param browserLimits  the browser-facing listener's connection budget and body deadline
  */
 public record IngressConfig(
         InetSocketAddress listen,
@@ -27,7 +28,15 @@ public record IngressConfig(
         Duration openTimeout,
         int maxRequestHead,
         int ioThreads,
-        Duration requestHeadTimeout) {
+        Duration requestHeadTimeout,
+        BrowserConnectionLimits browserLimits) {
+
+    public IngressConfig(InetSocketAddress listen, URI gateway, MuxSettings mux, int poolSize,
+                         Duration connectTimeout, Duration openTimeout, int maxRequestHead, int ioThreads,
+                         Duration requestHeadTimeout) {
+        this(listen, gateway, mux, poolSize, connectTimeout, openTimeout, maxRequestHead, ioThreads,
+                requestHeadTimeout, BrowserConnectionLimits.defaults());
+    }
 
     public IngressConfig(InetSocketAddress listen, URI gateway, MuxSettings mux, int poolSize,
                          Duration connectTimeout, Duration openTimeout, int maxRequestHead, int ioThreads) {
@@ -42,26 +51,31 @@ public record IngressConfig(
 
     public IngressConfig withRequestHeadTimeout(Duration timeout) {
         return new IngressConfig(listen, gateway, mux, poolSize, connectTimeout, openTimeout, maxRequestHead,
-                ioThreads, timeout);
+                ioThreads, timeout, browserLimits);
     }
 
     public IngressConfig withGateway(URI uri) {
         return new IngressConfig(listen, uri, mux, poolSize, connectTimeout, openTimeout, maxRequestHead,
-                ioThreads, requestHeadTimeout);
+                ioThreads, requestHeadTimeout, browserLimits);
     }
 
     public IngressConfig withPoolSize(int size) {
         return new IngressConfig(listen, gateway, mux, size, connectTimeout, openTimeout, maxRequestHead, ioThreads,
-                requestHeadTimeout);
+                requestHeadTimeout, browserLimits);
     }
 
     public IngressConfig withListen(InetSocketAddress address) {
         return new IngressConfig(address, gateway, mux, poolSize, connectTimeout, openTimeout, maxRequestHead,
-                ioThreads, requestHeadTimeout);
+                ioThreads, requestHeadTimeout, browserLimits);
     }
 
     public IngressConfig withMux(MuxSettings settings) {
         return new IngressConfig(listen, gateway, settings, poolSize, connectTimeout, openTimeout, maxRequestHead,
-                ioThreads, requestHeadTimeout);
+                ioThreads, requestHeadTimeout, browserLimits);
+    }
+
+    public IngressConfig withBrowserLimits(BrowserConnectionLimits limits) {
+        return new IngressConfig(listen, gateway, mux, poolSize, connectTimeout, openTimeout, maxRequestHead,
+                ioThreads, requestHeadTimeout, limits);
     }
 }

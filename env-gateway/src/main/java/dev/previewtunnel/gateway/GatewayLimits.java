@@ -16,6 +16,9 @@ import java.time.Duration;
  * @param connectionIdleTimeout a tunnel connection with no streams for this long is closed (GOAWAY)
  * @param queuedBytesPerConnection target bytes one connection's streams may hold unsent, shared among them as
  *                              their write high-water marks (see {@link StreamWriteShares})
+ * @param maxConnections        tunnel connections open at once, upgraded or not; more are closed at accept
+ * @param maxHandshaking        of those, connections still before a completed upgrade (token not yet checked):
+ *                              lower than the total, so authenticated connections keep headroom
  */
 public record GatewayLimits(
         int streamsPerSession,
@@ -24,9 +27,24 @@ public record GatewayLimits(
         int pendingDialsPerConnection,
         Duration streamIdleTimeout,
         Duration connectionIdleTimeout,
-        long queuedBytesPerConnection) {
+        long queuedBytesPerConnection,
+        int maxConnections,
+        int maxHandshaking) {
+
+    public static final int DEFAULT_MAX_CONNECTIONS = 1024;
+    public static final int DEFAULT_MAX_HANDSHAKING = 64;
+
+    /** The limits with the default connection caps. */
+    public GatewayLimits(int streamsPerSession, double opensPerSecond, int openBurst, int pendingDialsPerConnection,
+                         Duration streamIdleTimeout, Duration connectionIdleTimeout, long queuedBytesPerConnection) {
+        this(streamsPerSession, opensPerSecond, openBurst, pendingDialsPerConnection, streamIdleTimeout,
+                connectionIdleTimeout, queuedBytesPerConnection, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKING);
+    }
 
     public GatewayLimits {
+        if (maxConnections < 1 || maxHandshaking < 1 || maxHandshaking > maxConnections) {
+            throw new IllegalArgumentException("need 1 <= max handshaking connections <= max connections");
+        }
         if (streamsPerSession < 1 || opensPerSecond <= 0 || openBurst < 1 || pendingDialsPerConnection < 1) {
             throw new IllegalArgumentException("gateway limits must be positive");
         }
@@ -41,5 +59,10 @@ public record GatewayLimits(
 
     public static GatewayLimits defaults() {
         return new GatewayLimits(512, 200, 1000, 128, Duration.ofMinutes(30), Duration.ofMinutes(10), 8L << 20);
+    }
+
+    public GatewayLimits withConnectionCaps(int connections, int handshaking) {
+        return new GatewayLimits(streamsPerSession, opensPerSecond, openBurst, pendingDialsPerConnection,
+                streamIdleTimeout, connectionIdleTimeout, queuedBytesPerConnection, connections, handshaking);
     }
 }

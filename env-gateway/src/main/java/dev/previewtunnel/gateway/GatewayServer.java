@@ -12,6 +12,8 @@ import dev.previewtunnel.mux.ReadBuffers;
 import dev.previewtunnel.mux.Transports;
 import dev.previewtunnel.mux.TunnelServerUpgradeHandler;
 import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.mux.local.LocalHttpServer;
+import dev.previewtunnel.mux.net.ConnectionBudget;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -61,6 +63,8 @@ public final class GatewayServer implements AutoCloseable {
     private final AtomicLong connectionIds = new AtomicLong();
     private final AtomicBoolean closing = new AtomicBoolean();
     private Channel serverChannel;
+    /** Tunnel connections in all, and those still in the handshake: both capped (docs/security.md, 5). */
+    private ConnectionBudget budget;
     private volatile AdminServer admin;
 
     private GatewayServer(GatewayConfig config, GrantVerifier verifier, RevocationList revocations,
@@ -124,6 +128,11 @@ public final class GatewayServer implements AutoCloseable {
                         "connection token refused (" + e.failure().code() + ")");
             }
         };
+        int total = ConnectionBudget.clipToFdLimit("max-tunnel-connections", config.limits().maxConnections(),
+                ConnectionBudget.fdLimit());
+        // The handshake deadline is HandshakeDeadline's; the budget only counts.
+        budget = new ConnectionBudget("gateway tunnel listener", total,
+                Math.min(total, config.limits().maxHandshaking()), null);
         serverChannel = new ServerBootstrap()
                 .group(group)
                 .channel(transports.serverSocketChannel())
@@ -134,6 +143,9 @@ public final class GatewayServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        if (!budget.admit(ch)) {
+                            return; // over budget: closed at accept, nothing read
+                        }
                         if (tls != null) {
                             ch.pipeline().addLast("tls", tls.newHandler(ch.alloc()));
                         }
@@ -182,6 +194,7 @@ public final class GatewayServer implements AutoCloseable {
         @Override
         public void upgraded(Channel parent, Object principal) {
             parent.pipeline().remove(HandshakeDeadline.NAME);
+            ConnectionBudget.trust(parent); // token verified: off the handshaking cap
             connections.add(parent);
             context.metrics().connectionOpened(parent);
             IdleConnectionReaper.watch(parent, config.limits().connectionIdleTimeout());
@@ -262,6 +275,11 @@ public final class GatewayServer implements AutoCloseable {
         return closed;
     }
 
+    /** The tunnel listener's connection budget (open, handshaking and refused counts). */
+    public ConnectionBudget connectionBudget() {
+        return budget;
+    }
+
     public int connectionCount() {
         return connections.size();
     }
@@ -276,8 +294,14 @@ public final class GatewayServer implements AutoCloseable {
      */
     public AdminServer startAdmin(InetSocketAddress listen, java.nio.file.Path tokenFile)
             throws java.io.IOException, InterruptedException {
+        return startAdmin(listen, tokenFile, LocalHttpServer.Limits.defaults());
+    }
+
+    /** As above, with the request deadline and connection cap of {@code limits}. */
+    public AdminServer startAdmin(InetSocketAddress listen, java.nio.file.Path tokenFile,
+                                  LocalHttpServer.Limits limits) throws java.io.IOException, InterruptedException {
         AdminServer server = AdminServer.start(this, config.environment(), listen, tokenFile, group,
-                transports.serverSocketChannel());
+                transports.serverSocketChannel(), limits);
         admin = server;
         return server;
     }

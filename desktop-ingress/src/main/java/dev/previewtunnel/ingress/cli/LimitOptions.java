@@ -3,9 +3,11 @@ package dev.previewtunnel.ingress.cli;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.Settings;
+import dev.previewtunnel.ingress.BrowserConnectionLimits;
 import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.mux.MuxProtocol;
 import dev.previewtunnel.mux.MuxSettings;
+import dev.previewtunnel.mux.local.LocalHttpServer;
 import picocli.CommandLine.Option;
 
 import java.time.Duration;
@@ -31,10 +33,18 @@ final class LimitOptions {
     static final String WEBSOCKET_MESSAGE = "max-websocket-message";
     static final String KEEPALIVE_INTERVAL = "keepalive-interval";
     static final String KEEPALIVE_TIMEOUT = "keepalive-timeout";
+    static final String BROWSER_CONNECTIONS = "max-browser-connections";
+    static final String UNAUTHENTICATED_CONNECTIONS = "max-unauthenticated-connections";
+    static final String UNAUTHENTICATED_TIMEOUT = "unauthenticated-timeout";
+    static final String BODY_IDLE_TIMEOUT = "request-body-idle-timeout";
+    static final String LOCAL_REQUEST_TIMEOUT = "local-request-timeout";
+    static final String LOCAL_CONNECTIONS = "max-local-connections";
 
     /** Every key, for the config file's list of known keys. */
     static final List<String> KEYS = List.of(REQUEST_HEAD_TIMEOUT, MAX_REQUEST_HEADERS, CONNECT_TIMEOUT,
-            OPEN_TIMEOUT, STREAM_WINDOW, WEBSOCKET_MESSAGE, KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT);
+            OPEN_TIMEOUT, STREAM_WINDOW, WEBSOCKET_MESSAGE, KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT, BROWSER_CONNECTIONS,
+            UNAUTHENTICATED_CONNECTIONS, UNAUTHENTICATED_TIMEOUT, BODY_IDLE_TIMEOUT, LOCAL_REQUEST_TIMEOUT,
+            LOCAL_CONNECTIONS);
 
     @Option(names = "--" + REQUEST_HEAD_TIMEOUT, paramLabel = "DURATION",
             converter = Converters.DurationConverter.class,
@@ -78,6 +88,39 @@ final class LimitOptions {
                     + "to 1h (default: 20s).")
     Duration keepaliveTimeout;
 
+    @Option(names = "--" + BROWSER_CONNECTIONS, paramLabel = "N",
+            description = "Browser connections open at once on the proxy port; more are closed at accept (lowered "
+                    + "to what the open-files limit allows, with a warning); 16 to 1000000 (default: 4096).")
+    Integer browserConnections;
+
+    @Option(names = "--" + UNAUTHENTICATED_CONNECTIONS, paramLabel = "N",
+            description = "Of those, connections that have not yet sent a request with a valid session credential; "
+                    + "the rest is headroom for authenticated sessions; 1 to --" + BROWSER_CONNECTIONS
+                    + " (default: 512).")
+    Integer unauthenticatedConnections;
+
+    @Option(names = "--" + UNAUTHENTICATED_TIMEOUT, paramLabel = "DURATION",
+            converter = Converters.DurationConverter.class,
+            description = "Close a browser connection that has not authenticated this long after accept; 1s to 10m "
+                    + "(default: 10s).")
+    Duration unauthenticatedTimeout;
+
+    @Option(names = "--" + BODY_IDLE_TIMEOUT, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
+            description = "While the proxy waits for a request body, each period this long must bring 1KiB or the "
+                    + "body's end, else the request is cut (408 request_body_timeout); 1s to 1h (default: 30s).")
+    Duration bodyIdleTimeout;
+
+    @Option(names = "--" + LOCAL_REQUEST_TIMEOUT, paramLabel = "DURATION",
+            converter = Converters.DurationConverter.class,
+            description = "On the control API and metrics endpoint, a whole request (and each answer) must be done "
+                    + "within this, else the connection is closed; 1s to 10m (default: 5s).")
+    Duration localRequestTimeout;
+
+    @Option(names = "--" + LOCAL_CONNECTIONS, paramLabel = "N",
+            description = "Connections open at once on the control API, and on the metrics endpoint; more are "
+                    + "closed at accept; 1 to 10000 (default: 64).")
+    Integer localConnections;
+
     /** {@code base} with each setting from the flags, else the environment, else the config file, else {@code base}. */
     IngressConfig applyTo(IngressConfig base, Settings s) {
         MuxSettings m = base.mux();
@@ -109,13 +152,39 @@ final class LimitOptions {
         MuxSettings mux = new MuxSettings(window, m.maxConcurrentStreams(), m.maxFrameSize(), m.maxHeaderListSize(),
                 message, m.maxRstPerWindow(), m.rstWindowSeconds(), pingEvery, pingWait, m.streamWriteLowWaterMark(),
                 m.streamWriteHighWaterMark());
+        BrowserConnectionLimits b = base.browserLimits();
+        int browsers = (int) s.inRange(BROWSER_CONNECTIONS, s.integer(BROWSER_CONNECTIONS, browserConnections,
+                b.maxConnections()), 16, 1_000_000, false);
+        int unauthenticated = (int) s.inRange(UNAUTHENTICATED_CONNECTIONS, s.integer(UNAUTHENTICATED_CONNECTIONS,
+                unauthenticatedConnections, Math.min(browsers, b.maxUnauthenticated())), 1, browsers, false);
+        Duration unauthenticatedFor = s.inRange(UNAUTHENTICATED_TIMEOUT, s.duration(UNAUTHENTICATED_TIMEOUT,
+                unauthenticatedTimeout, b.unauthenticatedTimeout()), Duration.ofSeconds(1), Duration.ofMinutes(10));
+        Duration bodyIdle = s.inRange(BODY_IDLE_TIMEOUT, s.duration(BODY_IDLE_TIMEOUT, bodyIdleTimeout,
+                b.bodyIdleTimeout()), Duration.ofSeconds(1), Duration.ofHours(1));
         return new IngressConfig(base.listen(), base.gateway(), mux, base.poolSize(), connect, open, headers,
-                base.ioThreads(), headTimeout);
+                base.ioThreads(), headTimeout, new BrowserConnectionLimits(browsers, unauthenticated,
+                unauthenticatedFor, bodyIdle));
+    }
+
+    /** The limits of the control API and the metrics endpoint, from the flags, environment, file or defaults. */
+    LocalHttpServer.Limits localLimits(Settings s) {
+        LocalHttpServer.Limits d = LocalHttpServer.Limits.defaults();
+        Duration timeout = s.inRange(LOCAL_REQUEST_TIMEOUT, s.duration(LOCAL_REQUEST_TIMEOUT, localRequestTimeout,
+                d.requestTimeout()), Duration.ofSeconds(1), Duration.ofMinutes(10));
+        int connections = (int) s.inRange(LOCAL_CONNECTIONS, s.integer(LOCAL_CONNECTIONS, localConnections,
+                d.maxConnections()), 1, 10_000, false);
+        return d.withRequestTimeout(timeout).withMaxConnections(connections);
     }
 
     /** The settings of {@code config} by key, in the forms the flags take: for the startup log line. */
     static Map<String, String> describe(IngressConfig config) {
+        return describe(config, LocalHttpServer.Limits.defaults());
+    }
+
+    /** As above, with the local endpoints' limits. */
+    static Map<String, String> describe(IngressConfig config, LocalHttpServer.Limits local) {
         MuxSettings m = config.mux();
+        BrowserConnectionLimits b = config.browserLimits();
         Map<String, String> out = new LinkedHashMap<>();
         out.put(REQUEST_HEAD_TIMEOUT, Cli.human(config.requestHeadTimeout()));
         out.put(MAX_REQUEST_HEADERS, Converters.humanSize(config.maxRequestHead()));
@@ -125,6 +194,12 @@ final class LimitOptions {
         out.put(WEBSOCKET_MESSAGE, Converters.humanSize(m.maxWebSocketMessage()));
         out.put(KEEPALIVE_INTERVAL, Cli.human(m.pingInterval()));
         out.put(KEEPALIVE_TIMEOUT, Cli.human(m.pingTimeout()));
+        out.put(BROWSER_CONNECTIONS, Integer.toString(b.maxConnections()));
+        out.put(UNAUTHENTICATED_CONNECTIONS, Integer.toString(b.maxUnauthenticated()));
+        out.put(UNAUTHENTICATED_TIMEOUT, Cli.human(b.unauthenticatedTimeout()));
+        out.put(BODY_IDLE_TIMEOUT, Cli.human(b.bodyIdleTimeout()));
+        out.put(LOCAL_REQUEST_TIMEOUT, Cli.human(local.requestTimeout()));
+        out.put(LOCAL_CONNECTIONS, Integer.toString(local.maxConnections()));
         return out;
     }
 }

@@ -8,6 +8,7 @@ import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.MetricsServer;
+import dev.previewtunnel.mux.local.LocalHttpServer;
 import dev.previewtunnel.cli.ServiceLifecycle;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.grants.UnverifiedGrantView;
@@ -286,6 +287,7 @@ final class RunCommand implements Callable<Integer> {
         Path dir = s.path("state-dir", stateDir, IngressCli.defaultStateDir()).toAbsolutePath().normalize();
         IngressConfig ingressConfig = limits.applyTo(
                 IngressConfig.defaults(listenAddress, gatewayUri).withPoolSize(poolSize), s);
+        LocalHttpServer.Limits localLimits = limits.localLimits(s);
         audit = AuditDestination.apply(s, AuditLog.LOGGER, s.path(AuditDestination.KEY, auditFile, null));
 
         // 2. Secrets, TLS, refresh hook. Nothing here may echo a token or a grant.
@@ -309,7 +311,7 @@ final class RunCommand implements Callable<Integer> {
         }
 
         // 3. Start, write the credential, start the control API and metrics, announce, wait.
-        ServiceLifecycle.logLimits(log, LimitOptions.describe(ingressConfig));
+        ServiceLifecycle.logLimits(log, LimitOptions.describe(ingressConfig, localLimits));
         PrometheusMeterRegistry registry = metricsAddress == null ? null : MetricsServer.newRegistry();
         Ingress running = start(ingressConfig, tokenValue, ssl, listenAddress, registry, ownGateways);
         running.virtualHostSuffix(suffix);
@@ -320,10 +322,10 @@ final class RunCommand implements Callable<Integer> {
         try {
             writeCredentials(credentials, first);
             if (controlAddress != null) {
-                controlServer = startControl(running, dir, controlAddress);
+                controlServer = startControl(running, dir, controlAddress, localLimits);
             }
             if (metricsAddress != null) {
-                metricsServer = MetricsServer.startForCommand(metricsAddress, registry);
+                metricsServer = MetricsServer.startForCommand(metricsAddress, registry, localLimits);
             }
         } catch (RuntimeException e) {
             if (controlServer != null) {
@@ -553,9 +555,10 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    private static ControlServer startControl(Ingress running, Path dir, InetSocketAddress address) {
+    private static ControlServer startControl(Ingress running, Path dir, InetSocketAddress address,
+                                              LocalHttpServer.Limits localLimits) {
         try {
-            return ControlServer.start(running, dir, address);
+            return ControlServer.start(running, dir, address, localLimits);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");

@@ -11,6 +11,7 @@ import dev.previewtunnel.ingress.session.StateFiles;
 import dev.previewtunnel.ingress.session.VirtualHostTakenException;
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
 import dev.previewtunnel.mux.local.LocalApi;
+import dev.previewtunnel.mux.local.LocalHttpServer;
 import dev.previewtunnel.mux.local.LocalApi.ApiException;
 import dev.previewtunnel.mux.local.LocalApi.Response;
 import io.netty.channel.Channel;
@@ -48,13 +49,13 @@ public final class ControlServer implements AutoCloseable {
     private final Path stateFile;
     private final Channel channel;
 
-    private ControlServer(Ingress ingress, Path stateDir, InetSocketAddress listen) throws IOException,
-            InterruptedException {
+    private ControlServer(Ingress ingress, Path stateDir, InetSocketAddress listen, LocalHttpServer.Limits limits)
+            throws IOException, InterruptedException {
         this.ingress = ingress;
         this.stateDir = stateDir;
         this.stateFile = stateDir.resolve(STATE_FILE);
         String token = LocalApi.newToken();
-        this.channel = ingress.bindLocalApi(listen, token, this::handle);
+        this.channel = ingress.bindLocalApi(listen, token, this::handle, limits);
         StateFiles.writeOwnerOnly(stateFile, LocalApi.object()
                 .put("url", url())
                 .put("token", token)
@@ -65,7 +66,13 @@ public final class ControlServer implements AutoCloseable {
 
     public static ControlServer start(Ingress ingress, Path stateDir, InetSocketAddress listen)
             throws IOException, InterruptedException {
-        return new ControlServer(ingress, stateDir, listen);
+        return start(ingress, stateDir, listen, LocalHttpServer.Limits.defaults());
+    }
+
+    /** As above, with the request deadline and connection cap of {@code limits}. */
+    public static ControlServer start(Ingress ingress, Path stateDir, InetSocketAddress listen,
+                                      LocalHttpServer.Limits limits) throws IOException, InterruptedException {
+        return new ControlServer(ingress, stateDir, listen, limits);
     }
 
     public String url() {

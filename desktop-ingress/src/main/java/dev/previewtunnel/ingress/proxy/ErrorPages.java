@@ -23,8 +23,11 @@ public final class ErrorPages {
     public static final String NOT_A_PROXY_REQUEST = "not_a_proxy_request";
     /** No, or a wrong, session credential in {@code Proxy-Authorization}. */
     public static final String PROXY_AUTH_REQUIRED = "proxy_auth_required";
+    /** A request body stopped arriving (or dripped) for the body idle timeout ({@link RequestBodyDeadline}). */
+    public static final String REQUEST_BODY_TIMEOUT = "request_body_timeout";
     /** The codes the ingress answers besides the {@link TunnelError} codes, with their statuses. */
-    public static final Map<String, Integer> INGRESS_CODES = Map.of(NOT_A_PROXY_REQUEST, 400, PROXY_AUTH_REQUIRED, 407);
+    public static final Map<String, Integer> INGRESS_CODES = Map.of(NOT_A_PROXY_REQUEST, 400, PROXY_AUTH_REQUIRED, 407,
+            REQUEST_BODY_TIMEOUT, 408);
 
     private ErrorPages() {
     }

@@ -11,6 +11,7 @@ import dev.previewtunnel.mux.CrossLoopWrites;
 import dev.previewtunnel.mux.RelayHandler;
 import dev.previewtunnel.mux.TunnelError;
 import dev.previewtunnel.mux.TunnelStreamException;
+import dev.previewtunnel.mux.net.ConnectionBudget;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -236,6 +237,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             sendAndClose(challenge, ErrorPages.PROXY_AUTH_REQUIRED, null, null);
             return;
         }
+        ConnectionBudget.trust(browser); // authenticated: off the unauthenticated cap and deadline
         Authority requested;
         String originForm = null;
         try {

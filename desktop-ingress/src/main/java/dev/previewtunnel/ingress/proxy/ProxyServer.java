@@ -1,8 +1,10 @@
 package dev.previewtunnel.ingress.proxy;
 
+import dev.previewtunnel.ingress.BrowserConnectionLimits;
 import dev.previewtunnel.mux.ReadBuffers;
 import dev.previewtunnel.mux.SocketHalfCloseHandler;
 import dev.previewtunnel.mux.Transports;
+import dev.previewtunnel.mux.net.ConnectionBudget;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFuture;
@@ -27,14 +29,26 @@ import java.util.concurrent.TimeUnit;
 /**
  * The browser-facing listener. Browser sockets start with auto-read off (the proxy reads on demand) and allow
  * half-closure (a browser's FIN on a CONNECT tunnel becomes END_STREAM, not an abort).
+ *
+ * <p>Connections are counted by a {@link ConnectionBudget}: unauthenticated ones (no request with a valid session
+ * credential yet) have a lower cap and a short deadline, so a local process opening thousands of idle sockets
+ * cannot starve authenticated sessions or the process's descriptors; request bodies have an idle deadline
+ * ({@link RequestBodyDeadline}).
  */
 public final class ProxyServer implements AutoCloseable {
     private final Channel channel;
+    /** Browser connections in all, and those without a valid credential yet ({@link ConnectionBudget#trust}). */
+    private final ConnectionBudget budget;
     /** Accepted browser connections (each leaves the group when it closes): a drain waits for their writes. */
     private final ChannelGroup browsers = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
 
     public ProxyServer(EventLoopGroup group, Transports transports, IngressContext context)
             throws InterruptedException {
+        BrowserConnectionLimits limits = context.config().browserLimits();
+        int total = ConnectionBudget.clipToFdLimit("max-browser-connections", limits.maxConnections(),
+                ConnectionBudget.fdLimit());
+        this.budget = new ConnectionBudget("ingress proxy", total, Math.min(total, limits.maxUnauthenticated()),
+                limits.unauthenticatedTimeout());
         int high = context.config().mux().streamWriteHighWaterMark();
         int low = context.config().mux().streamWriteLowWaterMark();
         this.channel = new ServerBootstrap()
@@ -47,20 +61,31 @@ public final class ProxyServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        if (!budget.admit(ch)) {
+                            return; // over budget: closed at accept, nothing read
+                        }
                         browsers.add(ch);
                         ReadBuffers.relayReads(ch); // before its first read: Netty keeps the first read handle
                         HttpDecoderConfig decoder = new HttpDecoderConfig()
                                 .setMaxInitialLineLength(8192)
                                 .setMaxHeaderSize(context.config().maxRequestHead())
                                 .setMaxChunkSize(64 * 1024);
+                        RequestBodyDeadline body = new RequestBodyDeadline(limits.bodyIdleTimeout());
+                        ch.pipeline().addLast(RequestBodyDeadline.BYTES, body.bytes());
                         ch.pipeline().addLast("half-close", SocketHalfCloseHandler.INSTANCE);
                         ch.pipeline().addLast(ProxyConnectionHandler.HTTP_CODEC, new HttpServerCodec(decoder));
+                        ch.pipeline().addLast(RequestBodyDeadline.MESSAGES, body.messages());
                         ch.pipeline().addLast(ProxyConnectionHandler.NAME, new ProxyConnectionHandler(context));
                     }
                 })
                 .bind(context.config().listen())
                 .sync()
                 .channel();
+    }
+
+    /** The connection budget of this listener (open, unauthenticated, refused counts). */
+    public ConnectionBudget budget() {
+        return budget;
     }
 
     public InetSocketAddress address() {

@@ -141,6 +141,9 @@ class RunLimitsTest {
         String[] base = {"run", "--gateway", stack.url(), "--token", stack.token(), "--state-dir", tmp.toString()};
         assertRefused(concat(base, "--request-head-timeout", "2h"), "--request-head-timeout must be at most 1h, got 2h");
         assertRefused(concat(base, "--max-request-headers", "1KiB"), "--max-request-headers must be at least 4KiB, got 1KiB");
+        assertRefused(concat(base, "--max-browser-connections", "100", "--max-unauthenticated-connections", "200"),
+                "--max-unauthenticated-connections must be at most 100, got 200");
+        assertRefused(concat(base, "--local-request-timeout", "2h"), "--local-request-timeout must be at most 10m, got 2h");
         assertRefused(concat(base, "--stream-window", "1MB"), "invalid size '1MB'");
         assertRefused(concat(base, "--stream-window", "4MiB"), "--stream-window: 4MiB x the 1024 streams a tunnel "
                 + "connection may carry is the connection window, which HTTP/2 caps at 2^31-1 bytes: lower it to at "

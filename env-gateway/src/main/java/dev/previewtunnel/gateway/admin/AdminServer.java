@@ -3,6 +3,7 @@ package dev.previewtunnel.gateway.admin;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.previewtunnel.gateway.GatewayServer;
 import dev.previewtunnel.mux.local.LocalApi;
+import dev.previewtunnel.mux.local.LocalHttpServer;
 import dev.previewtunnel.mux.local.OwnerOnlyFiles;
 import dev.previewtunnel.mux.local.LocalApi.ApiException;
 import dev.previewtunnel.mux.local.LocalApi.Response;
@@ -43,10 +44,18 @@ public final class AdminServer implements AutoCloseable {
                                     Path tokenFile, EventLoopGroup group,
                                     Class<? extends ServerSocketChannel> channelType)
             throws IOException, InterruptedException {
+        return start(gateway, environment, listen, tokenFile, group, channelType, LocalHttpServer.Limits.defaults());
+    }
+
+    /** As above, with the request deadline and connection cap of {@code limits}. */
+    public static AdminServer start(GatewayServer gateway, String environment, InetSocketAddress listen,
+                                    Path tokenFile, EventLoopGroup group,
+                                    Class<? extends ServerSocketChannel> channelType, LocalHttpServer.Limits limits)
+            throws IOException, InterruptedException {
         String token = LocalApi.newToken();
         OwnerOnlyFiles.write(tokenFile, token + "\n");
         Channel ch = LocalApi.bind(group, channelType, listen, token, "preview-tunnel-admin",
-                (method, path, body) -> handle(gateway, environment, method, path, body));
+                (method, path, body) -> handle(gateway, environment, method, path, body), limits);
         return new AdminServer(ch, tokenFile);
     }
 

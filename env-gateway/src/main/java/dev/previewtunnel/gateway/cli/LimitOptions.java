@@ -7,6 +7,7 @@ import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayLimits;
 import dev.previewtunnel.mux.MuxProtocol;
 import dev.previewtunnel.mux.MuxSettings;
+import dev.previewtunnel.mux.local.LocalHttpServer;
 import picocli.CommandLine.Option;
 
 import java.time.Duration;
@@ -41,12 +42,16 @@ final class LimitOptions {
     static final String HANDSHAKE = "handshake-timeout";
     static final String KEEPALIVE_INTERVAL = "keepalive-interval";
     static final String KEEPALIVE_TIMEOUT = "keepalive-timeout";
+    static final String TUNNEL_CONNECTIONS = "max-tunnel-connections";
+    static final String HANDSHAKING_CONNECTIONS = "max-handshaking-connections";
+    static final String LOCAL_REQUEST_TIMEOUT = "local-request-timeout";
+    static final String LOCAL_CONNECTIONS = "max-local-connections";
 
     /** Every key, for the config file's list of known keys. */
     static final List<String> KEYS = List.of(STREAMS_PER_CONNECTION, STREAMS_PER_SESSION, OPENS_PER_SECOND,
             OPEN_BURST, PENDING_DIALS, HEADER_LIST, FRAME_SIZE, WEBSOCKET_MESSAGE, RESETS, RESET_WINDOW,
             STREAM_WINDOW, QUEUED_BYTES, STREAM_IDLE, CONNECTION_IDLE, HANDSHAKE, KEEPALIVE_INTERVAL,
-            KEEPALIVE_TIMEOUT);
+            KEEPALIVE_TIMEOUT, TUNNEL_CONNECTIONS, HANDSHAKING_CONNECTIONS, LOCAL_REQUEST_TIMEOUT, LOCAL_CONNECTIONS);
 
     private static final Duration WEEK = Duration.ofDays(7);
 
@@ -137,6 +142,28 @@ final class LimitOptions {
                     + "(default: 20s).")
     Duration keepaliveTimeout;
 
+    @Option(names = "--" + TUNNEL_CONNECTIONS, paramLabel = "N",
+            description = "Tunnel connections open at once, upgraded or not; more are closed at accept (lowered to "
+                    + "what the open-files limit allows, with a warning); 1 to 1000000 (default: 1024).")
+    Integer tunnelConnections;
+
+    @Option(names = "--" + HANDSHAKING_CONNECTIONS, paramLabel = "N",
+            description = "Of those, connections that have not completed the upgrade (token not yet verified); "
+                    + "the rest is headroom for authenticated ones; 1 to --" + TUNNEL_CONNECTIONS
+                    + " (default: 64).")
+    Integer handshakingConnections;
+
+    @Option(names = "--" + LOCAL_REQUEST_TIMEOUT, paramLabel = "DURATION",
+            converter = Converters.DurationConverter.class,
+            description = "On the admin and metrics endpoints, a whole request (and each answer) must be done "
+                    + "within this, else the connection is closed; 1s to 10m (default: 5s).")
+    Duration localRequestTimeout;
+
+    @Option(names = "--" + LOCAL_CONNECTIONS, paramLabel = "N",
+            description = "Connections open at once on the admin endpoint, and on the metrics endpoint; more are "
+                    + "closed at accept; 1 to 10000 (default: 64).")
+    Integer localConnections;
+
     /**
      * {@code base} with every limit taken from the flags, else the environment, else the config file, else the
      * defaults in {@code base}.
@@ -196,13 +223,32 @@ final class LimitOptions {
         MuxSettings mux = new MuxSettings(streamWin, perConnection, frame, headers, message, resetCount,
                 (int) window.toSeconds(), pingEvery, pingWait, m.streamWriteLowWaterMark(),
                 m.streamWriteHighWaterMark());
+        int tunnels = (int) s.inRange(TUNNEL_CONNECTIONS, s.integer(TUNNEL_CONNECTIONS, tunnelConnections,
+                l.maxConnections()), 1, 1_000_000, false);
+        int handshaking = (int) s.inRange(HANDSHAKING_CONNECTIONS, s.integer(HANDSHAKING_CONNECTIONS,
+                handshakingConnections, Math.min(tunnels, l.maxHandshaking())), 1, tunnels, false);
         GatewayLimits limits = new GatewayLimits(perSession, rate, burst, dials, streamIdle, connectionIdle,
-                queuedLimit);
+                queuedLimit, tunnels, handshaking);
         return base.withMux(mux).withLimits(limits).withHandshakeTimeout(handshake);
+    }
+
+    /** The limits of the admin and metrics endpoints, from the flags, environment, file or defaults. */
+    LocalHttpServer.Limits localLimits(Settings s) {
+        LocalHttpServer.Limits d = LocalHttpServer.Limits.defaults();
+        Duration timeout = s.inRange(LOCAL_REQUEST_TIMEOUT, s.duration(LOCAL_REQUEST_TIMEOUT, localRequestTimeout,
+                d.requestTimeout()), Duration.ofSeconds(1), Duration.ofMinutes(10));
+        int connections = (int) s.inRange(LOCAL_CONNECTIONS, s.integer(LOCAL_CONNECTIONS, localConnections,
+                d.maxConnections()), 1, 10_000, false);
+        return d.withRequestTimeout(timeout).withMaxConnections(connections);
     }
 
     /** The limits of {@code config} by key, in the forms the flags take: for the startup log line. */
     static Map<String, String> describe(GatewayConfig config) {
+        return describe(config, LocalHttpServer.Limits.defaults());
+    }
+
+    /** As above, with the local endpoints' limits. */
+    static Map<String, String> describe(GatewayConfig config, LocalHttpServer.Limits local) {
         MuxSettings m = config.mux();
         GatewayLimits l = config.limits();
         Map<String, String> out = new LinkedHashMap<>();
@@ -223,6 +269,10 @@ final class LimitOptions {
         out.put(HANDSHAKE, Cli.human(config.handshakeTimeout()));
         out.put(KEEPALIVE_INTERVAL, Cli.human(m.pingInterval()));
         out.put(KEEPALIVE_TIMEOUT, Cli.human(m.pingTimeout()));
+        out.put(TUNNEL_CONNECTIONS, Integer.toString(l.maxConnections()));
+        out.put(HANDSHAKING_CONNECTIONS, Integer.toString(l.maxHandshaking()));
+        out.put(LOCAL_REQUEST_TIMEOUT, Cli.human(local.requestTimeout()));
+        out.put(LOCAL_CONNECTIONS, Integer.toString(local.maxConnections()));
         return out;
     }
 

@@ -6,6 +6,7 @@ import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.MetricsServer;
+import dev.previewtunnel.mux.local.LocalHttpServer;
 import dev.previewtunnel.cli.ServiceLifecycle;
 import dev.previewtunnel.cli.Settings;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -221,6 +222,7 @@ final class ServeCommand implements Callable<Integer> {
                 s.string("metrics-listen", metricsListen, null), 9464);
         Path state = s.path("state-dir", stateDir, GatewayCli.defaultStateDir());
         GatewayConfig limited = limits.applyTo(GatewayConfig.defaults(env, listenAddress), s);
+        LocalHttpServer.Limits localLimits = limits.localLimits(s);
         audit = AuditDestination.apply(s, AuditLog.LOGGER, s.path(AuditDestination.KEY, auditFile, null));
 
         // 2. TLS and keys.
@@ -248,7 +250,7 @@ final class ServeCommand implements Callable<Integer> {
                 ? TargetPolicy.loopbackOnly() : TargetPolicy.loopbackPlus(List.copyOf(allowed));
         GatewayConfig gatewayConfig = new GatewayConfig(env, listenAddress, tunnelPath, limited.mux(), policy,
                 targetPolicy, dial, limited.handshakeTimeout(), drain, limited.ioThreads(), limited.limits());
-        ServiceLifecycle.logLimits(log, LimitOptions.describe(gatewayConfig));
+        ServiceLifecycle.logLimits(log, LimitOptions.describe(gatewayConfig, localLimits));
         if (!allowed.isEmpty()) {
             String cidrs = allowed.stream().map(Cidr::toString).collect(Collectors.joining(","));
             log.warn("non-loopback targets are enabled: grants may reach {} in addition to loopback", cidrs);
@@ -270,12 +272,12 @@ final class ServeCommand implements Callable<Integer> {
         try {
             if (adminAddress != null) {
                 prepareStateDir(state);
-                admin = startAdmin(running, adminAddress, state.resolve(GatewayCli.ADMIN_TOKEN_FILE));
+                admin = startAdmin(running, adminAddress, state.resolve(GatewayCli.ADMIN_TOKEN_FILE), localLimits);
                 adminFile = state.resolve(GatewayCli.ADMIN_STATE_FILE);
                 writeAdminState(adminFile, admin);
             }
             if (metricsAddress != null) {
-                metricsServer = MetricsServer.startForCommand(metricsAddress, prometheus);
+                metricsServer = MetricsServer.startForCommand(metricsAddress, prometheus, localLimits);
             }
         } catch (RuntimeException e) {
             running.close(); // closes the admin endpoint too
@@ -344,9 +346,10 @@ final class ServeCommand implements Callable<Integer> {
         }
     }
 
-    private static AdminServer startAdmin(GatewayServer running, InetSocketAddress address, Path tokenFile) {
+    private static AdminServer startAdmin(GatewayServer running, InetSocketAddress address, Path tokenFile,
+                                          LocalHttpServer.Limits localLimits) {
         try {
-            return running.startAdmin(address, tokenFile);
+            return running.startAdmin(address, tokenFile, localLimits);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");

@@ -179,6 +179,9 @@ class ServeLimitsTest {
         assertRefused(concat(base, "--max-streams-per-session", "0"),
                 "--max-streams-per-session must be at least 1, got 0");
         assertRefused(concat(base, "--handshake-timeout", "1h"), "--handshake-timeout must be at most 10m, got 1h");
+        assertRefused(concat(base, "--max-tunnel-connections", "10", "--max-handshaking-connections", "11"),
+                "--max-handshaking-connections must be at most 10, got 11");
+        assertRefused(concat(base, "--max-local-connections", "0"), "--max-local-connections must be at least 1");
         assertRefused(concat(base, "--reset-window", "PT1.5S"), "--reset-window must be whole seconds");
         assertRefused(concat(base, "--max-opens-per-second", "0.01"), "--max-opens-per-second must be 0.1 to");
         assertRefused(concat(base, "--stream-window", "64K"), "invalid size '64K'; use bytes or KiB/MiB/GiB");
