@@ -1,0 +1,88 @@
+package dev.previewtunnel.mux.net;
+
+import io.netty.channel.embedded.EmbeddedChannel;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The bookkeeping of {@link ConnectionBudget}, on embedded channels (the listeners' tests use real sockets). */
+class ConnectionBudgetTest {
+
+    @Test
+    void overTheUntrustedCapTheOldestUntrustedIsClosedAndTrustedOnesAreKept() {
+        ConnectionBudget budget = new ConnectionBudget("test", 10, 3, null);
+        EmbeddedChannel trusted = new EmbeddedChannel();
+        assertTrue(budget.admit(trusted));
+        ConnectionBudget.trust(trusted);
+        List<EmbeddedChannel> untrusted = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            EmbeddedChannel ch = new EmbeddedChannel();
+            assertTrue(budget.admit(ch), "admitted: the oldest untrusted one makes room");
+            untrusted.add(ch);
+            untrusted.forEach(EmbeddedChannel::runPendingTasks);
+        }
+        assertFalse(untrusted.get(0).isOpen(), "oldest closed");
+        assertFalse(untrusted.get(1).isOpen(), "second oldest closed");
+        assertTrue(untrusted.get(2).isOpen() && untrusted.get(3).isOpen() && untrusted.get(4).isOpen());
+        assertTrue(trusted.isOpen(), "a trusted connection is never evicted");
+        assertEquals(3, budget.pending());
+        assertEquals(4, budget.open());
+        assertEquals(2, budget.evicted());
+        ConnectionBudget.trust(untrusted.get(2));
+        ConnectionBudget.trust(untrusted.get(2)); // idempotent
+        assertEquals(2, budget.pending());
+        untrusted.get(3).close();
+        assertEquals(1, budget.pending());
+        assertEquals(3, budget.open());
+    }
+
+    @Test
+    void overTheTotalTheNewConnectionIsClosedAtOnce() {
+        ConnectionBudget budget = ConnectionBudget.total("test", 2);
+        EmbeddedChannel a = new EmbeddedChannel();
+        EmbeddedChannel b = new EmbeddedChannel();
+        EmbeddedChannel c = new EmbeddedChannel();
+        assertTrue(budget.admit(a));
+        assertTrue(budget.admit(b));
+        assertFalse(budget.admit(c));
+        assertFalse(c.isOpen());
+        assertEquals(1, budget.refused());
+        a.close();
+        EmbeddedChannel d = new EmbeddedChannel();
+        assertTrue(budget.admit(d), "a closed connection gives its place back");
+        assertEquals(2, budget.open());
+    }
+
+    @Test
+    void anUntrustedConnectionIsClosedAtThePendingTimeoutATrustedOneIsNot() {
+        ConnectionBudget budget = new ConnectionBudget("test", 10, 10, Duration.ofSeconds(3));
+        EmbeddedChannel idle = new EmbeddedChannel();
+        EmbeddedChannel proven = new EmbeddedChannel();
+        budget.admit(idle);
+        budget.admit(proven);
+        ConnectionBudget.trust(proven);
+        idle.advanceTimeBy(3, TimeUnit.SECONDS);
+        proven.advanceTimeBy(3, TimeUnit.SECONDS);
+        idle.runScheduledPendingTasks();
+        proven.runScheduledPendingTasks();
+        assertFalse(idle.isOpen());
+        assertTrue(proven.isOpen());
+        assertEquals(0, budget.pending());
+    }
+
+    @Test
+    void capsAreClippedToTheDescriptorLimitMinusAReserve() {
+        assertEquals(100, ConnectionBudget.clipToFdLimit("x", 100, 1024));
+        assertEquals(1024 - ConnectionBudget.FD_RESERVE, ConnectionBudget.clipToFdLimit("x", 4096, 1024));
+        assertEquals(1, ConnectionBudget.clipToFdLimit("x", 4096, 10));
+        assertEquals(4096, ConnectionBudget.clipToFdLimit("x", 4096, -1), "unknown limit: unchanged");
+        assertTrue(ConnectionBudget.fdLimit() > 0, "the JVM reports ulimit -n on this platform");
+    }
+}
