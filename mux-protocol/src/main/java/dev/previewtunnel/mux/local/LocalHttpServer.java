@@ -44,7 +44,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>What no local client can do to the others: every phase of a connection (waiting for a whole request, head and
  * body; producing and writing its answer) has the same deadline, so half a request head holds a connection at most
- * {@link Limits#requestTimeout}; bodies are capped; connections are capped ({@link ConnectionBudget}); a
+ * {@link Limits#requestTimeout}; bodies are capped; connections are capped ({@link ConnectionBudget}: over three
+ * quarters of the cap, a new connection closes the oldest one that has not completed a request yet); a
  * connection has one request in flight at a time (later pipelined ones wait, a few at most); and answers are
  * produced by a {@link Handler} that returns a future, so a slow one (a metrics scrape) runs off the event loop.
  */
@@ -58,7 +59,8 @@ public final class LocalHttpServer {
     /**
      * @param requestTimeout  each phase of a connection (a whole request arriving, its answer produced and written,
      *                        the next request after it) must end within this
-     * @param maxConnections  concurrent connections; more are closed at accept
+     * @param maxConnections  concurrent connections; more are closed at accept, and of them at most three quarters
+     *                        that have not completed a request (the oldest is closed for a new one)
      * @param maxBody         largest request body (413 beyond)
      */
     public record Limits(Duration requestTimeout, int maxConnections, int maxBody) {
@@ -108,9 +110,12 @@ public final class LocalHttpServer {
         if (listen.getAddress() == null || !listen.getAddress().isLoopbackAddress()) {
             throw new IllegalArgumentException("a local endpoint must listen on a loopback address");
         }
-        ConnectionBudget budget = ConnectionBudget.total(name,
-                ConnectionBudget.clipToFdLimit(name + " connections", limits.maxConnections(),
-                        ConnectionBudget.fdLimit()));
+        int total = ConnectionBudget.clipToFdLimit(name + " connections", limits.maxConnections(),
+                ConnectionBudget.fdLimit());
+        // A connection is trusted once it has sent a whole request. Untrusted ones (half a head, nothing yet) may
+        // hold three quarters of the cap; a new one over that closes the oldest of them, so squatters cannot lock
+        // an honest client out, and clients that did complete requests keep the last quarter.
+        ConnectionBudget budget = new ConnectionBudget(name, total, Math.max(1, total * 3 / 4), null);
         return new ServerBootstrap().group(group).channel(type)
                 // Read on demand: the next request is read only once the previous one is answered.
                 .childOption(ChannelOption.AUTO_READ, false)
@@ -171,6 +176,7 @@ public final class LocalHttpServer {
                 ctx.close();
                 return;
             }
+            ConnectionBudget.trust(ctx.channel()); // a whole request arrived in time
             queued.add(req);
             if (!answering) {
                 answerNext(ctx);
