@@ -32,8 +32,9 @@ import java.util.concurrent.TimeUnit;
  * {@code Origin} header (a web page) or a non-loopback {@code Host} (DNS rebinding) gets 403.
  *
  * <p>Served by {@link LocalHttpServer} (head deadline, connection cap, one request at a time) on one event-loop
- * thread of its own; the scrape itself (Micrometer renders every meter, which takes milliseconds and more with many
- * meters) runs on a separate thread, never on that event loop, so one slow scrape does not stall the others' reads.
+ * thread of its own; the scrape itself (Micrometer renders every meter, so its time grows with their number) runs
+ * on a separate thread, never on that event loop, so one slow scrape does not stall the other connections' reads
+ * and deadlines. Scrapes queue on that one thread; the request deadline also bounds how long one may wait there.
  */
 public final class MetricsServer implements AutoCloseable {
     /** Content type of the Prometheus text format 0.0.4. */
