@@ -14,14 +14,20 @@ public final class IngressFuzzAccess {
     private IngressFuzzAccess() {
     }
 
-    /** Mirror of {@code ProxyServer}'s {@code initChannel}: same handlers, names, order and decoder limits. */
+    /**
+     * Mirror of {@code ProxyServer}'s {@code initChannel}: same handlers, names, order and decoder limits (the
+     * connection budget, counted at accept by the listener, is not part of a channel's pipeline).
+     */
     public static void install(Channel ch, IngressContext context) {
         HttpDecoderConfig decoder = new HttpDecoderConfig()
                 .setMaxInitialLineLength(8192)
                 .setMaxHeaderSize(context.config().maxRequestHead())
                 .setMaxChunkSize(64 * 1024);
+        RequestBodyDeadline body = new RequestBodyDeadline(context.config().browserLimits().bodyIdleTimeout());
+        ch.pipeline().addLast(RequestBodyDeadline.BYTES, body.bytes());
         ch.pipeline().addLast("half-close", SocketHalfCloseHandler.INSTANCE);
         ch.pipeline().addLast(ProxyConnectionHandler.HTTP_CODEC, new HttpServerCodec(decoder));
+        ch.pipeline().addLast(RequestBodyDeadline.MESSAGES, body.messages());
         ch.pipeline().addLast(ProxyConnectionHandler.NAME, new ProxyConnectionHandler(context));
     }
 }
