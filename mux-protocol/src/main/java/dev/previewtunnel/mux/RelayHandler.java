@@ -137,6 +137,10 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
                 peer.writeAndFlush(OutputShutdown.INSTANCE).addListener(f -> {
                     if (f.isSuccess()) {
                         partner.onOutputShutdown();
+                    } else {
+                        // The peer could not be half-closed (its socket was reset meanwhile): its output can
+                        // never finish, so it would stay open for good with nothing left to relay. Closed.
+                        peer.close();
                     }
                 });
                 closeIfFinished();

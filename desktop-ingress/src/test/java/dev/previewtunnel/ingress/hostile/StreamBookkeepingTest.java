@@ -65,6 +65,9 @@ class StreamBookkeepingTest {
     private BrowserSession session;
     private String auth;
     private final Capture audit = new Capture();
+    /** "hold" mode: the target saw the browser's end, and waits for this before ending its own. */
+    private final java.util.concurrent.CountDownLatch targetSawEnd = new java.util.concurrent.CountDownLatch(1);
+    private final java.util.concurrent.CountDownLatch releaseTarget = new java.util.concurrent.CountDownLatch(1);
 
     @BeforeEach
     void start(@TempDir Path dir) throws Exception {
@@ -89,6 +92,7 @@ class StreamBookkeepingTest {
 
     @AfterEach
     void stop() throws Exception {
+        releaseTarget.countDown();
         audit.close();
         if (ingress != null) {
             ingress.close();
@@ -144,6 +148,24 @@ class StreamBookkeepingTest {
             assertEquals(-1, b.getInputStream().read());
             JsonNode closed = assertBalanced(1, "connect");
             assertEquals("completed", closed.path("why").asText(), closed.toString());
+        }
+    }
+
+    /**
+     * What Chromium does when a tab with an HMR socket closes, in the order that left the browser connection open
+     * for good: the browser ends its side, then resets; only then does the target end its side, and the FIN the
+     * relay then owes the browser cannot be sent. The connection must close (and leave the session's count).
+     */
+    @Test
+    void connectRelayTheBrowserResetsBeforeTheTargetsEndArrives() throws Exception {
+        try (Socket b = connect()) {
+            send(b, "hold");
+            assertEquals("hold", read(b, 4));
+            b.shutdownOutput();
+            assertTrue(targetSawEnd.await(15, java.util.concurrent.TimeUnit.SECONDS), "the target saw our end");
+            abort(b);
+            releaseTarget.countDown(); // the target ends its side now
+            assertBalanced(1, "connect");
         }
     }
 
@@ -224,10 +246,13 @@ class StreamBookkeepingTest {
         try (Socket b = proxySocket()) {
             send(b, get("/close", false));
             assertTrue(readResponse(b).startsWith("HTTP/1.1 200"));
-            JsonNode closed = assertBalanced(1, "http");
+            // The target's stream ends with its answer; the browser connection stays for the next request.
+            until("the stream closed", WAIT, () -> closedLines().size() == 1 && session.liveStreams() == 0);
+            JsonNode closed = closedLines().get(0);
             assertTrue(List.of("target_closed", "released", "completed").contains(closed.path("why").asText()),
                     closed.toString());
         }
+        assertBalanced(1, "http");
     }
 
     @Test
@@ -291,6 +316,7 @@ class StreamBookkeepingTest {
     private JsonNode assertBalanced(int n, String kind) {
         until(n + " ingress stream_closed lines", WAIT, () -> closedLines().size() >= n);
         until("no live stream in the session", WAIT, () -> session.liveStreams() == 0);
+        until("no live browser connection in the session", WAIT, () -> session.liveConnections() == 0);
         until(n + " gateway stream_closed lines", WAIT,
                 () -> audit.matching("gateway", "stream_closed").size() >= n);
         List<JsonNode> opened = audit.matching("ingress", "stream_opened");
@@ -454,7 +480,7 @@ class StreamBookkeepingTest {
         }
     }
 
-    private static void echo(String already, InputStream in, OutputStream out) throws IOException {
+    private void echo(String already, InputStream in, OutputStream out) throws IOException {
         StringBuilder seen = new StringBuilder(already);
         if (!already.isEmpty()) {
             out.write(already.getBytes(StandardCharsets.ISO_8859_1));
@@ -464,6 +490,14 @@ class StreamBookkeepingTest {
         while (!seen.toString().contains("bye!")) {
             int n = in.read(buf);
             if (n < 0) {
+                if (seen.toString().contains("hold")) {
+                    targetSawEnd.countDown();
+                    try {
+                        releaseTarget.await(15, java.util.concurrent.TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
                 return; // the browser ended: so does the target (closing the socket)
             }
             out.write(buf, 0, n);
