@@ -202,6 +202,8 @@ class StreamBookkeepingTest {
             assertEquals(-1, readOrReset(b));
             JsonNode closed = assertBalanced(1, "connect");
             assertEquals("reset", closed.path("why").asText(), closed.toString());
+            JsonNode atGateway = audit.matching("gateway", "stream_closed").get(0);
+            assertEquals("revoked", atGateway.path("why").asText(), atGateway.toString());
         }
     }
 
@@ -335,6 +337,8 @@ class StreamBookkeepingTest {
         assertEquals(n, ids.size(), "distinct stream ids");
         assertEquals(n, audit.matching("gateway", "stream_opened").size());
         assertEquals(n, audit.matching("gateway", "stream_closed").size());
+        audit.matching("gateway", "stream_closed").forEach(c -> assertTrue(List.of("completed", "target_closed",
+                "ingress_closed", "tunnel_lost", "revoked", "idle").contains(c.path("why").asText()), c.toString()));
         assertEquals(0, session.liveStreams());
         return closed.get(closed.size() - 1);
     }
