@@ -6,6 +6,7 @@ import ch.qos.logback.core.AppenderBase;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.gateway.GatewayConfig;
+import dev.previewtunnel.gateway.GatewayLimits;
 import dev.previewtunnel.gateway.GatewayServer;
 import dev.previewtunnel.grants.GrantIssuer;
 import dev.previewtunnel.grants.GrantSpec;
@@ -70,11 +71,17 @@ class StreamBookkeepingTest {
     private final java.util.concurrent.CountDownLatch releaseTarget = new java.util.concurrent.CountDownLatch(1);
 
     @BeforeEach
-    void start(@TempDir Path dir) throws Exception {
+    void start(@TempDir Path dir, org.junit.jupiter.api.TestInfo test) throws Exception {
         KeyDirectory keys = KeyDirectory.init(dir.resolve("keys"));
         GrantIssuer issuer = new GrantIssuer(keys.signingKey(), Clock.systemUTC());
-        gateway = GatewayServer.start(GatewayConfig.defaults(ENV, new InetSocketAddress("127.0.0.1", 0)),
-                keys.verificationKeys(), null, new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+        GatewayConfig config = GatewayConfig.defaults(ENV, new InetSocketAddress("127.0.0.1", 0));
+        if (test.getDisplayName().contains("IdleTimeout")) {
+            GatewayLimits d = GatewayLimits.defaults();
+            config = config.withLimits(new GatewayLimits(d.streamsPerSession(), d.opensPerSecond(), d.openBurst(),
+                    d.pendingDialsPerConnection(), Duration.ofSeconds(1), d.connectionIdleTimeout(),
+                    d.queuedBytesPerConnection()));
+        }
+        gateway = GatewayServer.start(config, keys.verificationKeys(), null, new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
         target = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         acceptor = new Thread(this::accept, "bookkeeping-target");
         acceptor.setDaemon(true);
@@ -204,6 +211,20 @@ class StreamBookkeepingTest {
             assertEquals("reset", closed.path("why").asText(), closed.toString());
             JsonNode atGateway = audit.matching("gateway", "stream_closed").get(0);
             assertEquals("revoked", atGateway.path("why").asText(), atGateway.toString());
+        }
+    }
+
+    @Test
+    void connectRelayEndedByTheGatewaysStreamIdleTimeout() throws Exception {
+        try (Socket b = connect()) {
+            send(b, "ping");
+            assertEquals("ping", read(b, 4));
+            // Nothing more either way: the gateway resets the stream after its 1 s idle timeout.
+            assertEquals(-1, readOrReset(b));
+            JsonNode closed = assertBalanced(1, "connect");
+            assertEquals("reset", closed.path("why").asText(), closed.toString());
+            JsonNode atGateway = audit.matching("gateway", "stream_closed").get(0);
+            assertEquals("idle", atGateway.path("why").asText(), atGateway.toString());
         }
     }
 
