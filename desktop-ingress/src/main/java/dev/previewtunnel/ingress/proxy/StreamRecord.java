@@ -13,7 +13,9 @@ import io.netty.channel.ChannelPromise;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The bookkeeping of one opened stream (a tunnel stream or, for direct egress, a socket), whatever it carries
@@ -23,17 +25,18 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * path goes through (browser gone, target gone, reset, tunnel lost, session closed, refusal, drain), so no
  * handler has to remember to account for it; the {@link #closed} flag makes that account happen once.
  *
- * <p>Installed in the stream's pipeline before the handlers that move its bytes, it sees every byte the target sent and every byte written towards
- * it, and learns from what passes which side ended first. {@code why} is one of {@link #WHY_VALUES}.
+ * <p>Installed in the stream's pipeline before the handlers that move its bytes, it sees every byte the target
+ * sent and every byte written towards it, and learns from what passes which side ended first. {@code why} is one
+ * of {@link #WHY_VALUES}.
  */
 final class StreamRecord extends ChannelDuplexHandler {
     static final String NAME = "ptun-stream-record";
     /** Every value {@code why} takes; docs/operations.md lists the same set. */
-    static final java.util.List<String> WHY_VALUES = java.util.List.of("completed", "browser_closed",
+    static final List<String> WHY_VALUES = List.of("completed", "browser_closed",
             "target_closed", "reset", "tunnel_lost", "released", BrowserSession.SESSION_CLOSED,
             BrowserSession.GRANT_DETACHED, BrowserSession.SHUTDOWN);
 
-    private static final java.util.concurrent.atomic.AtomicLong IDS = new java.util.concurrent.atomic.AtomicLong();
+    private static final AtomicLong IDS = new AtomicLong();
 
     private final AuditLog audit;
     private final BrowserSession session;
@@ -64,14 +67,13 @@ final class StreamRecord extends ChannelDuplexHandler {
 
     /**
      * Writes {@code stream_opened}, counts the stream against the session and arranges the one {@code
-     * stream_closed}. Call it once the stream is open and tracked, before any handler that
-     * moves its bytes is added.
+     * stream_closed}. Call it as soon as the open succeeded (whether the stream is then used or closed at once),
+     * before any handler that moves its bytes is added.
      */
     static StreamRecord open(AuditLog audit, BrowserSession session, Route route, String kind, Channel browser,
                              Channel stream) {
         StreamRecord record = new StreamRecord(audit, session, route, kind, browser);
         stream.pipeline().addLast(NAME, record); // after the byte adapter: sees bytes, FIN and resets as bytes
-
         session.streamOpened();
         record.line("stream_opened").write();
         stream.closeFuture().addListener(f -> record.close(stream)); // runs on the stream's loop
