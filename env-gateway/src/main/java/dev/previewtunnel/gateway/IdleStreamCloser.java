@@ -13,7 +13,7 @@ final class IdleStreamCloser extends ChannelInboundHandlerAdapter {
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
         if (evt instanceof IdleStateEvent) {
-            ctx.close();
+            StreamEnding.closeFor(ctx.channel(), StreamEnding.IDLE);
             return;
         }
         super.userEventTriggered(ctx, evt);

@@ -50,7 +50,7 @@ public final class LiveStreams {
             return 0;
         }
         List<Channel> copy = new ArrayList<>(streams);
-        copy.forEach(Channel::close);
+        copy.forEach(ch -> StreamEnding.closeFor(ch, StreamEnding.REVOKED));
         return copy.size();
     }
 

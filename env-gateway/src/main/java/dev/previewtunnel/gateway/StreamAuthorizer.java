@@ -148,7 +148,7 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
                     .put("dialMicros", (System.nanoTime() - dialStart) / 1000)
                     .write();
             long openedAt = System.nanoTime();
-            RelayHandler.link(stream, target, (fromStream, fromTarget, cause) ->
+            RelayHandler.link(stream, target, (fromStream, fromTarget, end) ->
                     gateway.audit().event("stream_closed")
                             .put("conn", connectionId)
                             .put("stream", Integer.toString(stream.stream().id()))
@@ -158,6 +158,7 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
                             .put("bytesToTarget", fromStream)
                             .put("bytesFromTarget", fromTarget)
                             .put("durationMillis", (System.nanoTime() - openedAt) / 1_000_000)
+                            .put("why", StreamEnding.why(stream, end))
                             .write());
         });
     }

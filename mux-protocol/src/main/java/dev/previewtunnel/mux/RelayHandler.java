@@ -49,10 +49,20 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
 
     /** Observer of a relay's end, for byte counts and audit. */
     public interface RelayListener {
-        RelayListener NONE = (a, b, cause) -> { };
+        RelayListener NONE = (a, b, end) -> { };
 
         /** Called once, on {@code a}'s loop, when channel {@code a} closed; counts are bytes read from each side. */
-        void closed(long bytesFromA, long bytesFromB, Throwable cause);
+        void closed(long bytesFromA, long bytesFromB, End end);
+    }
+
+    /** How a relay ended, as seen when channel {@code a} closed. */
+    public enum End {
+        /** Both directions finished (end of input passed on each way). */
+        BOTH_ENDED,
+        /** {@code a} closed (or was reset) while {@code b} was still open. */
+        A_CLOSED_FIRST,
+        /** {@code b} had closed already: its close ended {@code a}. */
+        B_CLOSED_FIRST
     }
 
     /**
@@ -137,6 +147,10 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
                 peer.writeAndFlush(OutputShutdown.INSTANCE).addListener(f -> {
                     if (f.isSuccess()) {
                         partner.onOutputShutdown();
+                    } else {
+                        // The peer could not be half-closed (its socket was reset meanwhile): its output can
+                        // never finish, so it would stay open for good with nothing left to relay. Closed.
+                        peer.close();
                     }
                 });
                 closeIfFinished();
@@ -164,11 +178,12 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         boolean clean = inputDone && outputDone;
+        End end = clean ? End.BOTH_ENDED : peer.isActive() ? End.A_CLOSED_FIRST : End.B_CLOSED_FIRST;
         if (!clean) {
             // Aborted: end the other side now rather than leaving it half-open.
             peer.close();
         }
-        listener.closed(bytesRead.get(), partner.bytesRead.get(), null);
+        listener.closed(bytesRead.get(), partner.bytesRead.get(), end);
         ctx.fireChannelInactive();
     }
 

@@ -90,7 +90,7 @@ final class SessionCommand {
             exitCodeOnExecutionException = ExitCodes.INTERNAL,
             footer = IngressMain.FOOTER,
             description = "Print every session as one JSON line: {\"sessions\":[{id, username, egress, "
-                    + "liveConnections, grants}...]} (never a password or a grant).")
+                    + "liveConnections, liveStreams, grants}...]} (never a password or a grant).")
     static final class ListSessions implements Callable<Integer> {
         @Spec
         CommandSpec spec;

@@ -209,7 +209,8 @@ public final class ControlServer implements AutoCloseable {
                 .put("id", s.id())
                 .put("username", s.username())
                 .put("egress", s.egress().name().toLowerCase(Locale.ROOT))
-                .put("liveConnections", s.liveConnections());
+                .put("liveConnections", s.liveConnections())
+                .put("liveStreams", s.liveStreams());
         node.set("grants", grants);
         return node;
     }

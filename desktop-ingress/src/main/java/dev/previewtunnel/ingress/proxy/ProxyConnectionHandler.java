@@ -340,14 +340,16 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             return null;
         }
         Channel stream = (Channel) f.getNow();
+        // Every stream the tunnel opened is accounted for, once, from here on: the record owns its two lines.
+        StreamRecord record = StreamRecord.open(context.audit(), session, route, kind, browser, stream);
         if (state != State.OPENING || !browser.isActive()) {
-            stream.close();
+            record.end("browser_closed", stream);
             return null;
         }
         if (!session.track(browser, route)) {
             // Detached or closed while the open was in flight: the detach could not see this connection yet, so
             // the stream ends here instead of outliving it.
-            stream.close();
+            record.end(session.isClosed() ? BrowserSession.SESSION_CLOSED : BrowserSession.GRANT_DETACHED, stream);
             if (session.isClosed()) {
                 state = State.CLOSED;
                 releasePending();
@@ -358,7 +360,6 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             }
             return null;
         }
-        audit("stream_opened", route.grant() == null ? "direct-" + kind : kind).write();
         return stream;
     }
 
@@ -392,17 +393,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         browser.flush();
         browser.pipeline().remove(this);
-        Route r = route;
-        BrowserSession s = session;
-        RelayHandler.link(browser, stream, (fromBrowser, fromStream, cause) -> context.audit()
-                .event("stream_closed")
-                .put("kind", kind)
-                .put("session", s.id())
-                .put("authority", r.requested().toString())
-                .put("grant", r.grantId())
-                .put("bytesFromBrowser", fromBrowser)
-                .put("bytesToBrowser", fromStream)
-                .write());
+        RelayHandler.link(browser, stream, null); // the stream's StreamRecord writes its stream_closed
     }
 
     // ---------------------------------------------------------------- absolute-form exchanges
@@ -807,15 +798,6 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
                 .write();
     }
 
-    private dev.previewtunnel.mux.audit.AuditLog.Event audit(String event, String kind) {
-        return context.audit().event(event)
-                .put("kind", kind)
-                .put("session", session.id())
-                .put("authority", route.requested().toString())
-                .put("target", route.target().toString())
-                .put("grant", route.grantId());
-    }
-
     private void closeUpstream() {
         if (upstream != null) {
             Upstream up = upstream;
@@ -864,8 +846,8 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         state = State.CLOSED;
+        ctx.close(); // first: the upstream's record then sees the browser gone (why = browser_closed)
         closeUpstream();
-        ctx.close();
     }
 
     /** Scheme and host[:port] of a request-target, for logs: never its user-info, path or query. */

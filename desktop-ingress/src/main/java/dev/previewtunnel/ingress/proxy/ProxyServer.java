@@ -126,6 +126,8 @@ public final class ProxyServer implements AutoCloseable {
      * the channels still registered, which would leave those sockets open with nobody reading them.
      */
     public void closeBrowsers(Duration timeout) {
+        browsers.forEach(b -> b.attr(dev.previewtunnel.ingress.session.BrowserSession.CLOSE_REASON)
+                .setIfAbsent(dev.previewtunnel.ingress.session.BrowserSession.SHUTDOWN));
         browsers.close().awaitUninterruptibly(timeout.toMillis());
     }
 }

@@ -1,6 +1,7 @@
 package dev.previewtunnel.ingress.session;
 
 import io.netty.channel.Channel;
+import io.netty.util.AttributeKey;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -11,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One browser session (a Chromium profile, a Playwright context, an Electron partition): its own random proxy
@@ -19,6 +21,11 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class BrowserSession {
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** Why the ingress itself closed a browser connection, for its streams' {@code stream_closed} lines. */
+    public static final AttributeKey<String> CLOSE_REASON = AttributeKey.valueOf("ptun-close-reason");
+    public static final String SESSION_CLOSED = "session_closed";
+    public static final String GRANT_DETACHED = "grant_detached";
+    public static final String SHUTDOWN = "shutdown";
 
     private final String id;
     private final String username;
@@ -29,6 +36,8 @@ public final class BrowserSession {
     private boolean closed;
     /** Live browser connections and the grant ids whose streams they carry. */
     private final Map<Channel, Set<String>> live = new ConcurrentHashMap<>();
+    /** Streams opened for this session and not closed yet: each stream's record counts itself in and out once. */
+    private final AtomicInteger liveStreams = new AtomicInteger();
 
     private BrowserSession(String id, String username, byte[] password, AuthorityMap authorities) {
         this.id = id;
@@ -116,7 +125,7 @@ public final class BrowserSession {
             closed = true;
             all = new ArrayList<>(live.keySet());
         }
-        all.forEach(Channel::close);
+        all.forEach(ch -> closeFor(ch, SESSION_CLOSED));
         return all.size();
     }
 
@@ -144,8 +153,29 @@ public final class BrowserSession {
                 }
             });
         }
-        matching.forEach(Channel::close);
+        matching.forEach(ch -> closeFor(ch, GRANT_DETACHED));
         return matching.size();
+    }
+
+    /** Closes a browser connection, saying why first (the first reason given stays). */
+    public static void closeFor(Channel browser, String reason) {
+        browser.attr(CLOSE_REASON).setIfAbsent(reason);
+        browser.close();
+    }
+
+    /** A stream of this session opened (counted once per stream by its record). */
+    public void streamOpened() {
+        liveStreams.incrementAndGet();
+    }
+
+    /** A stream of this session closed (once per opened stream). */
+    public void streamClosed() {
+        liveStreams.decrementAndGet();
+    }
+
+    /** Streams of this session open now: CONNECT relays, absolute-form streams, upgrades, direct sockets. */
+    public int liveStreams() {
+        return liveStreams.get();
     }
 
     /** True once {@link #closeAll} ran. */
