@@ -240,34 +240,27 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         String originForm = null;
         try {
             if (connect) {
-                requested = Authority.parse(uri);
+                requested = RequestTarget.connect(uri);
             } else {
-                URI target = new URI(uri);
-                if (!"http".equalsIgnoreCase(target.getScheme()) || target.getHost() == null
-                        || target.getRawUserInfo() != null) {
-                    // Never the raw target in the audit line: its user-info or query can carry a credential.
-                    refuse(TunnelError.BAD_REQUEST, schemeAndHost(target),
-                            "only http:// absolute-form requests and CONNECT are proxied", "unsupported_scheme");
-                    return;
-                }
-                String host = target.getHost();
-                if (host.startsWith("[") && host.endsWith("]")) {
-                    host = host.substring(1, host.length() - 1);
-                }
-                requested = new Authority(host, target.getPort() == -1 ? 80 : target.getPort());
-                String hostHeader = req.headers().get(HttpHeaderNames.HOST);
-                if (hostHeader != null && !sameAuthority(hostHeader, requested)) {
-                    // The request line and Host disagree: one of them is lying (request smuggling, rebinding).
-                    refuse(TunnelError.BAD_REQUEST, requested.toString(),
-                            "the Host header does not match the request target", "host_mismatch");
-                    return;
-                }
-                String path = target.getRawPath() == null || target.getRawPath().isEmpty() ? "/" : target.getRawPath();
-                originForm = target.getRawQuery() == null ? path : path + "?" + target.getRawQuery();
+                RequestTarget.Absolute target = RequestTarget.absolute(uri);
+                requested = target.authority();
+                originForm = target.originForm();
             }
-        } catch (URISyntaxException | IllegalArgumentException e) {
+        } catch (RequestTarget.UnsupportedException e) {
+            refuse(TunnelError.BAD_REQUEST, e.safeTarget(),
+                    "only http:// absolute-form requests and CONNECT are proxied", "unsupported_scheme");
+            return;
+        } catch (IllegalArgumentException e) {
             refuse(TunnelError.BAD_REQUEST, "request", "the request target is not a valid authority or URL",
                     "bad_target");
+            return;
+        }
+        java.util.List<String> hosts = req.headers().getAll(HttpHeaderNames.HOST);
+        if (!hosts.isEmpty() && !RequestTarget.hostMatches(hosts, requested, connect ? requested.port() : 80)) {
+            // Two Host fields, or one that disagrees with the request line: one of them is lying (request
+            // smuggling, rebinding). RFC 9112 section 3.2 makes both a 400.
+            refuse(TunnelError.BAD_REQUEST, requested.toString(),
+                    "the Host header does not match the request target", "host_mismatch");
             return;
         }
         route = session.authorities().route(requested).orElse(null);
@@ -873,17 +866,6 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             return scheme.isEmpty() ? "request" : scheme;
         }
         return scheme + "//" + target.getHost() + (target.getPort() == -1 ? "" : ":" + target.getPort());
-    }
-
-    /** Host header equals the request-target's authority (default port 80 may be implied). */
-    static boolean sameAuthority(String hostHeader, Authority requested) {
-        try {
-            Authority host = hostHeader.indexOf(':', hostHeader.startsWith("[") ? hostHeader.indexOf(']') : 0) < 0
-                    ? Authority.parse(hostHeader + ":80") : Authority.parse(hostHeader);
-            return host.equals(requested);
-        } catch (IllegalArgumentException e) {
-            return false;
-        }
     }
 
     private static boolean wantsHtml(HttpRequest req) {
