@@ -1,22 +1,20 @@
 package dev.previewtunnel.ingress.proxy;
 
 import dev.previewtunnel.mux.Authority;
-import dev.previewtunnel.mux.net.AddressClass;
 import io.netty.util.NetUtil;
 
 import java.net.URI;
 import java.net.URISyntaxException;
 
 /**
- * The authority a browser's request names, read strictly: one spelling per target, so that what is matched against
- * the grants is exactly what a browser's URL parser would have produced (Chromium canonicalises {@code 127.1},
- * {@code 0x7f.1} and {@code 2130706433} to {@code 127.0.0.1} before it asks the proxy; anything else sending those
- * is not a browser). Pure: no I/O, no Channel.
+ * The authority a browser's request names, read strictly, so that what is matched against the grants is plain
+ * text with one meaning. Matching is exact (see AuthorityMap): other spellings of a loopback address
+ * ({@code 127.1}, {@code 0x7f.1}, {@code 2130706433}, which Chromium canonicalises before it asks the proxy) are
+ * well-formed here but never equal a literal, so they map to nothing. Pure: no I/O, no Channel.
  *
- * <p>A host is a DNS name ({@code [A-Za-z0-9_-]} labels, no empty label, one optional trailing dot, at most 253
- * characters, compared without case), a canonical IPv4 dotted quad (four decimal parts 0-255 without leading
- * zeros), or an IPv6 literal in brackets without a zone. Numeric spellings that are not a canonical dotted quad,
- * percent-encoding and user-info are refused. A port is 1-65535 in decimal without sign or leading zero.
+ * <p>A host is a name or IPv4 address of {@code [A-Za-z0-9_-]} labels (no empty label, one optional trailing dot,
+ * at most 254 characters, compared without case) or an IPv6 literal in brackets without a zone. Percent-encoding
+ * and user-info are refused. A port is 1-65535 in decimal without sign or leading zero.
  */
 final class RequestTarget {
     /** An absolute-form {@code http://} request: its authority and the origin-form target to send on. */
@@ -130,7 +128,7 @@ final class RequestTarget {
         return new Authority(host, p);
     }
 
-    /** A DNS name, or a canonical dotted quad when it is made of numbers only. */
+    /** Labels of {@code [A-Za-z0-9_-]}: nothing a resolver or URL parser could read two ways. */
     private static void checkHostName(String host) {
         if (host.isEmpty() || host.length() > 254 || host.startsWith(".") || host.contains("..")
                 || (host.endsWith(".") && host.length() == 1)) {
@@ -144,23 +142,6 @@ final class RequestTarget {
                 throw new IllegalArgumentException("invalid character in host");
             }
         }
-        if (AddressClass.looksLikeNumericSpelling(host) && !isCanonicalDottedQuad(host)) {
-            throw new IllegalArgumentException("numeric host that is not a canonical dotted quad");
-        }
-    }
-
-    static boolean isCanonicalDottedQuad(String host) {
-        String[] parts = host.split("\\.", -1);
-        if (parts.length != 4) {
-            return false;
-        }
-        for (String part : parts) {
-            if (part.isEmpty() || part.length() > 3 || (part.length() > 1 && part.charAt(0) == '0')
-                    || !part.chars().allMatch(c -> c >= '0' && c <= '9') || Integer.parseInt(part) > 255) {
-                return false;
-            }
-        }
-        return true;
     }
 
     private static int port(String text) {

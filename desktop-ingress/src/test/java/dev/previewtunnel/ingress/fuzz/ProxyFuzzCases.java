@@ -78,13 +78,13 @@ final class ProxyFuzzCases {
             "http://[::1]:5173/", "HTTP://LOCALHOST:5173/X", "http://127.0.0.1:8080", "http://localhost:8080/?",
             "http://localhost:5173/#frag"};
     private static final String[] URL_NOT_GRANTED = {"http://localhost/", "http://localhost:5174/",
-            "http://example.com/", "http://10.0.0.1:5173/", "http://[::2]:5173/", "http://localhost:1/x"};
+            "http://example.com/", "http://10.0.0.1:5173/", "http://[::2]:5173/", "http://localhost:1/x",
+            "http://127.1:5173/"};
     private static final String[] URL_UNSUPPORTED = {"https://localhost:5173/", "ftp://localhost:5173/",
             "ws://localhost:5173/", "http:///x", "http://user:pw@localhost:5173/", "file:///etc/passwd",
             "mailto:x@y", "http:/localhost:5173/", "javascript:alert(1)"};
     private static final String[] URL_BAD = {"http://[::1/", "http://[::1]:99999/", "http://localhost:5173/%",
-            "http://localhost:5173/{}", "http://[v1.x]:5173/", "http://127.1:5173/",
-            "http://localhost:05173/"};
+            "http://localhost:5173/{}", "http://[v1.x]:5173/", "http://localhost:05173/"};
     /** A space splits the request line into four parts: not HTTP at all. */
     private static final String[] MALFORMED = {"http://local host:5173/", "http://localhost:5173/a b",
             "local host:5173"};
