@@ -95,6 +95,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     private boolean responseUnflushed;
     private final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>();
     private final ArrayDeque<ByteBuf> earlyRawToBrowser = new ArrayDeque<>();
+    private final PipelinedRequests pipelined = new PipelinedRequests();
     /** During SWITCHING: where bytes left in the browser-side HTTP decoder must go. */
     private Channel pendingRawTarget;
 
@@ -146,7 +147,12 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
                 ReferenceCountUtil.release(msg);
             }
             case OPENING -> {
-                if (msg instanceof HttpContent content) {
+                if (pipelined.offer(msg, request != null, requestDone)) {
+                    return; // the next request's: answered after this one
+                } else if (msg instanceof HttpContent content && !RequestFraming.bodyIntact(content)) {
+                    content.release();
+                    refuseBrokenBody();
+                } else if (msg instanceof HttpContent content) {
                     requestDone |= content instanceof LastHttpContent;
                     requestHasBody |= content.content().isReadable();
                     pendingBody.add(content);
@@ -155,7 +161,12 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
                 }
             }
             case FORWARDING -> {
-                if (msg instanceof HttpContent content && !requestDone) {
+                if (pipelined.offer(msg, true, requestDone)) {
+                    return;
+                } else if (msg instanceof HttpContent content && !requestDone && !RequestFraming.bodyIntact(content)) {
+                    content.release();
+                    refuseBrokenBody();
+                } else if (msg instanceof HttpContent content && !requestDone) {
                     requestDone = content instanceof LastHttpContent;
                     requestHasBody |= content.content().isReadable();
                     upstream.channel.write(content);
@@ -172,6 +183,27 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
                 }
             }
             default -> ReferenceCountUtil.release(msg);
+        }
+    }
+
+    /**
+     * A chunk size that overflows, a chunk not ended by CRLF, a bad trailer: the decoder stops there. What was sent
+     * on is cut off with the stream (refuse closes it), so the target never sees the body end as if complete.
+     */
+    private void refuseBrokenBody() {
+        refuse(TunnelError.BAD_REQUEST, route.requested().toString(), "malformed request body framing",
+                "bad_body");
+    }
+
+    /**
+     * Hands the next pipelined request back, in order, up to its end (the rest waits for its exchange), then does
+     * what the end of a read does: a head still incomplete reads on, a forwarded body is flushed.
+     */
+    private void replayPipelined(ChannelHandlerContext ctx) {
+        pipelined.replay(() -> state == State.AWAIT_HEAD || (request != null && !requestDone
+                && (state == State.OPENING || state == State.FORWARDING)), part -> channelRead(ctx, part));
+        if (state == State.AWAIT_HEAD || state == State.FORWARDING) {
+            channelReadComplete(ctx);
         }
     }
 
@@ -200,8 +232,9 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         responseUnflushed = false;
         request = null;
         html = wantsHtml(req);
-        if (!req.decoderResult().isSuccess()) {
-            refuse(TunnelError.BAD_REQUEST, "request", "malformed or oversized request head", "bad_request");
+        String framing = RequestFraming.headProblem(req);
+        if (framing != null) {
+            refuse(TunnelError.BAD_REQUEST, "request", framing, "bad_request");
             return;
         }
         String uri = req.uri();
@@ -382,6 +415,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             browser.write(early);
         }
         browser.flush();
+        pipelined.releaseAll(); // decoded as HTTP after a CONNECT or an upgrade: not this relay's bytes
         browser.pipeline().remove(this);
         Route r = route;
         BrowserSession s = session;
@@ -601,7 +635,11 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             upstream.channel.read();
         }
         armHeadDeadline();
-        browser.read();
+        if (pipelined.isEmpty()) {
+            browser.read();
+        } else {
+            replayPipelined(browser.pipeline().context(this));
+        }
     }
 
     /** The upstream's tunnel connection is draining; an idle upstream is let go now. Browser loop. */
@@ -824,6 +862,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         while ((b = earlyRawToBrowser.poll()) != null) {
             b.release();
         }
+        pipelined.releaseAll();
     }
 
     @Override

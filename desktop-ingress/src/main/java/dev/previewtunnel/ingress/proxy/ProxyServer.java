@@ -15,8 +15,6 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.handler.codec.http.HttpDecoderConfig;
-import io.netty.handler.codec.http.HttpServerCodec;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -49,12 +47,9 @@ public final class ProxyServer implements AutoCloseable {
                     protected void initChannel(SocketChannel ch) {
                         browsers.add(ch);
                         ReadBuffers.relayReads(ch); // before its first read: Netty keeps the first read handle
-                        HttpDecoderConfig decoder = new HttpDecoderConfig()
-                                .setMaxInitialLineLength(8192)
-                                .setMaxHeaderSize(context.config().maxRequestHead())
-                                .setMaxChunkSize(64 * 1024);
                         ch.pipeline().addLast("half-close", SocketHalfCloseHandler.INSTANCE);
-                        ch.pipeline().addLast(ProxyConnectionHandler.HTTP_CODEC, new HttpServerCodec(decoder));
+                        ch.pipeline().addLast(ProxyConnectionHandler.HTTP_CODEC,
+                                RequestFraming.browserCodec(context.config().maxRequestHead()));
                         ch.pipeline().addLast(ProxyConnectionHandler.NAME, new ProxyConnectionHandler(context));
                     }
                 })

@@ -2,8 +2,6 @@ package dev.previewtunnel.ingress.proxy;
 
 import dev.previewtunnel.mux.SocketHalfCloseHandler;
 import io.netty.channel.Channel;
-import io.netty.handler.codec.http.HttpDecoderConfig;
-import io.netty.handler.codec.http.HttpServerCodec;
 
 /**
  * Test-only bridge (test sources, package {@code dev.previewtunnel.ingress.proxy}, kept next to the fuzz test that
@@ -16,12 +14,9 @@ public final class IngressFuzzAccess {
 
     /** Mirror of {@code ProxyServer}'s {@code initChannel}: same handlers, names, order and decoder limits. */
     public static void install(Channel ch, IngressContext context) {
-        HttpDecoderConfig decoder = new HttpDecoderConfig()
-                .setMaxInitialLineLength(8192)
-                .setMaxHeaderSize(context.config().maxRequestHead())
-                .setMaxChunkSize(64 * 1024);
         ch.pipeline().addLast("half-close", SocketHalfCloseHandler.INSTANCE);
-        ch.pipeline().addLast(ProxyConnectionHandler.HTTP_CODEC, new HttpServerCodec(decoder));
+        ch.pipeline().addLast(ProxyConnectionHandler.HTTP_CODEC,
+                RequestFraming.browserCodec(context.config().maxRequestHead()));
         ch.pipeline().addLast(ProxyConnectionHandler.NAME, new ProxyConnectionHandler(context));
     }
 }
