@@ -95,6 +95,8 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     private boolean responseUnflushed;
     private final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>();
     private final ArrayDeque<ByteBuf> earlyRawToBrowser = new ArrayDeque<>();
+    /** During OPENING for CONNECT: bytes the client sent after the head, before the 200 (one read at most). */
+    private final ArrayDeque<ByteBuf> earlyRawToTarget = new ArrayDeque<>();
     private final PipelinedRequests pipelined = new PipelinedRequests();
     /** During SWITCHING: where bytes left in the browser-side HTTP decoder must go. */
     private Channel pendingRawTarget;
@@ -156,6 +158,8 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
                     requestDone |= content instanceof LastHttpContent;
                     requestHasBody |= content.content().isReadable();
                     pendingBody.add(content);
+                } else if (msg instanceof ByteBuf raw && request == null) {
+                    earlyRawToTarget.add(raw); // sent right after the CONNECT head: the tunnel's first bytes
                 } else {
                     ReferenceCountUtil.release(msg);
                 }
@@ -310,6 +314,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         if (connect) {
             closeUpstream(); // a stream kept from an earlier request: this connection becomes a relay
             state = State.OPENING;
+            RequestFraming.stopDecoding(browser.pipeline().get(HTTP_CODEC));
             openStream().addListener(f -> browser.eventLoop().execute(() -> onConnectStream(f)));
             return;
         }
@@ -406,6 +411,10 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     /** Removes the HTTP codec and this handler and links the browser socket to the stream byte for byte. */
     private void becomeRelay(Channel stream, String kind) {
         pendingRawTarget = stream;
+        ByteBuf first;
+        while ((first = earlyRawToTarget.poll()) != null) {
+            stream.write(first);
+        }
         if (browser.pipeline().get(HTTP_CODEC) != null) {
             browser.pipeline().remove(HTTP_CODEC); // leftover bytes arrive in channelRead (SWITCHING)
         }
@@ -860,6 +869,9 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         ByteBuf b;
         while ((b = earlyRawToBrowser.poll()) != null) {
+            b.release();
+        }
+        while ((b = earlyRawToTarget.poll()) != null) {
             b.release();
         }
         pipelined.releaseAll();

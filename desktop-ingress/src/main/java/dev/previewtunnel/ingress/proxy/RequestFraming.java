@@ -32,6 +32,17 @@ final class RequestFraming {
                 .setUseRfc9112TransferEncoding(true));
     }
 
+    /**
+     * After a CONNECT head, what the client sends is the tunnel's, not HTTP: the decoder half of the codec is
+     * removed at once, so bytes sent without waiting for the 200 (a pipelined request, a TLS ClientHello) come
+     * through raw instead of being decoded and lost. The encoder stays for the 200 or the error page.
+     */
+    static void stopDecoding(io.netty.channel.ChannelHandler codec) {
+        if (codec instanceof HttpServerCodec http) {
+            http.removeInboundHandler();
+        }
+    }
+
     /** Why this request head cannot be proxied, or null when its framing is sound. */
     static String headProblem(HttpRequest req) {
         if (!req.decoderResult().isSuccess()) {

@@ -103,6 +103,19 @@ class Rfc9112FramingTest {
     }
 
     @Test
+    void bytesSentRightAfterAConnectHeadAreTheTunnelsFirstBytes() throws Exception {
+        String p = Integer.toString(stack.port());
+        // Not waiting for the 200 (RFC 9110 section 9.3.6 lets a client send early): the request inside the tunnel
+        // must reach the target, not be decoded as HTTP by the proxy and dropped.
+        FramingStack.Answer answer = stack.exchange("CONNECT localhost:" + p + " HTTP/1.1\r\nHost: localhost:" + p
+                + "\r\n" + stack.auth() + "\r\nGET /early HTTP/1.1\r\nHost: localhost:" + p + "\r\n\r\n", 2);
+        assertEquals(2, answer.responses().size(), answer.toString());
+        assertEquals(200, answer.responses().get(0).status());
+        assertEquals("/early", answer.responses().get(1).body());
+        assertEquals(List.of("GET /early 0"), stack.requests);
+    }
+
+    @Test
     void aBodyBrokenAfterItsHeadWentOutEndsTheStreamNotTheBody() throws Exception {
         try (Socket s = new Socket()) {
             s.connect(stack.proxy(), 5000);
