@@ -96,6 +96,9 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     private boolean responseUnflushed;
     private final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>();
     private final ArrayDeque<ByteBuf> earlyRawToBrowser = new ArrayDeque<>();
+    /** During OPENING for CONNECT: bytes the client sent after the head, before the 200 (one read at most). */
+    private final ArrayDeque<ByteBuf> earlyRawToTarget = new ArrayDeque<>();
+    private final PipelinedRequests pipelined = new PipelinedRequests();
     /** During SWITCHING: where bytes left in the browser-side HTTP decoder must go. */
     private Channel pendingRawTarget;
 
@@ -147,16 +150,28 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
                 ReferenceCountUtil.release(msg);
             }
             case OPENING -> {
-                if (msg instanceof HttpContent content) {
+                if (pipelined.offer(msg, request != null, requestDone)) {
+                    return; // the next request's: answered after this one
+                } else if (msg instanceof HttpContent content && !RequestFraming.bodyIntact(content)) {
+                    content.release();
+                    refuseBrokenBody();
+                } else if (msg instanceof HttpContent content) {
                     requestDone |= content instanceof LastHttpContent;
                     requestHasBody |= content.content().isReadable();
                     pendingBody.add(content);
+                } else if (msg instanceof ByteBuf raw && request == null) {
+                    earlyRawToTarget.add(raw); // sent right after the CONNECT head: the tunnel's first bytes
                 } else {
                     ReferenceCountUtil.release(msg);
                 }
             }
             case FORWARDING -> {
-                if (msg instanceof HttpContent content && !requestDone) {
+                if (pipelined.offer(msg, true, requestDone)) {
+                    return;
+                } else if (msg instanceof HttpContent content && !requestDone && !RequestFraming.bodyIntact(content)) {
+                    content.release();
+                    refuseBrokenBody();
+                } else if (msg instanceof HttpContent content && !requestDone) {
                     requestDone = content instanceof LastHttpContent;
                     requestHasBody |= content.content().isReadable();
                     upstream.channel.write(content);
@@ -173,6 +188,27 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
                 }
             }
             default -> ReferenceCountUtil.release(msg);
+        }
+    }
+
+    /**
+     * A chunk size that overflows, a chunk not ended by CRLF, a bad trailer: the decoder stops there. What was sent
+     * on is cut off with the stream (refuse closes it), so the target never sees the body end as if complete.
+     */
+    private void refuseBrokenBody() {
+        refuse(TunnelError.BAD_REQUEST, route.requested().toString(), "malformed request body framing",
+                "bad_body");
+    }
+
+    /**
+     * Hands the next pipelined request back, in order, up to its end (the rest waits for its exchange), then does
+     * what the end of a read does: a head still incomplete reads on, a forwarded body is flushed.
+     */
+    private void replayPipelined(ChannelHandlerContext ctx) {
+        pipelined.replay(() -> state == State.AWAIT_HEAD || (request != null && !requestDone
+                && (state == State.OPENING || state == State.FORWARDING)), part -> channelRead(ctx, part));
+        if (state == State.AWAIT_HEAD || state == State.FORWARDING) {
+            channelReadComplete(ctx);
         }
     }
 
@@ -201,8 +237,9 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         responseUnflushed = false;
         request = null;
         html = wantsHtml(req);
-        if (!req.decoderResult().isSuccess()) {
-            refuse(TunnelError.BAD_REQUEST, "request", "malformed or oversized request head", "bad_request");
+        String framing = RequestFraming.headProblem(req);
+        if (framing != null) {
+            refuse(TunnelError.BAD_REQUEST, "request", framing, "bad_request");
             return;
         }
         String uri = req.uri();
@@ -242,34 +279,27 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         String originForm = null;
         try {
             if (connect) {
-                requested = Authority.parse(uri);
+                requested = RequestTarget.connect(uri);
             } else {
-                URI target = new URI(uri);
-                if (!"http".equalsIgnoreCase(target.getScheme()) || target.getHost() == null
-                        || target.getRawUserInfo() != null) {
-                    // Never the raw target in the audit line: its user-info or query can carry a credential.
-                    refuse(TunnelError.BAD_REQUEST, schemeAndHost(target),
-                            "only http:// absolute-form requests and CONNECT are proxied", "unsupported_scheme");
-                    return;
-                }
-                String host = target.getHost();
-                if (host.startsWith("[") && host.endsWith("]")) {
-                    host = host.substring(1, host.length() - 1);
-                }
-                requested = new Authority(host, target.getPort() == -1 ? 80 : target.getPort());
-                String hostHeader = req.headers().get(HttpHeaderNames.HOST);
-                if (hostHeader != null && !sameAuthority(hostHeader, requested)) {
-                    // The request line and Host disagree: one of them is lying (request smuggling, rebinding).
-                    refuse(TunnelError.BAD_REQUEST, requested.toString(),
-                            "the Host header does not match the request target", "host_mismatch");
-                    return;
-                }
-                String path = target.getRawPath() == null || target.getRawPath().isEmpty() ? "/" : target.getRawPath();
-                originForm = target.getRawQuery() == null ? path : path + "?" + target.getRawQuery();
+                RequestTarget.Absolute target = RequestTarget.absolute(uri);
+                requested = target.authority();
+                originForm = target.originForm();
             }
-        } catch (URISyntaxException | IllegalArgumentException e) {
+        } catch (RequestTarget.UnsupportedException e) {
+            refuse(TunnelError.BAD_REQUEST, e.safeTarget(),
+                    "only http:// absolute-form requests and CONNECT are proxied", "unsupported_scheme");
+            return;
+        } catch (IllegalArgumentException e) {
             refuse(TunnelError.BAD_REQUEST, "request", "the request target is not a valid authority or URL",
                     "bad_target");
+            return;
+        }
+        java.util.List<String> hosts = req.headers().getAll(HttpHeaderNames.HOST);
+        if (!hosts.isEmpty() && !RequestTarget.hostMatches(hosts, requested, connect ? requested.port() : 80)) {
+            // Two Host fields, or one that disagrees with the request line: one of them is lying (request
+            // smuggling, rebinding). RFC 9112 section 3.2 makes both a 400.
+            refuse(TunnelError.BAD_REQUEST, requested.toString(),
+                    "the Host header does not match the request target", "host_mismatch");
             return;
         }
         route = session.authorities().route(requested).orElse(null);
@@ -286,6 +316,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         if (connect) {
             closeUpstream(); // a stream kept from an earlier request: this connection becomes a relay
             state = State.OPENING;
+            RequestFraming.stopDecoding(browser.pipeline().get(HTTP_CODEC));
             openStream().addListener(f -> browser.eventLoop().execute(() -> onConnectStream(f)));
             return;
         }
@@ -383,6 +414,10 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     /** Removes the HTTP codec and this handler and links the browser socket to the stream byte for byte. */
     private void becomeRelay(Channel stream, String kind) {
         pendingRawTarget = stream;
+        ByteBuf first;
+        while ((first = earlyRawToTarget.poll()) != null) {
+            stream.write(first);
+        }
         if (browser.pipeline().get(HTTP_CODEC) != null) {
             browser.pipeline().remove(HTTP_CODEC); // leftover bytes arrive in channelRead (SWITCHING)
         }
@@ -392,6 +427,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             browser.write(early);
         }
         browser.flush();
+        pipelined.releaseAll(); // decoded as HTTP after a CONNECT or an upgrade: not this relay's bytes
         browser.pipeline().remove(this);
         RelayHandler.link(browser, stream, null); // the stream's StreamRecord writes its stream_closed
     }
@@ -601,7 +637,11 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             upstream.channel.read();
         }
         armHeadDeadline();
-        browser.read();
+        if (pipelined.isEmpty()) {
+            browser.read();
+        } else {
+            replayPipelined(browser.pipeline().context(this));
+        }
     }
 
     /** The upstream's tunnel connection is draining; an idle upstream is let go now. Browser loop. */
@@ -815,6 +855,10 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
         while ((b = earlyRawToBrowser.poll()) != null) {
             b.release();
         }
+        while ((b = earlyRawToTarget.poll()) != null) {
+            b.release();
+        }
+        pipelined.releaseAll();
     }
 
     @Override
@@ -857,17 +901,6 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             return scheme.isEmpty() ? "request" : scheme;
         }
         return scheme + "//" + target.getHost() + (target.getPort() == -1 ? "" : ":" + target.getPort());
-    }
-
-    /** Host header equals the request-target's authority (default port 80 may be implied). */
-    static boolean sameAuthority(String hostHeader, Authority requested) {
-        try {
-            Authority host = hostHeader.indexOf(':', hostHeader.startsWith("[") ? hostHeader.indexOf(']') : 0) < 0
-                    ? Authority.parse(hostHeader + ":80") : Authority.parse(hostHeader);
-            return host.equals(requested);
-        } catch (IllegalArgumentException e) {
-            return false;
-        }
     }
 
     private static boolean wantsHtml(HttpRequest req) {

@@ -17,8 +17,6 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.handler.codec.http.HttpDecoderConfig;
-import io.netty.handler.codec.http.HttpServerCodec;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -66,21 +64,26 @@ public final class ProxyServer implements AutoCloseable {
                         }
                         browsers.add(ch);
                         ReadBuffers.relayReads(ch); // before its first read: Netty keeps the first read handle
-                        HttpDecoderConfig decoder = new HttpDecoderConfig()
-                                .setMaxInitialLineLength(8192)
-                                .setMaxHeaderSize(context.config().maxRequestHead())
-                                .setMaxChunkSize(64 * 1024);
-                        RequestBodyDeadline body = new RequestBodyDeadline(limits.bodyIdleTimeout());
-                        ch.pipeline().addLast(RequestBodyDeadline.BYTES, body.bytes());
-                        ch.pipeline().addLast("half-close", SocketHalfCloseHandler.INSTANCE);
-                        ch.pipeline().addLast(ProxyConnectionHandler.HTTP_CODEC, new HttpServerCodec(decoder));
-                        ch.pipeline().addLast(RequestBodyDeadline.MESSAGES, body.messages());
-                        ch.pipeline().addLast(ProxyConnectionHandler.NAME, new ProxyConnectionHandler(context));
+                        installBrowserPipeline(ch, context);
                     }
                 })
                 .bind(context.config().listen())
                 .sync()
                 .channel();
+    }
+
+    /**
+     * The browser-side pipeline of one accepted connection, in order: body-deadline byte clock, half-close, the
+     * strict HTTP/1.1 codec, body-deadline message clock, the proxy handler. The fuzz tests install exactly this.
+     */
+    static void installBrowserPipeline(Channel ch, IngressContext context) {
+        RequestBodyDeadline body = new RequestBodyDeadline(context.config().browserLimits().bodyIdleTimeout());
+        ch.pipeline().addLast(RequestBodyDeadline.BYTES, body.bytes());
+        ch.pipeline().addLast("half-close", SocketHalfCloseHandler.INSTANCE);
+        ch.pipeline().addLast(ProxyConnectionHandler.HTTP_CODEC,
+                RequestFraming.browserCodec(context.config().maxRequestHead()));
+        ch.pipeline().addLast(RequestBodyDeadline.MESSAGES, body.messages());
+        ch.pipeline().addLast(ProxyConnectionHandler.NAME, new ProxyConnectionHandler(context));
     }
 
     /** The connection budget of this listener (open, unauthenticated, refused counts). */

@@ -2,6 +2,7 @@ package dev.previewtunnel.ingress.session;
 
 import dev.previewtunnel.grants.UnverifiedGrantView;
 import dev.previewtunnel.mux.Authority;
+import io.netty.util.NetUtil;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -166,10 +167,10 @@ public final class AuthorityMap {
                 best = e;
             }
         }
-        if (best == null && isLoopback(requested.host())) {
+        if (best == null && isPassthroughName(requested.host())) {
             List<Entry> candidates = new ArrayList<>();
             for (Entry e : entries) {
-                if (e.target.port() == requested.port() && isLoopback(e.target.host())) {
+                if (e.target.port() == requested.port() && isLoopbackTarget(e.target.host())) {
                     candidates.add(e);
                 }
             }
@@ -184,9 +185,10 @@ public final class AuthorityMap {
         return Optional.of(new Route(requested, best.target, best.grant, best.grantId(), best.view.environment()));
     }
 
-    /** True when {@code host} is this map's virtual-host suffix or below it. */
+    /** True when {@code host} is this map's virtual-host suffix or below it (a trailing dot is the same name). */
     public boolean isVirtualHost(String host) {
-        return host.equals(suffix) || host.endsWith("." + suffix);
+        String h = host.endsWith(".") ? host.substring(0, host.length() - 1) : host;
+        return h.equals(suffix) || h.endsWith("." + suffix);
     }
 
     /**
@@ -206,8 +208,26 @@ public final class AuthorityMap {
         return true;
     }
 
-    static boolean isLoopback(String host) {
-        return LOOPBACK_NAMES.contains(host) || host.startsWith("127.");
+    /**
+     * The requested hosts loopback passthrough answers to: exactly {@code localhost}, {@code 127.0.0.1} and
+     * {@code ::1} (hosts arrive lower-cased). Never a prefix match: {@code 127.evil.example} is a name anyone can
+     * register, and other spellings ({@code 127.1}, {@code localhost.}, {@code [::ffff:127.0.0.1]}) are not what
+     * the docs promise.
+     */
+    static boolean isPassthroughName(String host) {
+        return LOOPBACK_NAMES.contains(host);
+    }
+
+    /**
+     * Grant targets passthrough may stand for: the literal names above or an IPv4 dotted-quad literal in 127/8
+     * (parsed as an address, not matched as text), so a grant for {@code 127.0.0.2:P} still serves
+     * {@code localhost:P}.
+     */
+    static boolean isLoopbackTarget(String host) {
+        if (LOOPBACK_NAMES.contains(host)) {
+            return true;
+        }
+        return NetUtil.isValidIpV4Address(host) && NetUtil.createByteArrayFromIpAddressString(host)[0] == 127;
     }
 
     /** A DNS label from free text: lower case, [a-z0-9-], at most 63 characters, never empty. */

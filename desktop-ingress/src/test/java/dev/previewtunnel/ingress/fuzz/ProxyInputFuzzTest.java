@@ -100,9 +100,12 @@ import static org.junit.jupiter.api.Assertions.fail;
  *   <li>every answer is a well-formed HTTP response (parsed with Netty's {@link HttpResponseDecoder}) with a status
  *       in {400, 403, 407, 431, 502, 504} and a {@code ptun-error} header, 407 with a {@code Proxy-Authenticate}
  *       challenge; there is at most one, and the connection is closed after it;</li>
- *   <li>a well-formed request gets exactly the status and code it is owed (order: origin form 400, credential 407,
- *       target 400, Host mismatch 400, not granted 403, granted 502); a head the HTTP decoder must reject gets 400;
- *   </li>
+ *   <li>a well-formed request gets exactly the status and code it is owed (order: framing 400, origin form 400,
+ *       credential 407, target 400, Host mismatch 400, not granted 403, granted 502); a head the HTTP decoder must
+ *       reject gets 400; so do the RFC 9112 framing shapes of {@code ProxyFuzzCases.framing} (two Host fields,
+ *       Content-Length with Transfer-Encoding, a broken chunk...), and pipelined requests get the first one's
+ *       answer, then the close; other spellings of loopback ({@code 127.evil.example}, {@code 127.1}) never map
+ *       to a grant (403, where a mapping would show as 502);</li>
  *   <li>a connection that never completes a head is closed by the head deadline (or at once on the client's FIN);
  *   </li>
  *   <li>no credential (the proxy passwords, the Basic values as sent, decoded ones) appears in any answer or in any
