@@ -16,6 +16,8 @@ import java.time.Duration;
  * @param connectionIdleTimeout a tunnel connection with no streams for this long is closed (GOAWAY)
  * @param queuedBytesPerConnection target bytes one connection's streams may hold unsent, shared among them as
  *                              their write high-water marks (see {@link StreamWriteShares})
+ * @param maxRevocations        revocations (grant/token ids and sessions) held at once; at the limit a new one is
+ *                              refused (never made room for by forgetting one)
  */
 public record GatewayLimits(
         int streamsPerSession,
@@ -24,7 +26,18 @@ public record GatewayLimits(
         int pendingDialsPerConnection,
         Duration streamIdleTimeout,
         Duration connectionIdleTimeout,
-        long queuedBytesPerConnection) {
+        long queuedBytesPerConnection,
+        int maxRevocations) {
+
+    /** Default for {@link #maxRevocations}. */
+    public static final int DEFAULT_MAX_REVOCATIONS = dev.previewtunnel.grants.RevocationList.DEFAULT_MAX_ENTRIES;
+
+    /** The limits with the default {@link #maxRevocations}. */
+    public GatewayLimits(int streamsPerSession, double opensPerSecond, int openBurst, int pendingDialsPerConnection,
+                         Duration streamIdleTimeout, Duration connectionIdleTimeout, long queuedBytesPerConnection) {
+        this(streamsPerSession, opensPerSecond, openBurst, pendingDialsPerConnection, streamIdleTimeout,
+                connectionIdleTimeout, queuedBytesPerConnection, DEFAULT_MAX_REVOCATIONS);
+    }
 
     public GatewayLimits {
         if (streamsPerSession < 1 || opensPerSecond <= 0 || openBurst < 1 || pendingDialsPerConnection < 1) {
@@ -36,6 +49,9 @@ public record GatewayLimits(
         }
         if (queuedBytesPerConnection < StreamWriteShares.MIN_HIGH) {
             throw new IllegalArgumentException("queuedBytesPerConnection must be at least 32 KiB");
+        }
+        if (maxRevocations < 1) {
+            throw new IllegalArgumentException("maxRevocations must be positive");
         }
     }
 

@@ -41,12 +41,13 @@ final class LimitOptions {
     static final String HANDSHAKE = "handshake-timeout";
     static final String KEEPALIVE_INTERVAL = "keepalive-interval";
     static final String KEEPALIVE_TIMEOUT = "keepalive-timeout";
+    static final String MAX_REVOCATIONS = "max-revocations";
 
     /** Every key, for the config file's list of known keys. */
     static final List<String> KEYS = List.of(STREAMS_PER_CONNECTION, STREAMS_PER_SESSION, OPENS_PER_SECOND,
             OPEN_BURST, PENDING_DIALS, HEADER_LIST, FRAME_SIZE, WEBSOCKET_MESSAGE, RESETS, RESET_WINDOW,
             STREAM_WINDOW, QUEUED_BYTES, STREAM_IDLE, CONNECTION_IDLE, HANDSHAKE, KEEPALIVE_INTERVAL,
-            KEEPALIVE_TIMEOUT);
+            KEEPALIVE_TIMEOUT, MAX_REVOCATIONS);
 
     private static final Duration WEEK = Duration.ofDays(7);
 
@@ -137,6 +138,12 @@ final class LimitOptions {
                     + "(default: 20s).")
     Duration keepaliveTimeout;
 
+    @Option(names = "--" + MAX_REVOCATIONS, paramLabel = "N",
+            description = "Revocations (grant/token ids and sessions) the gateway holds at once, each kept as long "
+                    + "as what it revokes could live (ids 48h1m, sessions 2 x --max-grant-lifetime + 1m); at the "
+                    + "limit a new one is refused (HTTP 507), none is forgotten; 1 to 100000 (default: 10000).")
+    Integer maxRevocations;
+
     /**
      * {@code base} with every limit taken from the flags, else the environment, else the config file, else the
      * defaults in {@code base}.
@@ -181,6 +188,8 @@ final class LimitOptions {
                 Duration.ofSeconds(1), Duration.ofMinutes(10));
         Duration pingEvery = s.inRange(KEEPALIVE_INTERVAL, s.duration(KEEPALIVE_INTERVAL, keepaliveInterval,
                 m.pingInterval()), Duration.ofSeconds(1), Duration.ofHours(1));
+        int revocations = (int) s.inRange(MAX_REVOCATIONS, s.integer(MAX_REVOCATIONS, maxRevocations,
+                l.maxRevocations()), 1, 100_000, false);
         Duration pingWait = s.inRange(KEEPALIVE_TIMEOUT, s.duration(KEEPALIVE_TIMEOUT, keepaliveTimeout,
                 m.pingTimeout()), Duration.ofSeconds(1), Duration.ofHours(1));
 
@@ -197,7 +206,7 @@ final class LimitOptions {
                 (int) window.toSeconds(), pingEvery, pingWait, m.streamWriteLowWaterMark(),
                 m.streamWriteHighWaterMark());
         GatewayLimits limits = new GatewayLimits(perSession, rate, burst, dials, streamIdle, connectionIdle,
-                queuedLimit);
+                queuedLimit, revocations);
         return base.withMux(mux).withLimits(limits).withHandshakeTimeout(handshake);
     }
 
@@ -223,6 +232,7 @@ final class LimitOptions {
         out.put(HANDSHAKE, Cli.human(config.handshakeTimeout()));
         out.put(KEEPALIVE_INTERVAL, Cli.human(m.pingInterval()));
         out.put(KEEPALIVE_TIMEOUT, Cli.human(m.pingTimeout()));
+        out.put(MAX_REVOCATIONS, Integer.toString(l.maxRevocations()));
         return out;
     }
 
