@@ -57,6 +57,27 @@ public final class TrustedPaths {
         }
     }
 
+    /**
+     * Refuses {@code path} (a public file such as verification keys, or its directory) when group/others may
+     * write it or it belongs to anyone but this user or root: whoever can change it can add a key of their own.
+     * Others may read it. Root is accepted as owner so that a service user can use keys an administrator installed.
+     */
+    public static void requireUnwritableByOthers(Path path, String what) throws IOException {
+        if (!posix(path)) {
+            return;
+        }
+        int owner = (Integer) Files.getAttribute(path, "unix:uid");
+        if (owner != 0 && owner != currentUid()) {
+            throw new UntrustedException(what + " " + path + " belongs to uid " + owner + ", not to this user (uid "
+                    + currentUid() + ") or root: whoever owns it can change it");
+        }
+        Set<PosixFilePermission> perms = Files.getPosixFilePermissions(path);
+        if (perms.stream().anyMatch(GROUP_OTHER_WRITE::contains)) {
+            throw new UntrustedException(what + " " + path + " is writable by group/others ("
+                    + PosixFilePermissions.toString(perms) + "): run chmod go-w " + path);
+        }
+    }
+
     private static void requireOwnedByUs(Path path, String what) throws IOException {
         int owner = (Integer) Files.getAttribute(path, "unix:uid");
         long us = currentUid();

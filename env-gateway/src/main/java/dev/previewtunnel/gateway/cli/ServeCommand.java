@@ -239,6 +239,7 @@ final class ServeCommand implements Callable<Integer> {
             throw new CliException(ExitCodes.REFUSED, "no verify keys at " + verifyFile
                     + "; create keys with: env-gateway keys init --dir DIR");
         }
+        requireUnwritableByOthers(verifyFile);
         ReloadingVerificationKeys verifyKeys;
         try {
             verifyKeys = new ReloadingVerificationKeys(verifyFile, Clock.systemUTC());
@@ -324,6 +325,23 @@ final class ServeCommand implements Callable<Integer> {
             ServiceLifecycle.removeShutdownHook(hook);
         }
         return ExitCodes.OK;
+    }
+
+    /**
+     * The verification keys decide which grants are genuine, and are re-read every second: a file or directory
+     * another user could write would let them add a key of their own (exit 3). Reading it is fine: they are public.
+     */
+    private static void requireUnwritableByOthers(Path verifyFile) {
+        try {
+            Path dir = verifyFile.toAbsolutePath().getParent();
+            TrustedPaths.requireUnwritableByOthers(dir, "key directory");
+            TrustedPaths.requireUnwritableByOthers(verifyFile, "verify keys file");
+        } catch (TrustedPaths.UntrustedException e) {
+            throw new CliException(ExitCodes.REFUSED, e.getMessage());
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.REFUSED, "cannot check " + verifyFile + " ("
+                    + e.getClass().getSimpleName() + ")");
+        }
     }
 
     /** A loopback HOST:PORT for {@code key}, or null when not set. */
