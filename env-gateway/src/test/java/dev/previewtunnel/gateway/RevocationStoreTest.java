@@ -61,19 +61,20 @@ class RevocationStoreTest {
 
     @Test
     void shapesOtherThanTheWrittenOneAreRefused() {
+        String at = "\"revokedAt\":\"2030-01-01T00:00:00Z\"";
         String[] bad = {
                 "", "null", "[]", "{}", "{\"version\":1}", "{\"version\":2,\"revocations\":[]}",
                 "{\"version\":\"1\",\"revocations\":[]}", "{\"version\":1,\"revocations\":{}}",
                 "{\"version\":1,\"revocations\":[],\"extra\":0}",
                 "{\"version\":1,\"revocations\":[],\"version\":1}",
                 "{\"version\":1,\"revocations\":[{\"kind\":\"id\",\"id\":\"a\"}]}",
-                "{\"version\":1,\"revocations\":[{\"kind\":\"env\",\"id\":\"a\",\"revokedAt\":\"2030-01-01T00:00:00Z\"}]}",
-                "{\"version\":1,\"revocations\":[{\"kind\":\"id\",\"id\":\"\",\"revokedAt\":\"2030-01-01T00:00:00Z\"}]}",
-                "{\"version\":1,\"revocations\":[{\"kind\":\"id\",\"id\":\"a b\",\"revokedAt\":\"2030-01-01T00:00:00Z\"}]}",
+                "{\"version\":1,\"revocations\":[{\"kind\":\"env\",\"id\":\"a\", " + at + "}]}",
+                "{\"version\":1,\"revocations\":[{\"kind\":\"id\",\"id\":\"\", " + at + "}]}",
+                "{\"version\":1,\"revocations\":[{\"kind\":\"id\",\"id\":\"a b\", " + at + "}]}",
                 "{\"version\":1,\"revocations\":[{\"kind\":\"id\",\"id\":\"a\",\"revokedAt\":\"yesterday\"}]}",
                 "{\"version\":1,\"revocations\":[{\"kind\":\"id\",\"id\":\"a\",\"revokedAt\":1}]}",
                 "{\"version\":1,\"revocations\":[{\"kind\":\"id\",\"id\":\"" + "x".repeat(257)
-                        + "\",\"revokedAt\":\"2030-01-01T00:00:00Z\"}]}",
+                        + "\", " + at + "}]}",
         };
         for (String s : bad) {
             IOException e = org.junit.jupiter.api.Assertions.assertThrows(IOException.class,

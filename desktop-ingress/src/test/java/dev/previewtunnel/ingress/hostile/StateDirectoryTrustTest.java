@@ -109,7 +109,8 @@ class StateDirectoryTrustTest {
             port = s.getLocalPort();
         }
         Path control = dir.resolve("control.json");
-        Files.writeString(control, "{\"url\":\"http://127.0.0.1:" + port + "\",\"token\":\"t0k3n-value\",\"pid\":-1}\n");
+        Files.writeString(control,
+                "{\"url\":\"http://127.0.0.1:" + port + "\",\"token\":\"t0k3n-value\",\"pid\":-1}\n");
         Files.setPosixFilePermissions(control, PosixFilePermissions.fromString("rw-------"));
         return dir;
     }

@@ -48,9 +48,9 @@ import java.util.concurrent.Callable;
                         + "config file as serve), or given with --admin and --admin-token-file.",
                 "Prints the endpoint's JSON answer on stdout, e.g. "
                         + "{\"revoked\":\"grant\",\"id\":\"...\",\"closedStreams\":1}. Exit 2 when no admin "
-                        + "endpoint answers, 3 when it refuses the token or the list is full (--max-revocations), or when "
-                        + "the state directory, admin.json or the token file is another user's or open to "
-                        + "group/others."})
+                        + "endpoint answers, 3 when it refuses the token or the list is full (--max-revocations), "
+                        + "or when the state directory, admin.json or the token file is another user's or open "
+                        + "to group/others."})
 final class RevokeCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
 
