@@ -19,6 +19,8 @@ import java.time.Duration;
  * @param maxConnections        tunnel connections open at once, upgraded or not; more are closed at accept
  * @param maxHandshaking        of those, connections still before a completed upgrade (token not yet checked):
  *                              lower than the total, so authenticated connections keep headroom
+ * @param maxRevocations        revocations (grant/token ids and sessions) held at once; at the limit a new one is
+ *                              refused (never made room for by forgetting one)
  */
 public record GatewayLimits(
         int streamsPerSession,
@@ -29,16 +31,38 @@ public record GatewayLimits(
         Duration connectionIdleTimeout,
         long queuedBytesPerConnection,
         int maxConnections,
-        int maxHandshaking) {
+        int maxHandshaking,
+        int maxRevocations) {
 
     public static final int DEFAULT_MAX_CONNECTIONS = 1024;
     public static final int DEFAULT_MAX_HANDSHAKING = 64;
+    /** Default for {@link #maxRevocations}. */
+    public static final int DEFAULT_MAX_REVOCATIONS = dev.previewtunnel.grants.RevocationList.DEFAULT_MAX_ENTRIES;
 
-    /** The limits with the default connection caps. */
+    /** The limits with the default connection caps and {@link #maxRevocations}. */
     public GatewayLimits(int streamsPerSession, double opensPerSecond, int openBurst, int pendingDialsPerConnection,
                          Duration streamIdleTimeout, Duration connectionIdleTimeout, long queuedBytesPerConnection) {
         this(streamsPerSession, opensPerSecond, openBurst, pendingDialsPerConnection, streamIdleTimeout,
-                connectionIdleTimeout, queuedBytesPerConnection, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKING);
+                connectionIdleTimeout, queuedBytesPerConnection, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKING,
+                DEFAULT_MAX_REVOCATIONS);
+    }
+
+    /** The limits with the given connection caps and the default {@link #maxRevocations}. */
+    public GatewayLimits(int streamsPerSession, double opensPerSecond, int openBurst, int pendingDialsPerConnection,
+                         Duration streamIdleTimeout, Duration connectionIdleTimeout, long queuedBytesPerConnection,
+                         int maxConnections, int maxHandshaking) {
+        this(streamsPerSession, opensPerSecond, openBurst, pendingDialsPerConnection, streamIdleTimeout,
+                connectionIdleTimeout, queuedBytesPerConnection, maxConnections, maxHandshaking,
+                DEFAULT_MAX_REVOCATIONS);
+    }
+
+    /** The limits with the default connection caps and the given {@link #maxRevocations}. */
+    public GatewayLimits(int streamsPerSession, double opensPerSecond, int openBurst, int pendingDialsPerConnection,
+                         Duration streamIdleTimeout, Duration connectionIdleTimeout, long queuedBytesPerConnection,
+                         int maxRevocations) {
+        this(streamsPerSession, opensPerSecond, openBurst, pendingDialsPerConnection, streamIdleTimeout,
+                connectionIdleTimeout, queuedBytesPerConnection, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKING,
+                maxRevocations);
     }
 
     public GatewayLimits {
@@ -54,6 +78,9 @@ public record GatewayLimits(
         }
         if (queuedBytesPerConnection < StreamWriteShares.MIN_HIGH) {
             throw new IllegalArgumentException("queuedBytesPerConnection must be at least 32 KiB");
+        }
+        if (maxRevocations < 1) {
+            throw new IllegalArgumentException("maxRevocations must be positive");
         }
     }
 

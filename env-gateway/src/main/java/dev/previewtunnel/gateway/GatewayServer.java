@@ -66,6 +66,7 @@ public final class GatewayServer implements AutoCloseable {
     /** Tunnel connections in all, and those still in the handshake: both capped (docs/security.md, 5). */
     private ConnectionBudget budget;
     private volatile AdminServer admin;
+    private volatile RevocationStore store; // null: revocations last until this process ends
 
     private GatewayServer(GatewayConfig config, GrantVerifier verifier, RevocationList revocations,
                           MeterRegistry registry) {
@@ -91,20 +92,38 @@ public final class GatewayServer implements AutoCloseable {
      */
     public static GatewayServer start(GatewayConfig config, VerificationKeysSource keys, SslContext tls,
                                       MeterRegistry registry) throws InterruptedException {
-        RevocationList revocations = new RevocationList(Clock.systemUTC(), config.verifierPolicy());
-        GrantVerifier verifier = new GrantVerifier(keys, Clock.systemUTC(), config.verifierPolicy(), revocations);
-        return start(config, verifier, revocations, tls, registry);
+        return start(config, keys, tls, registry, null, Clock.systemUTC());
+    }
+
+    /**
+     * As above, with the revocations of {@code store} (null: none) in force from the first connection, and every
+     * new revocation written to it before the admin endpoint answers. {@code clock} drives verification and the
+     * revocations' retention (tests move it by hand).
+     */
+    public static GatewayServer start(GatewayConfig config, VerificationKeysSource keys, SslContext tls,
+                                      MeterRegistry registry, RevocationStore store, Clock clock)
+            throws InterruptedException {
+        RevocationList revocations = new RevocationList(clock, config.verifierPolicy(),
+                config.limits().maxRevocations());
+        if (store != null) {
+            revocations.restore(store.restored());
+        }
+        GrantVerifier verifier = new GrantVerifier(keys, clock, config.verifierPolicy(), revocations);
+        return start(config, verifier, revocations, store, tls, registry);
     }
 
     /** As above with a verifier built by the caller (revocations then only close live streams). */
     public static GatewayServer start(GatewayConfig config, GrantVerifier verifier, SslContext tls,
                                       MeterRegistry registry) throws InterruptedException {
-        return start(config, verifier, new RevocationList(Clock.systemUTC(), config.verifierPolicy()), tls, registry);
+        return start(config, verifier, new RevocationList(Clock.systemUTC(), config.verifierPolicy(),
+                config.limits().maxRevocations()), null, tls, registry);
     }
 
     private static GatewayServer start(GatewayConfig config, GrantVerifier verifier, RevocationList revocations,
-                                       SslContext tls, MeterRegistry registry) throws InterruptedException {
+                                       RevocationStore store, SslContext tls, MeterRegistry registry)
+            throws InterruptedException {
         GatewayServer server = new GatewayServer(config, verifier, revocations, registry);
+        server.store = store;
         try {
             server.bind(tls);
         } catch (InterruptedException | RuntimeException e) {
@@ -264,6 +283,7 @@ public final class GatewayServer implements AutoCloseable {
         context.revocations().revokeGrant(jti);
         int closed = context.liveStreams().closeGrant(jti);
         context.audit().event("revoked").put("grant", jti).put("closedStreams", closed).write();
+        persistRevocations();
         return closed;
     }
 
@@ -272,12 +292,37 @@ public final class GatewayServer implements AutoCloseable {
         context.revocations().revokeSession(session);
         int closed = context.liveStreams().closeSession(session);
         context.audit().event("revoked").put("session", session).put("closedStreams", closed).write();
+        persistRevocations();
         return closed;
     }
 
     /** The tunnel listener's connection budget (open, handshaking and refused counts). */
     public ConnectionBudget connectionBudget() {
         return budget;
+    }
+
+    /**
+     * Writes the whole list to the store (blocking: fsync). The revocation is already in force and its streams
+     * closed; a failure here means it would not survive a restart, which the caller must be told.
+     */
+    private void persistRevocations() {
+        RevocationStore s = store;
+        if (s == null) {
+            return;
+        }
+        try {
+            s.save(context.revocations()::entries);
+        } catch (java.io.IOException e) {
+            throw new RevocationNotPersistedException(s.file(), e);
+        }
+    }
+
+    /** A revocation in force in this process that could not be written to the state directory. */
+    public static final class RevocationNotPersistedException extends IllegalStateException {
+        RevocationNotPersistedException(java.nio.file.Path file, java.io.IOException cause) {
+            super("revoked, but could not write " + file + " (" + cause.getClass().getSimpleName()
+                    + "): the revocation holds until this gateway restarts");
+        }
     }
 
     public int connectionCount() {
@@ -300,8 +345,16 @@ public final class GatewayServer implements AutoCloseable {
     /** As above, with the request deadline and connection cap of {@code limits}. */
     public AdminServer startAdmin(InetSocketAddress listen, java.nio.file.Path tokenFile,
                                   LocalHttpServer.Limits limits) throws java.io.IOException, InterruptedException {
-        AdminServer server = AdminServer.start(this, config.environment(), listen, tokenFile, group,
-                transports.serverSocketChannel(), limits);
+        // Its own loop: a revocation is fsync-ed before the answer, which must not stall tunnel traffic.
+        EventLoopGroup adminGroup = transports.newGroup(1, "ptun-gateway-admin");
+        AdminServer server;
+        try {
+            server = AdminServer.start(this, config.environment(), listen, tokenFile, adminGroup,
+                    transports.serverSocketChannel(), limits);
+        } catch (java.io.IOException | InterruptedException | RuntimeException e) {
+            adminGroup.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+            throw e;
+        }
         admin = server;
         return server;
     }

@@ -31,7 +31,7 @@ import java.util.Set;
  *
  * <p>Checks run in a fixed order so the reported {@link GrantFailure} is predictable:
  * missing, length (before any parsing), shape and {@code typ}, {@code alg} (EdDSA only), {@code kid},
- * signature, audience, expiry, not-before, lifetime cap, required claims, environment, target, revocation.
+ * signature, audience, expiry, not-before, issued-at not in the future, lifetime cap, required claims, environment, target, revocation.
  * The header is pre-read with Jackson only to give precise reasons; the decision itself is JJWT's
  * (restricted to EdDSA, keys located by kid) plus the claim checks here.
  *
@@ -217,15 +217,28 @@ public final class GrantVerifier {
         }
 
         Claims claims = jws.getPayload();
-        Instant exp = instant(claims, true);
-        Instant iat = instant(claims, false);
+        Instant exp = instant(claims, "exp");
+        Instant iat = instant(claims, "iat");
+        Instant nbf = instant(claims, "nbf");
         if (exp == null) {
             throw new GrantException(GrantFailure.EXPIRED, "no exp claim");
         }
         if (iat == null || exp.isBefore(iat)) {
             throw new GrantException(GrantFailure.MALFORMED, "missing or inconsistent iat claim");
         }
-        if (Duration.between(iat, exp).compareTo(kind.maxLifetime()) > 0) {
+        // A future iat would let exp - iat pass the cap while the grant is usable from now on: refuse it like a
+        // future nbf. With both iat and nbf at most now + skew, every accepted grant or token ends within
+        // skew + 2 x cap of its iat (the cap counts from the later of iat and nbf, and nbf may lie at most one cap
+        // after iat), which is what RevocationList's retention is sized on.
+        if (iat.isAfter(clock.instant().plus(policy.clockSkew()))) {
+            throw new GrantException(GrantFailure.NOT_YET_VALID, "issued in the future (iat beyond allowed clock skew)");
+        }
+        if (nbf != null && Duration.between(iat, nbf).compareTo(kind.maxLifetime()) > 0) {
+            throw new GrantException(GrantFailure.LIFETIME_TOO_LONG,
+                    "nbf lies more than " + kind.maxLifetime().toSeconds() + "s after iat");
+        }
+        Instant start = nbf != null && nbf.isAfter(iat) ? nbf : iat;
+        if (Duration.between(start, exp).compareTo(kind.maxLifetime()) > 0) {
             throw new GrantException(GrantFailure.LIFETIME_TOO_LONG,
                     "lifetime exceeds " + kind.maxLifetime().toSeconds() + "s");
         }
@@ -369,12 +382,16 @@ public final class GrantVerifier {
         return (int) port;
     }
 
-    private static Instant instant(Claims claims, boolean expiration) throws GrantException {
+    private static Instant instant(Claims claims, String name) throws GrantException {
         try {
-            Date d = expiration ? claims.getExpiration() : claims.getIssuedAt();
+            Date d = switch (name) {
+                case "exp" -> claims.getExpiration();
+                case "iat" -> claims.getIssuedAt();
+                default -> claims.getNotBefore();
+            };
             return d == null ? null : d.toInstant();
         } catch (RuntimeException e) {
-            throw new GrantException(GrantFailure.MALFORMED, "invalid " + (expiration ? "exp" : "iat") + " claim");
+            throw new GrantException(GrantFailure.MALFORMED, "invalid " + name + " claim");
         }
     }
 

@@ -6,9 +6,9 @@ import java.util.Objects;
 /**
  * Verification limits.
  *
- * @param clockSkew         tolerated clock difference between issuer and verifier for exp/nbf
- * @param maxGrantLifetime  grants whose exp - iat exceeds this are refused even if validly signed,
- *                          so a mis-issued long-lived grant cannot linger
+ * @param clockSkew         tolerated clock difference between issuer and verifier for exp/nbf/iat
+ * @param maxGrantLifetime  grants whose exp - max(iat, nbf) exceeds this (or whose nbf lies more than this after
+ *                          iat) are refused even if validly signed, so a mis-issued long-lived grant cannot linger
  * @param maxTokenLifetime  same cap for connection tokens
  * @param maxTokenLength    tokens longer than this are refused before any parsing (cheap DoS guard)
  */

@@ -6,6 +6,7 @@ import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.Settings;
+import dev.previewtunnel.cli.TrustedPaths;
 import dev.previewtunnel.ingress.control.ControlServer;
 import dev.previewtunnel.mux.local.LocalApi;
 import picocli.CommandLine.Model.CommandSpec;
@@ -29,7 +30,8 @@ import java.time.Duration;
 /**
  * Talks to a running ingress's control API, found through {@code STATE_DIR/control.json} (address and token;
  * the token is only ever sent to that loopback address, in the Authorization header). Failures become
- * {@link CliException}s: exit 2 when no ingress runs or answers, 3 when the token is refused, 1 for a refused
+ * {@link CliException}s: exit 2 when no ingress runs or answers, 3 when the token is refused or the state directory
+ * or control.json is another user's or open to group/others, 1 for a refused
  * argument (no such session...).
  */
 final class ControlClient {
@@ -70,7 +72,17 @@ final class ControlClient {
         Path file = stateDir.resolve(ControlServer.STATE_FILE);
         JsonNode state;
         try {
+            // control.json holds the token and says where to send it: only a file no other user could have
+            // written (or read), in a directory no other user can write, is believed.
+            if (Files.isDirectory(stateDir)) {
+                TrustedPaths.requireTrustedDirectory(stateDir, "state directory");
+            }
+            if (Files.exists(file)) {
+                TrustedPaths.requireOwnerOnlyFile(file, "control file");
+            }
             state = JSON.readTree(Files.readString(file));
+        } catch (TrustedPaths.UntrustedException e) {
+            throw new CliException(ExitCodes.REFUSED, e.getMessage());
         } catch (NoSuchFileException e) {
             throw new CliException(ExitCodes.UNREACHABLE, "no desktop-ingress is running with state directory "
                     + stateDir + " (no " + ControlServer.STATE_FILE + " there): start one with 'desktop-ingress run "

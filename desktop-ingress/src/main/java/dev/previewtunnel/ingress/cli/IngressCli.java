@@ -4,6 +4,7 @@ import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.Settings;
+import dev.previewtunnel.cli.TrustedPaths;
 import dev.previewtunnel.ingress.session.StateFiles;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -156,13 +157,19 @@ final class IngressCli {
         }
     }
 
-    /** Creates the state directory (rwx------) if missing; an existing one keeps its permissions, with a warning. */
+    /**
+     * Creates the state directory (rwx------) if missing. An existing one must be ours and not writable by
+     * group/others (it holds the credentials and control.json: exit 3 otherwise); readable is only warned about.
+     */
     static void prepareStateDir(Path dir) {
         try {
             if (Files.exists(dir) && !Files.isDirectory(dir)) {
                 throw new CliException(ExitCodes.REFUSED, "state directory " + dir + " exists and is not a directory");
             }
             StateFiles.ensureDirectory(dir);
+            TrustedPaths.requireTrustedDirectory(dir, "state directory");
+        } catch (TrustedPaths.UntrustedException e) {
+            throw new CliException(ExitCodes.REFUSED, e.getMessage());
         } catch (AccessDeniedException e) {
             throw new CliException(ExitCodes.REFUSED, "permission denied creating state directory " + dir + " ("
                     + e.getFile() + ")");

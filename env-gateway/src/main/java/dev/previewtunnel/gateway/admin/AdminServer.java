@@ -2,6 +2,8 @@ package dev.previewtunnel.gateway.admin;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.previewtunnel.gateway.GatewayServer;
+import dev.previewtunnel.gateway.RevocationStore;
+import dev.previewtunnel.grants.RevocationList;
 import dev.previewtunnel.mux.local.LocalApi;
 import dev.previewtunnel.mux.local.LocalHttpServer;
 import dev.previewtunnel.mux.local.OwnerOnlyFiles;
@@ -24,21 +26,26 @@ import java.nio.file.Path;
  *
  * <pre>
  *   POST /v1/revoke   {"grant":"JTI"} or {"session":"SESSION"}  -> {"revoked":"grant","id":...,"closedStreams":N}
+ *                     507 revocation_list_full at --max-revocations; 500 revocation_not_saved when the state
+ *                     file could not be written (in force until restart)
  *   GET  /v1/status                                             -> {"env":...,"connections":N,"liveStreams":N}
  * </pre>
  */
 public final class AdminServer implements AutoCloseable {
     private final Channel channel;
     private final Path tokenFile;
+    private final EventLoopGroup group;
 
-    private AdminServer(Channel channel, Path tokenFile) {
+    private AdminServer(Channel channel, Path tokenFile, EventLoopGroup group) {
         this.channel = channel;
         this.tokenFile = tokenFile;
+        this.group = group;
     }
 
     /**
      * Starts the admin endpoint on {@code listen} (must be loopback) and writes a fresh token to
-     * {@code tokenFile} with owner-only permissions.
+     * {@code tokenFile} with owner-only permissions. {@code group} is the endpoint's own (it waits for the
+     * revocation file's fsync) and is shut down by {@link #close()}.
      */
     public static AdminServer start(GatewayServer gateway, String environment, InetSocketAddress listen,
                                     Path tokenFile, EventLoopGroup group,
@@ -56,7 +63,7 @@ public final class AdminServer implements AutoCloseable {
         OwnerOnlyFiles.write(tokenFile, token + "\n");
         Channel ch = LocalApi.bind(group, channelType, listen, token, "preview-tunnel-admin",
                 (method, path, body) -> handle(gateway, environment, method, path, body), limits);
-        return new AdminServer(ch, tokenFile);
+        return new AdminServer(ch, tokenFile, group);
     }
 
     private static Response handle(GatewayServer gateway, String environment, String method, String path,
@@ -73,7 +80,22 @@ public final class AdminServer implements AutoCloseable {
             if ((grant == null) == (session == null)) {
                 throw new ApiException(400, "bad_request", "give exactly one of \"grant\" (a grant id) or \"session\"");
             }
-            int closed = grant != null ? gateway.revokeGrant(grant) : gateway.revokeSession(session);
+            String id = grant != null ? grant : session;
+            if (!RevocationStore.validId(id)) {
+                throw new ApiException(400, "bad_request", "an id is 1 to " + RevocationStore.MAX_ID_LENGTH
+                        + " printable ASCII characters");
+            }
+            int closed;
+            try {
+                closed = grant != null ? gateway.revokeGrant(grant) : gateway.revokeSession(session);
+            } catch (RevocationList.Full e) {
+                // Nothing is forgotten to make room: the operator rotates the key or raises --max-revocations.
+                throw new ApiException(507, "revocation_list_full", e.getMessage() + "; nothing was revoked: "
+                        + "rotate the signing key (keys rotate) to end every grant and token, or raise "
+                        + "--max-revocations");
+            } catch (GatewayServer.RevocationNotPersistedException e) {
+                throw new ApiException(500, "revocation_not_saved", e.getMessage());
+            }
             return Response.ok(LocalApi.object()
                     .put("revoked", grant != null ? "grant" : "session")
                     .put("id", grant != null ? grant : session)
@@ -97,6 +119,7 @@ public final class AdminServer implements AutoCloseable {
     @Override
     public void close() {
         channel.close().syncUninterruptibly();
+        group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
         try {
             Files.deleteIfExists(tokenFile);
         } catch (IOException ignored) {

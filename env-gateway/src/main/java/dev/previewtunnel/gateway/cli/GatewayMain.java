@@ -53,6 +53,8 @@ public final class GatewayMain {
     static final String FOOTER = ExitCodes.FOOTER_START
             + "  3  refused: key directory problem (keys missing or already present,%n"
             + "     key file readable by group/others, invalid key file, permission denied),%n"
+            + "     a state directory or state file another user owns or may change, a corrupt%n"
+            + "     revocations.json, a full revocation list (--max-revocations),%n"
             + "     the admin endpoint refused its token, or a doctor check found such a problem%n"
             + ExitCodes.FOOTER_INTERNAL
             + ExitCodes.FOOTER_ERRORS + "env-gateway: <reason>";

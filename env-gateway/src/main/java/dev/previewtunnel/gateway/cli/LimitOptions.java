@@ -46,12 +46,14 @@ final class LimitOptions {
     static final String HANDSHAKING_CONNECTIONS = "max-handshaking-connections";
     static final String LOCAL_REQUEST_TIMEOUT = "local-request-timeout";
     static final String LOCAL_CONNECTIONS = "max-local-connections";
+    static final String MAX_REVOCATIONS = "max-revocations";
 
     /** Every key, for the config file's list of known keys. */
     static final List<String> KEYS = List.of(STREAMS_PER_CONNECTION, STREAMS_PER_SESSION, OPENS_PER_SECOND,
             OPEN_BURST, PENDING_DIALS, HEADER_LIST, FRAME_SIZE, WEBSOCKET_MESSAGE, RESETS, RESET_WINDOW,
             STREAM_WINDOW, QUEUED_BYTES, STREAM_IDLE, CONNECTION_IDLE, HANDSHAKE, KEEPALIVE_INTERVAL,
-            KEEPALIVE_TIMEOUT, TUNNEL_CONNECTIONS, HANDSHAKING_CONNECTIONS, LOCAL_REQUEST_TIMEOUT, LOCAL_CONNECTIONS);
+            KEEPALIVE_TIMEOUT, TUNNEL_CONNECTIONS, HANDSHAKING_CONNECTIONS, LOCAL_REQUEST_TIMEOUT, LOCAL_CONNECTIONS,
+            MAX_REVOCATIONS);
 
     private static final Duration WEEK = Duration.ofDays(7);
 
@@ -164,6 +166,12 @@ final class LimitOptions {
                     + "closed at accept; 1 to 10000 (default: 64).")
     Integer localConnections;
 
+    @Option(names = "--" + MAX_REVOCATIONS, paramLabel = "N",
+            description = "Revocations (grant/token ids and sessions) the gateway holds at once, each kept as long "
+                    + "as what it revokes could live (ids 48h1m, sessions 2 x --max-grant-lifetime + 1m); at the "
+                    + "limit a new one is refused (HTTP 507), none is forgotten; 1 to 100000 (default: 10000).")
+    Integer maxRevocations;
+
     /**
      * {@code base} with every limit taken from the flags, else the environment, else the config file, else the
      * defaults in {@code base}.
@@ -208,6 +216,8 @@ final class LimitOptions {
                 Duration.ofSeconds(1), Duration.ofMinutes(10));
         Duration pingEvery = s.inRange(KEEPALIVE_INTERVAL, s.duration(KEEPALIVE_INTERVAL, keepaliveInterval,
                 m.pingInterval()), Duration.ofSeconds(1), Duration.ofHours(1));
+        int revocations = (int) s.inRange(MAX_REVOCATIONS, s.integer(MAX_REVOCATIONS, maxRevocations,
+                l.maxRevocations()), 1, 100_000, false);
         Duration pingWait = s.inRange(KEEPALIVE_TIMEOUT, s.duration(KEEPALIVE_TIMEOUT, keepaliveTimeout,
                 m.pingTimeout()), Duration.ofSeconds(1), Duration.ofHours(1));
 
@@ -228,7 +238,7 @@ final class LimitOptions {
         int handshaking = (int) s.inRange(HANDSHAKING_CONNECTIONS, s.integer(HANDSHAKING_CONNECTIONS,
                 handshakingConnections, Math.min(tunnels, l.maxHandshaking())), 1, tunnels, false);
         GatewayLimits limits = new GatewayLimits(perSession, rate, burst, dials, streamIdle, connectionIdle,
-                queuedLimit, tunnels, handshaking);
+                queuedLimit, tunnels, handshaking, revocations);
         return base.withMux(mux).withLimits(limits).withHandshakeTimeout(handshake);
     }
 
@@ -273,6 +283,7 @@ final class LimitOptions {
         out.put(HANDSHAKING_CONNECTIONS, Integer.toString(l.maxHandshaking()));
         out.put(LOCAL_REQUEST_TIMEOUT, Cli.human(local.requestTimeout()));
         out.put(LOCAL_CONNECTIONS, Integer.toString(local.maxConnections()));
+        out.put(MAX_REVOCATIONS, Integer.toString(l.maxRevocations()));
         return out;
     }
 

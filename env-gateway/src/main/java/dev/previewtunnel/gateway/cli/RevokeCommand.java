@@ -6,6 +6,7 @@ import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.Settings;
+import dev.previewtunnel.cli.TrustedPaths;
 import dev.previewtunnel.mux.local.LocalApi;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -47,7 +48,9 @@ import java.util.concurrent.Callable;
                         + "config file as serve), or given with --admin and --admin-token-file.",
                 "Prints the endpoint's JSON answer on stdout, e.g. "
                         + "{\"revoked\":\"grant\",\"id\":\"...\",\"closedStreams\":1}. Exit 2 when no admin "
-                        + "endpoint answers, 3 when it refuses the token."})
+                        + "endpoint answers, 3 when it refuses the token or the list is full (--max-revocations), "
+                        + "or when the state directory, admin.json or the token file is another user's or open "
+                        + "to group/others."})
 final class RevokeCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -101,9 +104,14 @@ final class RevokeCommand implements Callable<Integer> {
             Settings s = Settings.load(spec, config, GatewayCli.ENV_PREFIX, GatewayCli.CONFIG_KEYS);
             Path dir = s.path("state-dir", stateDir, GatewayCli.defaultStateDir());
             Path stateFile = dir.resolve(GatewayCli.ADMIN_STATE_FILE);
+            // admin.json says where the token goes: one another user could rewrite would send it to them.
+            requireTrusted(dir, null);
             JsonNode state = readState(stateFile);
             url = adminUrl(state.path("url").asText(""));
             tokenFile = Path.of(state.path("tokenFile").asText(dir.resolve(GatewayCli.ADMIN_TOKEN_FILE).toString()));
+        }
+        if (Files.exists(tokenFile)) {
+            requireTrusted(null, tokenFile); // before reading it: a file others can swap holds no secret of ours
         }
         String token = readToken(tokenFile);
         String body = Cli.json().put(what.grant != null ? "grant" : "session", id).toString();
@@ -118,6 +126,9 @@ final class RevokeCommand implements Callable<Integer> {
         if (status == 401 || status == 403) {
             throw new CliException(ExitCodes.REFUSED, "the admin endpoint at " + url + " refused the request ("
                     + reason + "); is " + tokenFile + " the token file of the gateway listening there?");
+        }
+        if (status == 507) {
+            throw new CliException(ExitCodes.REFUSED, "the gateway refused the revocation (" + reason + ")");
         }
         if (status == 400) {
             throw Cli.usage(spec, "the admin endpoint refused the request as malformed (" + reason + ")");
@@ -138,6 +149,27 @@ final class RevokeCommand implements Callable<Integer> {
                     + "admin token is never sent anywhere else; got '" + Cli.shown(text) + "'");
         }
         return uri;
+    }
+
+    /** The state directory (when given) and the token file (when given) must be ours alone (exit 3). */
+    private static void requireTrusted(Path dir, Path tokenFile) {
+        try {
+            if (dir != null && Files.isDirectory(dir)) {
+                TrustedPaths.requireTrustedDirectory(dir, "state directory");
+                Path state = dir.resolve(GatewayCli.ADMIN_STATE_FILE);
+                if (Files.exists(state)) {
+                    TrustedPaths.requireOwnerOnlyFile(state, "admin address file");
+                }
+            }
+            if (tokenFile != null) {
+                TrustedPaths.requireOwnerOnlyFile(tokenFile, "admin token file");
+            }
+        } catch (TrustedPaths.UntrustedException e) {
+            throw new CliException(ExitCodes.REFUSED, e.getMessage());
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.REFUSED, "cannot check " + (tokenFile != null ? tokenFile : dir) + " ("
+                    + e.getClass().getSimpleName() + ")");
+        }
     }
 
     private static JsonNode readState(Path file) {

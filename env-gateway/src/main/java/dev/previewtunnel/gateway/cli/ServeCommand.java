@@ -9,9 +9,11 @@ import dev.previewtunnel.cli.MetricsServer;
 import dev.previewtunnel.mux.local.LocalHttpServer;
 import dev.previewtunnel.cli.ServiceLifecycle;
 import dev.previewtunnel.cli.Settings;
+import dev.previewtunnel.cli.TrustedPaths;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayServer;
+import dev.previewtunnel.gateway.RevocationStore;
 import dev.previewtunnel.gateway.admin.AdminServer;
 import dev.previewtunnel.gateway.policy.Cidr;
 import dev.previewtunnel.gateway.policy.TargetPolicy;
@@ -135,7 +137,8 @@ final class ServeCommand implements Callable<Integer> {
     Duration drainTimeout;
 
     @Option(names = "--max-grant-lifetime", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
-            description = "Refuse grants whose lifetime (exp - iat) exceeds this, even if validly signed; grants "
+            description = "Refuse grants whose lifetime (exp - the later of iat and nbf) exceeds this, even if "
+                    + "validly signed (and grants whose nbf lies more than this after iat); grants "
                     + "should live minutes; at most 24h (default: 15m).")
     Duration maxGrantLifetime;
 
@@ -152,9 +155,10 @@ final class ServeCommand implements Callable<Integer> {
     String adminListen;
 
     @Option(names = "--state-dir", paramLabel = "DIR",
-            description = "Where the admin token and the admin address (" + GatewayCli.ADMIN_STATE_FILE
-                    + ") go; created rwx------ if missing (default: $XDG_STATE_HOME/preview-tunnel-gateway, "
-                    + "else ~/.local/state/preview-tunnel-gateway).")
+            description = "Where the admin token, the admin address (" + GatewayCli.ADMIN_STATE_FILE
+                    + ") and the revocations (" + RevocationStore.FILE + ", read at start) go; created rwx------ "
+                    + "if missing, refused (exit 3) if another user owns it or group/others may write it "
+                    + "(default: $XDG_STATE_HOME/preview-tunnel-gateway, else ~/.local/state/preview-tunnel-gateway).")
     Path stateDir;
 
     @Option(names = "--metrics-listen", paramLabel = "HOST:PORT",
@@ -237,6 +241,7 @@ final class ServeCommand implements Callable<Integer> {
             throw new CliException(ExitCodes.REFUSED, "no verify keys at " + verifyFile
                     + "; create keys with: env-gateway keys init --dir DIR");
         }
+        requireUnwritableByOthers(verifyFile);
         ReloadingVerificationKeys verifyKeys;
         try {
             verifyKeys = new ReloadingVerificationKeys(verifyFile, Clock.systemUTC());
@@ -265,13 +270,13 @@ final class ServeCommand implements Callable<Integer> {
         // 4. Start (gateway, then admin and metrics endpoints), announce, wait.
         PrometheusMeterRegistry prometheus = metricsAddress == null ? null : MetricsServer.newRegistry();
         MeterRegistry registry = prometheus != null ? prometheus : new SimpleMeterRegistry();
-        GatewayServer running = start(gatewayConfig, verifyKeys, tls, listenAddress, registry);
+        RevocationStore revocationStore = adminAddress != null || Files.exists(state) ? openRevocations(state) : null;
+        GatewayServer running = start(gatewayConfig, verifyKeys, tls, listenAddress, registry, revocationStore);
         AdminServer admin = null;
         MetricsServer metricsServer = null;
         Path adminFile = null;
         try {
             if (adminAddress != null) {
-                prepareStateDir(state);
                 admin = startAdmin(running, adminAddress, state.resolve(GatewayCli.ADMIN_TOKEN_FILE), localLimits);
                 adminFile = state.resolve(GatewayCli.ADMIN_STATE_FILE);
                 writeAdminState(adminFile, admin);
@@ -324,6 +329,23 @@ final class ServeCommand implements Callable<Integer> {
         return ExitCodes.OK;
     }
 
+    /**
+     * The verification keys decide which grants are genuine, and are re-read every second: a file or directory
+     * another user could write would let them add a key of their own (exit 3). Reading it is fine: they are public.
+     */
+    private static void requireUnwritableByOthers(Path verifyFile) {
+        try {
+            Path dir = verifyFile.toAbsolutePath().getParent();
+            TrustedPaths.requireUnwritableByOthers(dir, "key directory");
+            TrustedPaths.requireUnwritableByOthers(verifyFile, "verify keys file");
+        } catch (TrustedPaths.UntrustedException e) {
+            throw new CliException(ExitCodes.REFUSED, e.getMessage());
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.REFUSED, "cannot check " + verifyFile + " ("
+                    + e.getClass().getSimpleName() + ")");
+        }
+    }
+
     /** A loopback HOST:PORT for {@code key}, or null when not set. */
     private InetSocketAddress loopbackOrNull(Settings s, String key, String text, int examplePort) {
         if (text == null) {
@@ -332,12 +354,28 @@ final class ServeCommand implements Callable<Integer> {
         return s.loopbackListen(spec, key, text, examplePort);
     }
 
+    /**
+     * The state directory's revocations, in force before the first connection: a restart must not undo a
+     * revocation. A state directory or file other users could change, or a file that does not read back
+     * exactly, refuses the start (exit 3).
+     */
+    static RevocationStore openRevocations(Path state) {
+        prepareStateDir(state);
+        try {
+            return RevocationStore.open(state);
+        } catch (AccessDeniedException e) {
+            throw new CliException(ExitCodes.REFUSED, "permission denied reading " + e.getFile());
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.REFUSED, e.getMessage());
+        }
+    }
+
     private GatewayServer start(GatewayConfig config, ReloadingVerificationKeys keys, SslContext tls,
-                                InetSocketAddress listenAddress, MeterRegistry registry) {
+                                InetSocketAddress listenAddress, MeterRegistry registry, RevocationStore store) {
         try {
             // This overload wires the gateway's revocation list into grant verification: a revoked grant or
             // session is refused from then on, not only closed.
-            return GatewayServer.start(config, keys, tls, registry);
+            return GatewayServer.start(config, keys, tls, registry, store, Clock.systemUTC());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
@@ -360,13 +398,19 @@ final class ServeCommand implements Callable<Integer> {
         }
     }
 
-    /** Creates the state directory (rwx------) if missing; an existing one keeps its permissions, with a warning. */
+    /**
+     * Creates the state directory (rwx------) if missing. An existing one must be ours and not writable by
+     * group/others (it holds the admin token and the revocations: exit 3 otherwise); readable is only warned about.
+     */
     static void prepareStateDir(Path dir) {
         try {
             if (Files.exists(dir) && !Files.isDirectory(dir)) {
                 throw new CliException(ExitCodes.REFUSED, "state directory " + dir + " exists and is not a directory");
             }
             OwnerOnlyFiles.ensureDirectory(dir);
+            TrustedPaths.requireTrustedDirectory(dir, "state directory");
+        } catch (TrustedPaths.UntrustedException e) {
+            throw new CliException(ExitCodes.REFUSED, e.getMessage());
         } catch (AccessDeniedException e) {
             throw new CliException(ExitCodes.REFUSED, "permission denied creating state directory " + dir);
         } catch (IOException e) {

@@ -117,6 +117,7 @@ class RevokeCommandTest {
                 // A wrong token: refused, exit 3.
                 Path wrong = tmp.resolve("wrong.token");
                 Files.writeString(wrong, "not-the-admin-token\n");
+                Files.setPosixFilePermissions(wrong, PosixFilePermissions.fromString("rw-------"));
                 Result refused = run("revoke", "--grant", jti, "--admin", admin, "--admin-token-file", wrong.toString());
                 assertEquals(3, refused.exitCode(), refused::toString);
                 assertTrue(refused.cliErrorLine().contains("refused the request (token_refused"), refused::toString);
@@ -142,6 +143,12 @@ class RevokeCommandTest {
 
         Path token = tmp.resolve("t");
         Files.writeString(token, "some-token\n");
+        Files.setPosixFilePermissions(token, PosixFilePermissions.fromString("rw-r--r--"));
+        Result loose = run("revoke", "--grant", "abc", "--admin", "http://127.0.0.1:1", "--admin-token-file",
+                token.toString());
+        assertEquals(3, loose.exitCode(), loose::toString); // a token file others can read or swap is not trusted
+        assertTrue(loose.cliErrorLine().contains("is open to group/others"), loose::toString);
+        Files.setPosixFilePermissions(token, PosixFilePermissions.fromString("rw-------"));
         int port;
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
             port = s.getLocalPort();
