@@ -31,10 +31,12 @@ final class LimitOptions {
     static final String WEBSOCKET_MESSAGE = "max-websocket-message";
     static final String KEEPALIVE_INTERVAL = "keepalive-interval";
     static final String KEEPALIVE_TIMEOUT = "keepalive-timeout";
+    static final String WRITE_BACKLOG = "max-write-backlog";
 
     /** Every key, for the config file's list of known keys. */
     static final List<String> KEYS = List.of(REQUEST_HEAD_TIMEOUT, MAX_REQUEST_HEADERS, CONNECT_TIMEOUT,
-            OPEN_TIMEOUT, STREAM_WINDOW, WEBSOCKET_MESSAGE, KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT);
+            OPEN_TIMEOUT, STREAM_WINDOW, WEBSOCKET_MESSAGE, KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT,
+            WRITE_BACKLOG);
 
     @Option(names = "--" + REQUEST_HEAD_TIMEOUT, paramLabel = "DURATION",
             converter = Converters.DurationConverter.class,
@@ -78,6 +80,12 @@ final class LimitOptions {
                     + "to 1h (default: 20s).")
     Duration keepaliveTimeout;
 
+    @Option(names = "--" + WRITE_BACKLOG, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
+            description = "Bytes the gateway may leave unread on a tunnel connection (answers it provoked: PONGs, PING "
+                    + "ACKs) before the connection is closed and replaced; relayed data never queues that much "
+                    + "(flow control); 1MiB to 1GiB (default: 4MiB).")
+    Long writeBacklog;
+
     /** {@code base} with each setting from the flags, else the environment, else the config file, else {@code base}. */
     IngressConfig applyTo(IngressConfig base, Settings s) {
         MuxSettings m = base.mux();
@@ -97,6 +105,8 @@ final class LimitOptions {
                 m.pingInterval()), Duration.ofSeconds(1), Duration.ofHours(1));
         Duration pingWait = s.inRange(KEEPALIVE_TIMEOUT, s.duration(KEEPALIVE_TIMEOUT, keepaliveTimeout,
                 m.pingTimeout()), Duration.ofSeconds(1), Duration.ofHours(1));
+        long backlog = s.inRange(WRITE_BACKLOG, s.size(WRITE_BACKLOG, writeBacklog, m.maxWriteBacklog()),
+                MuxSettings.MIN_WRITE_BACKLOG, 1 << 30, true);
 
         if (MuxSettings.connectionWindowProblem(window, m.maxConcurrentStreams()) != null) {
             // The connection window (streams x stream window) must hold every stream's window; capping it would
@@ -108,7 +118,7 @@ final class LimitOptions {
         }
         MuxSettings mux = new MuxSettings(window, m.maxConcurrentStreams(), m.maxFrameSize(), m.maxHeaderListSize(),
                 message, m.maxRstPerWindow(), m.rstWindowSeconds(), pingEvery, pingWait, m.streamWriteLowWaterMark(),
-                m.streamWriteHighWaterMark());
+                m.streamWriteHighWaterMark(), backlog);
         return new IngressConfig(base.listen(), base.gateway(), mux, base.poolSize(), connect, open, headers,
                 base.ioThreads(), headTimeout);
     }
@@ -125,6 +135,7 @@ final class LimitOptions {
         out.put(WEBSOCKET_MESSAGE, Converters.humanSize(m.maxWebSocketMessage()));
         out.put(KEEPALIVE_INTERVAL, Cli.human(m.pingInterval()));
         out.put(KEEPALIVE_TIMEOUT, Cli.human(m.pingTimeout()));
+        out.put(WRITE_BACKLOG, Converters.humanSize(m.maxWriteBacklog()));
         return out;
     }
 }

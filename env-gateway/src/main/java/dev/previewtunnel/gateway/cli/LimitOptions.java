@@ -41,12 +41,13 @@ final class LimitOptions {
     static final String HANDSHAKE = "handshake-timeout";
     static final String KEEPALIVE_INTERVAL = "keepalive-interval";
     static final String KEEPALIVE_TIMEOUT = "keepalive-timeout";
+    static final String WRITE_BACKLOG = "max-write-backlog";
 
     /** Every key, for the config file's list of known keys. */
     static final List<String> KEYS = List.of(STREAMS_PER_CONNECTION, STREAMS_PER_SESSION, OPENS_PER_SECOND,
             OPEN_BURST, PENDING_DIALS, HEADER_LIST, FRAME_SIZE, WEBSOCKET_MESSAGE, RESETS, RESET_WINDOW,
             STREAM_WINDOW, QUEUED_BYTES, STREAM_IDLE, CONNECTION_IDLE, HANDSHAKE, KEEPALIVE_INTERVAL,
-            KEEPALIVE_TIMEOUT);
+            KEEPALIVE_TIMEOUT, WRITE_BACKLOG);
 
     private static final Duration WEEK = Duration.ofDays(7);
 
@@ -137,6 +138,12 @@ final class LimitOptions {
                     + "(default: 20s).")
     Duration keepaliveTimeout;
 
+    @Option(names = "--" + WRITE_BACKLOG, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
+            description = "Bytes a tunnel peer may leave unread (answers it provoked and never read: PONGs, PING and SETTINGS "
+                    + "ACKs, resets) before its connection is closed; relayed data never queues that much (flow "
+                    + "control); 1MiB to 1GiB (default: 4MiB).")
+    Long writeBacklog;
+
     /**
      * {@code base} with every limit taken from the flags, else the environment, else the config file, else the
      * defaults in {@code base}.
@@ -183,6 +190,8 @@ final class LimitOptions {
                 m.pingInterval()), Duration.ofSeconds(1), Duration.ofHours(1));
         Duration pingWait = s.inRange(KEEPALIVE_TIMEOUT, s.duration(KEEPALIVE_TIMEOUT, keepaliveTimeout,
                 m.pingTimeout()), Duration.ofSeconds(1), Duration.ofHours(1));
+        long backlog = s.inRange(WRITE_BACKLOG, s.size(WRITE_BACKLOG, writeBacklog, m.maxWriteBacklog()),
+                MuxSettings.MIN_WRITE_BACKLOG, 1 << 30, true);
 
         if (MuxSettings.connectionWindowProblem(streamWin, perConnection) != null) {
             // The connection window (streams x stream window) must hold every stream's window; capping it would
@@ -195,7 +204,7 @@ final class LimitOptions {
         }
         MuxSettings mux = new MuxSettings(streamWin, perConnection, frame, headers, message, resetCount,
                 (int) window.toSeconds(), pingEvery, pingWait, m.streamWriteLowWaterMark(),
-                m.streamWriteHighWaterMark());
+                m.streamWriteHighWaterMark(), backlog);
         GatewayLimits limits = new GatewayLimits(perSession, rate, burst, dials, streamIdle, connectionIdle,
                 queuedLimit);
         return base.withMux(mux).withLimits(limits).withHandshakeTimeout(handshake);
@@ -223,6 +232,7 @@ final class LimitOptions {
         out.put(HANDSHAKE, Cli.human(config.handshakeTimeout()));
         out.put(KEEPALIVE_INTERVAL, Cli.human(m.pingInterval()));
         out.put(KEEPALIVE_TIMEOUT, Cli.human(m.pingTimeout()));
+        out.put(WRITE_BACKLOG, Converters.humanSize(m.maxWriteBacklog()));
         return out;
     }
 
