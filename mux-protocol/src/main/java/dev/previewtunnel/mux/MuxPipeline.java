@@ -1,5 +1,6 @@
 package dev.previewtunnel.mux;
 
+import dev.previewtunnel.mux.local.FatalErrors;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
@@ -180,6 +181,7 @@ public final class MuxPipeline {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            FatalErrors.check(cause); // an Error means the process, not this connection, is broken
             if (Http2CodecUtil.getEmbeddedHttp2Exception(cause) != null) {
                 log.debug("tunnel connection {}: HTTP/2 error from the peer: {}", ctx.channel().remoteAddress(),
                         cause.toString());

@@ -69,7 +69,7 @@ class AnswerFloodTest {
         token = issuer.issueConnectionToken(ENV, Duration.ofHours(1));
         echo = RawEchoServer.start("127.0.0.1", 0);
         group = Transports.best().newGroup(1, "flood-test-client");
-        gateway = GatewayProcess.start(dir, dir.resolve("keys"), ENV, "-Xmx64m");
+        gateway = GatewayProcess.start(dir, dir.resolve("keys"), ENV, java.util.List.of("-Xmx64m"));
     }
 
     @AfterEach
@@ -237,21 +237,8 @@ class AnswerFloodTest {
 
         static Flooder start(int port, String token, byte[] preface, byte[] unit) throws IOException {
             Flooder f = new Flooder();
-            f.socket.setReceiveBufferSize(4096);
-            f.socket.connect(new InetSocketAddress("127.0.0.1", port), 5000);
-            f.socket.setSoTimeout(10_000);
+            upgrade(f.socket, port, token);
             OutputStream out = f.socket.getOutputStream();
-            out.write(("GET " + MuxProtocol.DEFAULT_PATH + " HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\n"
-                    + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                    + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: " + MuxProtocol.SUBPROTOCOL + "\r\n"
-                    + MuxProtocol.TOKEN_HEADER + ": " + MuxProtocol.TOKEN_SCHEME + token + "\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            String head = readHead(f.socket.getInputStream());
-            if (!head.startsWith("HTTP/1.1 101")) {
-                f.socket.close();
-                throw new AssertionError("upgrade refused: " + head.lines().findFirst().orElse(""));
-            }
             Thread writer = new Thread(() -> {
                 try {
                     out.write(preface);
@@ -266,6 +253,25 @@ class AnswerFloodTest {
             writer.setDaemon(true);
             writer.start();
             return f;
+        }
+
+        /** Connects {@code socket} (4 KiB receive buffer) and upgrades it with {@code token}; reads nothing after. */
+        static void upgrade(Socket socket, int port, String token) throws IOException {
+            socket.setReceiveBufferSize(4096);
+            socket.connect(new InetSocketAddress("127.0.0.1", port), 5000);
+            socket.setSoTimeout(10_000);
+            OutputStream out = socket.getOutputStream();
+            out.write(("GET " + MuxProtocol.DEFAULT_PATH + " HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\n"
+                    + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                    + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: " + MuxProtocol.SUBPROTOCOL + "\r\n"
+                    + MuxProtocol.TOKEN_HEADER + ": " + MuxProtocol.TOKEN_SCHEME + token + "\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            String head = readHead(socket.getInputStream());
+            if (!head.startsWith("HTTP/1.1 101")) {
+                socket.close();
+                throw new AssertionError("upgrade refused: " + head.lines().findFirst().orElse(""));
+            }
         }
 
         /** The response head, byte by byte (nothing after it is read). */

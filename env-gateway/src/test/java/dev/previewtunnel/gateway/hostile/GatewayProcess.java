@@ -2,6 +2,7 @@ package dev.previewtunnel.gateway.hostile;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.mux.local.FatalErrors;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -17,7 +18,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The real gateway ({@code env-gateway serve}, the jar's main class) in a child JVM started from this test's class
- * path with a small heap and the shipped JVM flag, as the systemd unit runs it.
+ * path with a small heap and the shipped JVM flags ({@link FatalErrors#JVM_FLAGS}), as the systemd unit runs it.
  * Its stderr goes to a file; its stdout is read for the ready line.
  */
 final class GatewayProcess implements AutoCloseable {
@@ -33,19 +34,20 @@ final class GatewayProcess implements AutoCloseable {
         this.stderr = stderr;
     }
 
-    static List<String> javaCommand(String heap) {
+    static List<String> javaCommand(List<String> jvmArgs) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.add(heap);
-        command.add("-XX:+ExitOnOutOfMemoryError"); // the systemd units' flag
+        command.addAll(jvmArgs);
+        command.addAll(FatalErrors.JVM_FLAGS);
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         return command;
     }
 
     /** Starts {@code serve} on 127.0.0.1:0 and waits (bounded) for its ready line. */
-    static GatewayProcess start(Path dir, Path keys, String env, String heap, String... extra) throws Exception {
-        List<String> command = javaCommand(heap);
+    static GatewayProcess start(Path dir, Path keys, String env, List<String> jvmArgs, String... extra)
+            throws Exception {
+        List<String> command = javaCommand(jvmArgs);
         command.addAll(List.of("dev.previewtunnel.gateway.cli.GatewayMain", "serve", "--keys", keys.toString(),
                 "--env", env, "--listen", "127.0.0.1:0", "--state-dir", dir.resolve("state").toString()));
         command.addAll(List.of(extra));

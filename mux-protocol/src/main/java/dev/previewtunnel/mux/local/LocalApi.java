@@ -203,6 +203,7 @@ public final class LocalApi {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            FatalErrors.check(cause); // an Error means the process, not this connection, is broken
             ctx.close();
         }
     }
