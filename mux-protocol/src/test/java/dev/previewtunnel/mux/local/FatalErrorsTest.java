@@ -6,7 +6,9 @@ import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
 /** Which throwables end the process (the process-level behaviour is FatalErrorExitTest's, in env-gateway). */
@@ -34,5 +36,31 @@ class FatalErrorsTest {
         assertNull(FatalErrors.fatalIn(null));
         // Not installed in this JVM (tests embed the classes): check() must return, not end the test run.
         FatalErrors.check(new OutOfMemoryError("not installed"));
+    }
+
+    /** A loop that terminates while the program runs ends the process (child JVM: it halts). */
+    @Test
+    void aLoopThatDiesUnaskedEndsTheProcess() throws Exception {
+        java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(
+                java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx64m"));
+        command.addAll(FatalErrors.JVM_FLAGS);
+        command.addAll(java.util.List.of("-cp", System.getProperty("java.class.path"), DeadLoopMain.class.getName()));
+        java.nio.file.Path err = java.nio.file.Files.createTempFile("dead-loop", ".err");
+        try {
+            Process p = new ProcessBuilder(command).redirectErrorStream(false)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(err.toFile()).start();
+            long started = System.nanoTime();
+            boolean exited = p.waitFor(20, java.util.concurrent.TimeUnit.SECONDS);
+            if (!exited) {
+                p.destroyForcibly().waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
+            }
+            System.out.printf("DEAD LOOP: %s after %d ms%n", exited ? "exited " + p.exitValue() : "still running",
+                    (System.nanoTime() - started) / 1_000_000);
+            assertTrue(exited, "still running 20 s after one of its event loops terminated");
+            assertEquals(FatalErrors.EXIT_STATUS, p.exitValue());
+            assertTrue(java.nio.file.Files.readString(err).contains("\"event\":\"fatal_error\""));
+        } finally {
+            java.nio.file.Files.deleteIfExists(err);
+        }
     }
 }
