@@ -28,8 +28,8 @@ import java.util.concurrent.TimeUnit;
  * Installs the tunnel protocol on a channel whose WebSocket handshake has completed:
  *
  * <pre>
- *   WriteBacklogLimit -> [TLS] -> [WebSocket frame codec] -> idle -> WebSocketByteBridge -> Http2FrameCodec -> KeepAliveHandler
- *       -> Http2MultiplexHandler -> [caller's connection handler] -> PeerErrors
+ *   WriteBacklogLimit -> [TLS] -> [WebSocket frame codec] -> idle -> WebSocketByteBridge -> Http2FrameCodec
+ *       -> KeepAliveHandler -> Http2MultiplexHandler -> [caller's connection handler] -> PeerErrors
  * </pre>
  *
  * The parent channel keeps auto-read on for its whole life (netty#6552): backpressure is applied per stream,

@@ -139,9 +139,9 @@ final class LimitOptions {
     Duration keepaliveTimeout;
 
     @Option(names = "--" + WRITE_BACKLOG, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
-            description = "Bytes a tunnel peer may leave unread (answers it provoked and never read: PONGs, PING and SETTINGS "
-                    + "ACKs, resets) before its connection is closed; relayed data never queues that much (flow "
-                    + "control); 1MiB to 1GiB (default: 4MiB).")
+            description = "Bytes a tunnel peer may leave unread (answers it provoked and never read: PONGs, "
+                    + "PING and SETTINGS ACKs, resets) before its connection is closed; relayed data never queues "
+                    + "that much (flow control); 1MiB to 1GiB (default: 4MiB).")
     Long writeBacklog;
 
     /**
