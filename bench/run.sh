@@ -11,4 +11,4 @@ fi
 jar="$(mktemp -t ptun-benchmarks.XXXXXX.jar)"
 trap 'rm -f "$jar"' EXIT
 cp benchmarks/target/benchmarks.jar "$jar"
-java -Xmx1g -jar "$jar" --root "$PWD" "$@"
+java -Xmx1g -XX:+ExitOnOutOfMemoryError -jar "$jar" --root "$PWD" "$@"

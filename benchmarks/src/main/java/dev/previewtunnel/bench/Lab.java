@@ -1,5 +1,6 @@
 package dev.previewtunnel.bench;
 
+import dev.previewtunnel.mux.local.FatalErrors;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -207,6 +208,7 @@ final class Lab implements AutoCloseable {
         String name = tls ? "wss" : "ws";
         List<String> jvm = new ArrayList<>(List.of(javaBin));
         jvm.addAll(config.serverJvmOptions);
+        jvm.addAll(FatalErrors.JVM_FLAGS); // as shipped: out of heap ends the process
         List<String> gw = new ArrayList<>(jvm);
         gw.addAll(config.gatewayJvmExtra);
         gw.addAll(List.of("-jar", gatewayJar.toString(), "serve", "--keys", dir.resolve("keys").toString(),

@@ -1,5 +1,6 @@
 package dev.previewtunnel.ingress;
 
+import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.ingress.proxy.DirectDialer;
 import dev.previewtunnel.ingress.proxy.IngressContext;
 import dev.previewtunnel.ingress.refresh.GrantRefresher;
@@ -54,6 +55,7 @@ public final class Ingress implements AutoCloseable {
                     Map<String, EnvironmentGateway> environments) throws InterruptedException {
         this.config = config;
         this.group = transports.newGroup(config.ioThreads(), "ptun-ingress");
+        FatalErrors.watch(group, closing::get); // a loop that dies unasked ends the process (when installed)
         this.environmentGateways = Collections.unmodifiableMap(new LinkedHashMap<>(environments));
         TunnelClient client = new TunnelClient(group, transports.socketChannel(), config.mux());
         TunnelPool defaultPool = new TunnelPool(client, group.next(), config.gateway(), token, gatewayTls,

@@ -11,6 +11,7 @@ import dev.previewtunnel.mux.MuxSettings;
 import dev.previewtunnel.mux.ReadBuffers;
 import dev.previewtunnel.mux.Transports;
 import dev.previewtunnel.mux.TunnelServerUpgradeHandler;
+import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.mux.audit.AuditLog;
 import dev.previewtunnel.mux.local.LocalHttpServer;
 import dev.previewtunnel.mux.net.ConnectionBudget;
@@ -72,6 +73,7 @@ public final class GatewayServer implements AutoCloseable {
                           MeterRegistry registry) {
         this.config = config;
         this.group = transports.newGroup(config.ioThreads(), "ptun-gateway");
+        FatalErrors.watch(group, closing::get); // a loop that dies unasked ends the process (when installed)
         this.blocking = Executors.newFixedThreadPool(2, r -> {
             Thread t = new Thread(r, "ptun-gateway-dns");
             t.setDaemon(true);

@@ -1,5 +1,6 @@
 package dev.previewtunnel.gateway;
 
+import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.gateway.policy.PolicyException;
 import dev.previewtunnel.gateway.policy.TargetPolicy;
 import dev.previewtunnel.grants.GrantException;
@@ -195,6 +196,7 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        FatalErrors.check(cause); // an Error means the process, not this connection, is broken
         ctx.close();
     }
 }

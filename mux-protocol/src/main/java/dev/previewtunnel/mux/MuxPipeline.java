@@ -1,5 +1,6 @@
 package dev.previewtunnel.mux;
 
+import dev.previewtunnel.mux.local.FatalErrors;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
@@ -27,12 +28,13 @@ import java.util.concurrent.TimeUnit;
  * Installs the tunnel protocol on a channel whose WebSocket handshake has completed:
  *
  * <pre>
- *   [WebSocket frame codec] -> idle -> WebSocketByteBridge -> Http2FrameCodec -> KeepAliveHandler
- *       -> Http2MultiplexHandler -> [caller's connection handler] -> PeerErrors
+ *   WriteBacklogLimit -> [TLS] -> [WebSocket frame codec] -> idle -> WebSocketByteBridge -> Http2FrameCodec
+ *       -> KeepAliveHandler -> Http2MultiplexHandler -> [caller's connection handler] -> PeerErrors
  * </pre>
  *
  * The parent channel keeps auto-read on for its whole life (netty#6552): backpressure is applied per stream,
- * by child channels that read on demand, never by stopping the connection.
+ * by child channels that read on demand, never by stopping the connection. What the peer provokes (PONGs, ACKs,
+ * resets) and leaves unread is bounded by {@link WriteBacklogLimit}, which closes the connection instead.
  */
 public final class MuxPipeline {
     public static final String BRIDGE = "ptun-ws-bridge";
@@ -102,6 +104,7 @@ public final class MuxPipeline {
             p.addLast("ptun-connection", connectionHandler);
         }
         p.addLast(ERRORS, PeerErrors.INSTANCE);
+        WriteBacklogLimit.install(channel, settings.maxWriteBacklog());
         // Netty grows the connection window only to the initial stream window; grow it to the stream budget
         // so that stalled streams can never pin the shared window (see MuxSettings).
         int extra = settings.connectionWindow() - settings.streamWindow();
@@ -178,6 +181,7 @@ public final class MuxPipeline {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            FatalErrors.check(cause); // an Error means the process, not this connection, is broken
             if (Http2CodecUtil.getEmbeddedHttp2Exception(cause) != null) {
                 log.debug("tunnel connection {}: HTTP/2 error from the peer: {}", ctx.channel().remoteAddress(),
                         cause.toString());

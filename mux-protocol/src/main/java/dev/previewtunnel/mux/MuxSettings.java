@@ -14,6 +14,8 @@ import java.time.Duration;
  *       whose product is larger are refused, not capped): the connection window must
  *       never be the throttle, or one stalled stream pins it and starves every other stream
  *       (netty#4423, grpc-java#1175). Per-stream windows do the throttling.</li>
+ *   <li>{@code maxWriteBacklog} 4 MiB: bytes the peer may leave unread before its connection is closed
+ *       ({@link WriteBacklogLimit}); only answers a peer provokes and never reads can queue that much.</li>
  *   <li>{@code maxRstPerWindow}: browsers abort hundreds of connections on navigation, so Netty's default of
  *       200 RST_STREAM per 30 s would GOAWAY a healthy page load; the limit is raised, not removed.</li>
  * </ul>
@@ -29,9 +31,17 @@ public record MuxSettings(
         Duration pingInterval,
         Duration pingTimeout,
         int streamWriteLowWaterMark,
-        int streamWriteHighWaterMark) {
+        int streamWriteHighWaterMark,
+        long maxWriteBacklog) {
 
     public static final int MAX_WINDOW = Integer.MAX_VALUE;
+    /**
+     * The smallest accepted {@link #maxWriteBacklog}: well above what backpressured traffic leaves queued on a tunnel
+     * connection (the flow controller stops at the channel's 64 KiB high-water mark; stream opens for 1024 streams,
+     * each HEADERS frame carrying a ~600-byte grant, come to under 1 MiB), so only a peer that does not read can reach
+     * the default of 4 MiB ({@link WriteBacklogLimit}).
+     */
+    public static final long MIN_WRITE_BACKLOG = 1L << 20;
 
     public MuxSettings {
         requireRange("streamWindow", streamWindow, 65_535, MAX_WINDOW);
@@ -54,6 +64,7 @@ public record MuxSettings(
         if (streamWriteLowWaterMark <= 0 || streamWriteHighWaterMark < streamWriteLowWaterMark) {
             throw new IllegalArgumentException("stream write water marks must satisfy 0 < low <= high");
         }
+        requireRange("maxWriteBacklog", maxWriteBacklog, MIN_WRITE_BACKLOG, 1L << 30);
     }
 
     public static MuxSettings defaults() {
@@ -68,7 +79,8 @@ public record MuxSettings(
                 Duration.ofSeconds(15),
                 Duration.ofSeconds(20),
                 256 * 1024,
-                512 * 1024);
+                512 * 1024,
+                4L * 1024 * 1024);
     }
 
     /** The connection-level receive window: large enough that no set of stalled streams can exhaust it. */
@@ -95,19 +107,25 @@ public record MuxSettings(
     public MuxSettings withStreamWindow(int window) {
         return new MuxSettings(window, maxConcurrentStreams, maxFrameSize, maxHeaderListSize, maxWebSocketMessage,
                 maxRstPerWindow, rstWindowSeconds, pingInterval, pingTimeout, streamWriteLowWaterMark,
-                streamWriteHighWaterMark);
+                streamWriteHighWaterMark, maxWriteBacklog);
     }
 
     public MuxSettings withMaxConcurrentStreams(int streams) {
         return new MuxSettings(streamWindow, streams, maxFrameSize, maxHeaderListSize, maxWebSocketMessage,
                 maxRstPerWindow, rstWindowSeconds, pingInterval, pingTimeout, streamWriteLowWaterMark,
-                streamWriteHighWaterMark);
+                streamWriteHighWaterMark, maxWriteBacklog);
     }
 
     public MuxSettings withKeepAlive(Duration interval, Duration timeout) {
         return new MuxSettings(streamWindow, maxConcurrentStreams, maxFrameSize, maxHeaderListSize,
                 maxWebSocketMessage, maxRstPerWindow, rstWindowSeconds, interval, timeout, streamWriteLowWaterMark,
-                streamWriteHighWaterMark);
+                streamWriteHighWaterMark, maxWriteBacklog);
+    }
+
+    public MuxSettings withMaxWriteBacklog(long backlog) {
+        return new MuxSettings(streamWindow, maxConcurrentStreams, maxFrameSize, maxHeaderListSize,
+                maxWebSocketMessage, maxRstPerWindow, rstWindowSeconds, pingInterval, pingTimeout,
+                streamWriteLowWaterMark, streamWriteHighWaterMark, backlog);
     }
 
     private static void requireRange(String name, long value, long min, long max) {

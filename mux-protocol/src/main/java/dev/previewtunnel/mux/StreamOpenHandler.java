@@ -1,5 +1,6 @@
 package dev.previewtunnel.mux;
 
+import dev.previewtunnel.mux.local.FatalErrors;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http2.Http2Error;
@@ -91,6 +92,7 @@ final class StreamOpenHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        FatalErrors.check(cause); // an Error means the process, not this connection, is broken
         timer.cancel(false);
         promise.tryFailure(cause instanceof TunnelStreamException ? cause
                 : new TunnelStreamException(TunnelError.STREAM_RESET, cause.getClass().getSimpleName()));

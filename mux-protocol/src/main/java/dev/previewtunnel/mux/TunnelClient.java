@@ -1,5 +1,6 @@
 package dev.previewtunnel.mux;
 
+import dev.previewtunnel.mux.local.FatalErrors;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -236,6 +237,7 @@ public final class TunnelClient {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            FatalErrors.check(cause); // an Error means the process, not this connection, is broken
             promise.tryFailure(new TunnelConnectException("gateway connection failed: " + cause.getMessage()));
             ctx.close();
         }

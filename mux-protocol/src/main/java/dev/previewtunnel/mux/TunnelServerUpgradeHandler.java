@@ -1,5 +1,6 @@
 package dev.previewtunnel.mux;
 
+import dev.previewtunnel.mux.local.FatalErrors;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.netty.buffer.Unpooled;
@@ -162,6 +163,7 @@ public final class TunnelServerUpgradeHandler extends SimpleChannelInboundHandle
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        FatalErrors.check(cause); // an Error means the process, not this connection, is broken
         ctx.close();
     }
 }

@@ -1,5 +1,6 @@
 package dev.previewtunnel.mux;
 
+import dev.previewtunnel.mux.local.FatalErrors;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFutureListener;
@@ -99,6 +100,7 @@ public final class WebSocketByteBridge extends ChannelDuplexHandler {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        FatalErrors.check(cause); // an Error means the process, not this connection, is broken
         if (answersViolations && cause instanceof CorruptedWebSocketFrameException violation) {
             String reason = violation.getMessage() == null ? violation.closeStatus().reasonText()
                     : violation.getMessage();
@@ -165,6 +167,7 @@ public final class WebSocketByteBridge extends ChannelDuplexHandler {
                     frame = masks ? BinaryFrames.masked(ctx.alloc(), payload)
                             : BinaryFrames.unmasked(ctx.alloc(), payload);
                 } catch (RuntimeException | Error e) { // e.g. out of direct memory: payload already released
+                    FatalErrors.check(e); // out of memory: the process ends (when the program installed FatalErrors)
                     // A lost piece would corrupt the HTTP/2 byte stream: fail everything and end the connection.
                     messagePromise.tryFailure(e);
                     pending.releaseAndFailAll(e);

@@ -39,12 +39,13 @@ final class LimitOptions {
     static final String BODY_IDLE_TIMEOUT = "request-body-idle-timeout";
     static final String LOCAL_REQUEST_TIMEOUT = "local-request-timeout";
     static final String LOCAL_CONNECTIONS = "max-local-connections";
+    static final String WRITE_BACKLOG = "max-write-backlog";
 
     /** Every key, for the config file's list of known keys. */
     static final List<String> KEYS = List.of(REQUEST_HEAD_TIMEOUT, MAX_REQUEST_HEADERS, CONNECT_TIMEOUT,
             OPEN_TIMEOUT, STREAM_WINDOW, WEBSOCKET_MESSAGE, KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT, BROWSER_CONNECTIONS,
             UNAUTHENTICATED_CONNECTIONS, UNAUTHENTICATED_TIMEOUT, BODY_IDLE_TIMEOUT, LOCAL_REQUEST_TIMEOUT,
-            LOCAL_CONNECTIONS);
+            LOCAL_CONNECTIONS, WRITE_BACKLOG);
 
     @Option(names = "--" + REQUEST_HEAD_TIMEOUT, paramLabel = "DURATION",
             converter = Converters.DurationConverter.class,
@@ -120,6 +121,11 @@ final class LimitOptions {
             description = "Connections open at once on the control API, and on the metrics endpoint; more are "
                     + "closed at accept; 1 to 10000 (default: 64).")
     Integer localConnections;
+    @Option(names = "--" + WRITE_BACKLOG, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
+            description = "Bytes the gateway may leave unread on a tunnel connection (answers it provoked: PONGs, PING "
+                    + "ACKs) before the connection is closed and replaced; relayed data never queues that much "
+                    + "(flow control); 1MiB to 1GiB (default: 4MiB).")
+    Long writeBacklog;
 
     /** {@code base} with each setting from the flags, else the environment, else the config file, else {@code base}. */
     IngressConfig applyTo(IngressConfig base, Settings s) {
@@ -140,6 +146,8 @@ final class LimitOptions {
                 m.pingInterval()), Duration.ofSeconds(1), Duration.ofHours(1));
         Duration pingWait = s.inRange(KEEPALIVE_TIMEOUT, s.duration(KEEPALIVE_TIMEOUT, keepaliveTimeout,
                 m.pingTimeout()), Duration.ofSeconds(1), Duration.ofHours(1));
+        long backlog = s.inRange(WRITE_BACKLOG, s.size(WRITE_BACKLOG, writeBacklog, m.maxWriteBacklog()),
+                MuxSettings.MIN_WRITE_BACKLOG, 1 << 30, true);
 
         if (MuxSettings.connectionWindowProblem(window, m.maxConcurrentStreams()) != null) {
             // The connection window (streams x stream window) must hold every stream's window; capping it would
@@ -151,7 +159,7 @@ final class LimitOptions {
         }
         MuxSettings mux = new MuxSettings(window, m.maxConcurrentStreams(), m.maxFrameSize(), m.maxHeaderListSize(),
                 message, m.maxRstPerWindow(), m.rstWindowSeconds(), pingEvery, pingWait, m.streamWriteLowWaterMark(),
-                m.streamWriteHighWaterMark());
+                m.streamWriteHighWaterMark(), backlog);
         BrowserConnectionLimits b = base.browserLimits();
         int browsers = (int) s.inRange(BROWSER_CONNECTIONS, s.integer(BROWSER_CONNECTIONS, browserConnections,
                 b.maxConnections()), 16, 1_000_000, false);
@@ -200,6 +208,7 @@ final class LimitOptions {
         out.put(BODY_IDLE_TIMEOUT, Cli.human(b.bodyIdleTimeout()));
         out.put(LOCAL_REQUEST_TIMEOUT, Cli.human(local.requestTimeout()));
         out.put(LOCAL_CONNECTIONS, Integer.toString(local.maxConnections()));
+        out.put(WRITE_BACKLOG, Converters.humanSize(m.maxWriteBacklog()));
         return out;
     }
 }

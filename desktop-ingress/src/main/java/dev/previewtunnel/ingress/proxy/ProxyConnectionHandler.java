@@ -1,5 +1,6 @@
 package dev.previewtunnel.ingress.proxy;
 
+import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.grants.UnverifiedGrantView;
 import dev.previewtunnel.ingress.refresh.GrantRefresher;
 import dev.previewtunnel.ingress.session.AuthorityMap;
@@ -889,6 +890,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        FatalErrors.check(cause); // an Error means the process, not this connection, is broken
         state = State.CLOSED;
         ctx.close(); // first: the upstream's record then sees the browser gone (why = browser_closed)
         closeUpstream();

@@ -1,5 +1,6 @@
 package dev.previewtunnel.ingress.proxy;
 
+import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.ingress.session.Route;
 import dev.previewtunnel.mux.TunnelDraining;
 import io.netty.channel.Channel;
@@ -109,6 +110,7 @@ final class Upstream {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            FatalErrors.check(cause); // an Error means the process, not this connection, is broken
             failure = cause;
             ctx.close();
         }

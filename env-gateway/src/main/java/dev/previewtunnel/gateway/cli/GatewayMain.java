@@ -1,5 +1,6 @@
 package dev.previewtunnel.gateway.cli;
 
+import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.cli.ErrorHandling;
 import dev.previewtunnel.cli.ExitCodes;
 import picocli.CommandLine;
@@ -63,6 +64,7 @@ public final class GatewayMain {
     static volatile boolean standalone;
 
     public static void main(String[] args) {
+        FatalErrors.install(); // out of memory or a dead event loop ends the process (docs/security.md)
         standalone = true;
         int code = new CommandLine(new GatewayMain()).execute(args);
         System.exit(code);

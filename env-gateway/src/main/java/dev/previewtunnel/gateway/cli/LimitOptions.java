@@ -47,13 +47,14 @@ final class LimitOptions {
     static final String LOCAL_REQUEST_TIMEOUT = "local-request-timeout";
     static final String LOCAL_CONNECTIONS = "max-local-connections";
     static final String MAX_REVOCATIONS = "max-revocations";
+    static final String WRITE_BACKLOG = "max-write-backlog";
 
     /** Every key, for the config file's list of known keys. */
     static final List<String> KEYS = List.of(STREAMS_PER_CONNECTION, STREAMS_PER_SESSION, OPENS_PER_SECOND,
             OPEN_BURST, PENDING_DIALS, HEADER_LIST, FRAME_SIZE, WEBSOCKET_MESSAGE, RESETS, RESET_WINDOW,
             STREAM_WINDOW, QUEUED_BYTES, STREAM_IDLE, CONNECTION_IDLE, HANDSHAKE, KEEPALIVE_INTERVAL,
             KEEPALIVE_TIMEOUT, TUNNEL_CONNECTIONS, HANDSHAKING_CONNECTIONS, LOCAL_REQUEST_TIMEOUT, LOCAL_CONNECTIONS,
-            MAX_REVOCATIONS);
+            MAX_REVOCATIONS, WRITE_BACKLOG);
 
     private static final Duration WEEK = Duration.ofDays(7);
 
@@ -172,6 +173,12 @@ final class LimitOptions {
                     + "limit a new one is refused (HTTP 507), none is forgotten; 1 to 100000 (default: 10000).")
     Integer maxRevocations;
 
+    @Option(names = "--" + WRITE_BACKLOG, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
+            description = "Bytes a tunnel peer may leave unread (answers it provoked and never read: PONGs, "
+                    + "PING and SETTINGS ACKs, resets) before its connection is closed; relayed data never queues "
+                    + "that much (flow control); 1MiB to 1GiB (default: 4MiB).")
+    Long writeBacklog;
+
     /**
      * {@code base} with every limit taken from the flags, else the environment, else the config file, else the
      * defaults in {@code base}.
@@ -220,6 +227,8 @@ final class LimitOptions {
                 l.maxRevocations()), 1, 100_000, false);
         Duration pingWait = s.inRange(KEEPALIVE_TIMEOUT, s.duration(KEEPALIVE_TIMEOUT, keepaliveTimeout,
                 m.pingTimeout()), Duration.ofSeconds(1), Duration.ofHours(1));
+        long backlog = s.inRange(WRITE_BACKLOG, s.size(WRITE_BACKLOG, writeBacklog, m.maxWriteBacklog()),
+                MuxSettings.MIN_WRITE_BACKLOG, 1 << 30, true);
 
         if (MuxSettings.connectionWindowProblem(streamWin, perConnection) != null) {
             // The connection window (streams x stream window) must hold every stream's window; capping it would
@@ -232,7 +241,7 @@ final class LimitOptions {
         }
         MuxSettings mux = new MuxSettings(streamWin, perConnection, frame, headers, message, resetCount,
                 (int) window.toSeconds(), pingEvery, pingWait, m.streamWriteLowWaterMark(),
-                m.streamWriteHighWaterMark());
+                m.streamWriteHighWaterMark(), backlog);
         int tunnels = (int) s.inRange(TUNNEL_CONNECTIONS, s.integer(TUNNEL_CONNECTIONS, tunnelConnections,
                 l.maxConnections()), 1, 1_000_000, false);
         int handshaking = (int) s.inRange(HANDSHAKING_CONNECTIONS, s.integer(HANDSHAKING_CONNECTIONS,
@@ -284,6 +293,7 @@ final class LimitOptions {
         out.put(LOCAL_REQUEST_TIMEOUT, Cli.human(local.requestTimeout()));
         out.put(LOCAL_CONNECTIONS, Integer.toString(local.maxConnections()));
         out.put(MAX_REVOCATIONS, Integer.toString(l.maxRevocations()));
+        out.put(WRITE_BACKLOG, Converters.humanSize(m.maxWriteBacklog()));
         return out;
     }
 

@@ -280,6 +280,7 @@ public final class LocalHttpServer {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            FatalErrors.check(cause); // an Error means the process, not this connection, is broken
             ctx.close();
         }
     }

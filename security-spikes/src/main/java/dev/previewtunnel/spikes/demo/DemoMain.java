@@ -1,5 +1,6 @@
 package dev.previewtunnel.spikes.demo;
 
+import dev.previewtunnel.mux.local.FatalErrors;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.sampleapp.SampleApp;
@@ -32,6 +33,7 @@ public final class DemoMain {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     public static void main(String[] args) throws Exception {
+        FatalErrors.install(); // out of memory or a dead event loop ends the process (docs/security.md)
         // The JDK's client refuses Basic auth on CONNECT unless this is emptied (browsers have no such rule).
         System.setProperty("jdk.http.auth.tunneling.disabledSchemes", "");
         boolean stay = false;

@@ -1,5 +1,6 @@
 package dev.previewtunnel.spikes.cli;
 
+import dev.previewtunnel.mux.local.FatalErrors;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -79,8 +80,9 @@ final class CliProcess implements AutoCloseable {
 
     static CliProcess start(String module, String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx128m", "-jar",
-                jar(module).toString()));
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx128m"));
+        command.addAll(FatalErrors.JVM_FLAGS); // the shipped launch flags
+        command.addAll(List.of("-jar", jar(module).toString()));
         command.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(command);
         Map<String, String> env = pb.environment();

@@ -1,5 +1,6 @@
 package dev.previewtunnel.spikes.demo;
 
+import dev.previewtunnel.mux.local.FatalErrors;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
@@ -25,9 +26,11 @@ class DemoMainTest {
         Path out = Files.createTempFile("ptun-demo", ".out");
         Path err = Files.createTempFile("ptun-demo", ".err");
         try {
-            Process p = new ProcessBuilder(List.of(
-                    Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
-                    "-cp", System.getProperty("java.class.path"), DemoMain.class.getName()))
+            List<String> command = new java.util.ArrayList<>(List.of(
+                    Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m"));
+            command.addAll(FatalErrors.JVM_FLAGS); // the shipped launch flags
+            command.addAll(List.of("-cp", System.getProperty("java.class.path"), DemoMain.class.getName()));
+            Process p = new ProcessBuilder(command)
                     .redirectOutput(out.toFile())
                     .redirectError(err.toFile())
                     .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))

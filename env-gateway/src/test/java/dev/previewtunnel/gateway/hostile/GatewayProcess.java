@@ -1,0 +1,121 @@
+package dev.previewtunnel.gateway.hostile;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.mux.local.FatalErrors;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The real gateway ({@code env-gateway serve}, the jar's main class) in a child JVM started from this test's class
+ * path with a small heap and the shipped JVM flags ({@link FatalErrors#JVM_FLAGS}), as the systemd unit runs it.
+ * Its stderr goes to a file; its stdout is read for the ready line.
+ */
+final class GatewayProcess implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    final Process process;
+    final JsonNode ready;
+    private final Path stderr;
+
+    private GatewayProcess(Process process, JsonNode ready, Path stderr) {
+        this.process = process;
+        this.ready = ready;
+        this.stderr = stderr;
+    }
+
+    static List<String> javaCommand(List<String> jvmArgs) {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(jvmArgs);
+        command.addAll(FatalErrors.JVM_FLAGS);
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        return command;
+    }
+
+    /** Starts {@code serve} on 127.0.0.1:0 and waits (bounded) for its ready line. */
+    static GatewayProcess start(Path dir, Path keys, String env, List<String> jvmArgs, String... extra)
+            throws Exception {
+        List<String> command = javaCommand(jvmArgs);
+        command.addAll(List.of("dev.previewtunnel.gateway.cli.GatewayMain", "serve", "--keys", keys.toString(),
+                "--env", env, "--listen", "127.0.0.1:0", "--state-dir", dir.resolve("state").toString()));
+        command.addAll(List.of(extra));
+        ProcessBuilder pb = new ProcessBuilder(command);
+        pb.environment().keySet().removeIf(k -> k.startsWith("PTUN_"));
+        Path err = Files.createTempFile(dir, "gateway", ".stderr");
+        pb.redirectError(err.toFile());
+        pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        Process p = pb.start();
+        CompletableFuture<JsonNode> ready = CompletableFuture.supplyAsync(() -> {
+            try {
+                BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(),
+                        StandardCharsets.UTF_8));
+                for (String line; (line = out.readLine()) != null; ) {
+                    if (line.startsWith("{") && line.contains("\"ready\"")) {
+                        return JSON.readTree(line);
+                    }
+                }
+                return null;
+            } catch (IOException e) {
+                return null;
+            }
+        });
+        JsonNode line;
+        try {
+            line = ready.get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            line = null;
+        }
+        if (line == null) {
+            p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            throw new AssertionError("gateway not ready; stderr: " + Files.readString(err));
+        }
+        return new GatewayProcess(p, line, err);
+    }
+
+    int port() {
+        String listen = ready.path("listen").asText();
+        return Integer.parseInt(listen.substring(listen.lastIndexOf(':') + 1));
+    }
+
+    /** A value in KiB of /proc/PID/status ({@code VmRSS}, {@code VmHWM}), or -1 once the process is gone. */
+    long statusKib(String field) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(process.pid()), "status"))) {
+                if (line.startsWith(field + ":")) {
+                    return Long.parseLong(line.substring(field.length() + 1).replace("kB", "").trim());
+                }
+            }
+        } catch (IOException | RuntimeException gone) {
+            return -1;
+        }
+        return -1;
+    }
+
+    String stderr() throws IOException {
+        return Files.readString(stderr);
+    }
+
+    @Override
+    public void close() throws Exception {
+        process.destroy();
+        if (!process.waitFor(15, TimeUnit.SECONDS)) {
+            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    static Duration elapsedSince(long nanos) {
+        return Duration.ofNanos(System.nanoTime() - nanos);
+    }
+}
