@@ -16,6 +16,15 @@ import java.time.Duration;
  * @param connectionIdleTimeout a tunnel connection with no streams for this long is closed (GOAWAY)
  * @param queuedBytesPerConnection target bytes one connection's streams may hold unsent, shared among them as
  *                              their write high-water marks (see {@link StreamWriteShares})
+ * @param connectionsPerToken   tunnel connections one connection token may hold open at once (the N+1th upgrade
+ *                              is answered 429 {@code too_many_connections})
+ * @param grantFailuresPerSecond failed grant verifications one connection token may cause per second, across its
+ *                              connections; once spent the token cools down (see {@link FailureBudget})
+ * @param grantFailureCoolDown  how long a token that spent its failure budget has every stream open refused
+ *                              unverified ({@code too_many_streams}, detail {@code grant_failure_cooldown})
+ * @param tokenFailuresPerSecond failed connection-token verifications per second, gateway-wide; beyond it an
+ *                              upgrade with a token not seen verifying before is refused 429 unverified
+ *                              (see {@link HandshakeFailureGuard})
  */
 public record GatewayLimits(
         int streamsPerSession,
@@ -24,7 +33,24 @@ public record GatewayLimits(
         int pendingDialsPerConnection,
         Duration streamIdleTimeout,
         Duration connectionIdleTimeout,
-        long queuedBytesPerConnection) {
+        long queuedBytesPerConnection,
+        int connectionsPerToken,
+        int grantFailuresPerSecond,
+        Duration grantFailureCoolDown,
+        int tokenFailuresPerSecond) {
+
+    /** The limits without the per-token ones, which take their defaults. */
+    public GatewayLimits(int streamsPerSession, double opensPerSecond, int openBurst, int pendingDialsPerConnection,
+                         Duration streamIdleTimeout, Duration connectionIdleTimeout, long queuedBytesPerConnection) {
+        this(streamsPerSession, opensPerSecond, openBurst, pendingDialsPerConnection, streamIdleTimeout,
+                connectionIdleTimeout, queuedBytesPerConnection, DEFAULT_CONNECTIONS_PER_TOKEN,
+                DEFAULT_GRANT_FAILURES_PER_SECOND, DEFAULT_GRANT_FAILURE_COOL_DOWN, DEFAULT_TOKEN_FAILURES_PER_SECOND);
+    }
+
+    static final int DEFAULT_CONNECTIONS_PER_TOKEN = 256;
+    static final int DEFAULT_GRANT_FAILURES_PER_SECOND = 100;
+    static final Duration DEFAULT_GRANT_FAILURE_COOL_DOWN = Duration.ofSeconds(10);
+    static final int DEFAULT_TOKEN_FAILURES_PER_SECOND = 100;
 
     public GatewayLimits {
         if (streamsPerSession < 1 || opensPerSecond <= 0 || openBurst < 1 || pendingDialsPerConnection < 1) {
@@ -34,9 +60,22 @@ public record GatewayLimits(
                 || connectionIdleTimeout.isNegative() || connectionIdleTimeout.isZero()) {
             throw new IllegalArgumentException("idle timeouts must be positive");
         }
+        if (connectionsPerToken < 1 || grantFailuresPerSecond < 1 || tokenFailuresPerSecond < 1) {
+            throw new IllegalArgumentException("per-token limits must be positive");
+        }
+        if (grantFailureCoolDown.isNegative() || grantFailureCoolDown.isZero()) {
+            throw new IllegalArgumentException("grantFailureCoolDown must be positive");
+        }
         if (queuedBytesPerConnection < StreamWriteShares.MIN_HIGH) {
             throw new IllegalArgumentException("queuedBytesPerConnection must be at least 32 KiB");
         }
+    }
+
+    /** These limits with the per-token ones replaced. */
+    public GatewayLimits withTokenLimits(int connections, int grantFailures, Duration coolDown, int tokenFailures) {
+        return new GatewayLimits(streamsPerSession, opensPerSecond, openBurst, pendingDialsPerConnection,
+                streamIdleTimeout, connectionIdleTimeout, queuedBytesPerConnection, connections, grantFailures,
+                coolDown, tokenFailures);
     }
 
     public static GatewayLimits defaults() {

@@ -68,10 +68,22 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
             refuse(stream, null, null, e.error(), e.detail());
             return;
         }
+        TokenLimiter.Token token = connection.token;
+        if (token != null && !token.mayVerifyGrant()) {
+            // The token spent its failure budget: refused unverified, so a flood of bad grants costs no signature
+            // checks while it cools down.
+            refuse(stream, request, null, TunnelError.TOO_MANY_STREAMS, "grant_failure_cooldown");
+            return;
+        }
         try {
             grant = gateway.verifier().verifyGrant(request.grant(), gateway.config().environment(),
                     request.authority().toString());
+            gateway.metrics().grantVerified(true);
         } catch (GrantException e) {
+            gateway.metrics().grantVerified(false);
+            if (token != null) {
+                token.grantFailed();
+            }
             refuse(stream, request, null, grantError(e.failure()), e.failure().code());
             return;
         }
@@ -165,15 +177,14 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
     private void refuse(Http2StreamChannel stream, ConnectRequest request, VerifiedGrant grant, TunnelError error,
                         String detail) {
         gateway.metrics().refused(error, detail);
-        gateway.audit().event("stream_refused")
-                .put("conn", connectionId)
-                .put("stream", Integer.toString(stream.stream().id()))
-                .put("target", request == null ? null : request.authority().toString())
-                .put("session", grant == null ? null : grant.session())
-                .put("jti", grant == null ? null : grant.jti())
-                .put("code", error.code())
-                .put("detail", detail)
-                .write();
+        // A peer can repeat a refusal at will: one line per kind (token, code, detail), repeats summarized.
+        gateway.refusals().refused("stream_refused", line -> line
+                        .put("conn", connectionId)
+                        .put("stream", Integer.toString(stream.stream().id()))
+                        .put("target", request == null ? null : request.authority().toString())
+                        .put("session", grant == null ? null : grant.session())
+                        .put("jti", grant == null ? null : grant.jti()),
+                "tokenId", connection.tokenId, "code", error.code(), "detail", detail == null ? "" : detail);
         if (stream.isActive()) {
             stream.writeAndFlush(StreamResponses.refused(error, detail));
             // Auto-read went off when the HEADERS arrived; DATA the peer sent after them waits in the stream's
