@@ -21,19 +21,31 @@ final class FailureBudget {
         this.refilledAt = now;
     }
 
-    /** True when a verification may run now; false while cooling down or with the budget spent. */
-    boolean mayVerify(long now) {
+    /**
+     * Reserves one unit for a verification about to run; false (nothing reserved) while cooling down or with the
+     * budget spent. The caller then calls {@link #succeeded()} or {@link #failed(long)}: reserving first keeps
+     * verifications running at once on several event loops within the budget too.
+     */
+    boolean tryReserve(long now) {
         refill(now);
         if (cooling && now - coolingUntil >= 0) {
             cooling = false;
         }
-        return !cooling && tokens >= 1;
+        if (cooling || tokens < 1) {
+            return false;
+        }
+        tokens -= 1;
+        return true;
     }
 
-    /** One verification failed: spends one unit, and starts the cool-down when that empties the budget. */
+    /** The reserved verification succeeded: its unit is given back. */
+    void succeeded() {
+        tokens = Math.min(perSecond, tokens + 1);
+    }
+
+    /** The reserved verification failed: its unit stays spent, and an empty budget starts the cool-down. */
     void failed(long now) {
         refill(now);
-        tokens = Math.max(0, tokens - 1);
         if (tokens < 1 && !cooling) {
             cooling = coolDownNanos > 0;
             coolingUntil = now + coolDownNanos;
@@ -42,7 +54,8 @@ final class FailureBudget {
 
     /** Back to its initial state: nothing spent, not cooling (so its holder may forget it). */
     boolean idle(long now) {
-        return mayVerify(now) && tokens >= perSecond;
+        refill(now);
+        return (!cooling || now - coolingUntil >= 0) && tokens >= perSecond;
     }
 
     private void refill(long now) {

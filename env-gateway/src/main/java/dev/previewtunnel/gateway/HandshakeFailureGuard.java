@@ -58,7 +58,10 @@ final class HandshakeFailureGuard {
         }
     }
 
-    /** True when the token may be verified now: it verified before, or the failure budget is not spent. */
+    /**
+     * True when the token may be verified now: it verified before, or a unit of the failure budget was reserved
+     * for it. A true is followed by {@link #verified} or {@link #failed}.
+     */
     synchronized boolean mayVerify(Key token, Instant now) {
         Instant expires = known.get(token);
         if (expires != null) {
@@ -67,11 +70,17 @@ final class HandshakeFailureGuard {
             }
             known.remove(token);
         }
-        return budget.mayVerify(System.nanoTime());
+        return budget.tryReserve(System.nanoTime());
     }
 
+    /**
+     * The token verified: remembered until it expires; the unit reserved for it (only a token not known yet
+     * reserved one) is given back.
+     */
     synchronized void verified(Key token, Instant expiresAt) {
-        known.put(token, expiresAt);
+        if (known.put(token, expiresAt) == null) {
+            budget.succeeded();
+        }
     }
 
     synchronized void failed() {

@@ -69,7 +69,7 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
             return;
         }
         TokenLimiter.Token token = connection.token;
-        if (token != null && !token.mayVerifyGrant()) {
+        if (token != null && !token.reserveGrantVerification()) {
             // The token spent its failure budget: refused unverified, so a flood of bad grants costs no signature
             // checks while it cools down.
             refuse(stream, request, null, TunnelError.TOO_MANY_STREAMS, "grant_failure_cooldown");
@@ -79,10 +79,13 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
             grant = gateway.verifier().verifyGrant(request.grant(), gateway.config().environment(),
                     request.authority().toString());
             gateway.metrics().grantVerified(true);
+            if (token != null) {
+                token.grantVerified(true);
+            }
         } catch (GrantException e) {
             gateway.metrics().grantVerified(false);
             if (token != null) {
-                token.grantFailed();
+                token.grantVerified(false);
             }
             refuse(stream, request, null, grantError(e.failure()), e.failure().code());
             return;

@@ -32,13 +32,20 @@ final class TokenLimiter {
                     limits.grantFailureCoolDown().toNanos(), now);
         }
 
-        /** False while this token is cooling down: the stream must be refused without verifying its grant. */
-        synchronized boolean mayVerifyGrant() {
-            return grantFailures.mayVerify(System.nanoTime());
+        /**
+         * Reserves a grant verification; false while this token cools down or has spent its budget: the stream
+         * must then be refused without verifying. A true is followed by {@link #grantVerified(boolean)}.
+         */
+        synchronized boolean reserveGrantVerification() {
+            return grantFailures.tryReserve(System.nanoTime());
         }
 
-        synchronized void grantFailed() {
-            grantFailures.failed(System.nanoTime());
+        synchronized void grantVerified(boolean ok) {
+            if (ok) {
+                grantFailures.succeeded();
+            } else {
+                grantFailures.failed(System.nanoTime());
+            }
         }
 
         /** One of this token's connections closed. */
