@@ -85,7 +85,7 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
         } catch (GrantException e) {
             gateway.metrics().grantVerified(false);
             if (token != null) {
-                token.grantVerified(false);
+                token.grantVerified(!spendsFailureBudget(e.failure()));
             }
             refuse(stream, request, null, grantError(e.failure()), e.failure().code());
             return;
@@ -196,6 +196,18 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
             // (up to the stream window each) stay held, and leak when the connection closes.
             stream.config().setAutoRead(true);
         }
+    }
+
+    /**
+     * Whether a failure spends its token's failure budget: not when the grant itself verified and only its use was
+     * refused (another environment or target, revoked). Such a grant is cached by the verifier, so repeating it costs
+     * no signature check, and an ingress retrying a revoked session must not cool down its other sessions.
+     */
+    static boolean spendsFailureBudget(GrantFailure failure) {
+        return switch (failure) {
+            case WRONG_ENVIRONMENT, WRONG_TARGET, REVOKED -> false;
+            default -> true;
+        };
     }
 
     static TunnelError grantError(GrantFailure failure) {

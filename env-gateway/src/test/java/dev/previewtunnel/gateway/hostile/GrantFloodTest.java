@@ -8,6 +8,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.gateway.GatewayMetrics;
 import dev.previewtunnel.mux.Authority;
 import dev.previewtunnel.mux.TunnelConnection;
+import dev.previewtunnel.mux.TunnelError;
+import dev.previewtunnel.mux.TunnelStreamException;
 import dev.previewtunnel.mux.audit.AuditLog;
 import dev.previewtunnel.sampleapp.RawEchoServer;
 import dev.previewtunnel.testing.Await;
@@ -25,6 +27,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -159,6 +162,28 @@ class GrantFloodTest {
             }
             assertTrue(audit.lines.stream().noneMatch(l -> l.contains(signature)), "no grant in the audit log");
         }
+    }
+
+    @Test
+    void refusalsOfAGrantThatVerifiedSpendNoBudget() throws Exception {
+        Authority target = new Authority("127.0.0.1", echo.port());
+        TunnelConnection c = gw.connect(gw.newToken());
+        String revoked = gw.grant("revoked-session", echo.port());
+        SecurityOpen.openAndClose(c, target, revoked);
+        gw.gateway.revokeSession("revoked-session");
+        // An ingress retrying a revoked session's grant, far beyond the budget: each is refused grant_revoked...
+        for (int i = 0; i < 5 * BUDGET; i++) {
+            try {
+                c.openStream(target, revoked, Duration.ofSeconds(5)).get(10, TimeUnit.SECONDS).close();
+                throw new AssertionError("a revoked grant opened a stream");
+            } catch (ExecutionException e) {
+                assertTrue(e.getCause() instanceof TunnelStreamException t && t.error() == TunnelError.GRANT_REVOKED,
+                        e.getCause().toString());
+            }
+        }
+        // ...and the token's other sessions are not cooled down for it.
+        SecurityOpen.openAndClose(c, target, gw.grant("other-session", echo.port()));
+        c.close();
     }
 
     /** Opens a stream that must be accepted, then closes it. */
