@@ -115,7 +115,7 @@ public final class GatewayServer implements AutoCloseable {
         MuxSettings mux = config.mux();
         TokenAuthenticator authenticator = new TokenAuthenticator(context);
         // Summaries of repeated refusals are written when their window ends, and at close.
-        group.next().scheduleAtFixedRate(() -> context.refusals().flush(false), 1, 1, TimeUnit.SECONDS);
+        group.next().scheduleAtFixedRate(() -> context.audit().flushRepeated(false), 1, 1, TimeUnit.SECONDS);
         serverChannel = new ServerBootstrap()
                 .group(group)
                 .channel(transports.serverSocketChannel())
@@ -305,7 +305,7 @@ public final class GatewayServer implements AutoCloseable {
         // Whatever the drain left open is closed here, not left to the loops' shutdown: with no quiet period
         // Netty 4.2 does not reliably close the channels still registered, and their sockets would stay open.
         connections.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
-        context.refusals().flush(true);
+        context.audit().flushRepeated(true);
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         blocking.shutdownNow();
     }

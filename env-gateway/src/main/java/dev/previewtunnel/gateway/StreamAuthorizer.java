@@ -181,7 +181,7 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
                         String detail) {
         gateway.metrics().refused(error, detail);
         // A peer can repeat a refusal at will: one line per kind (token, code, detail), repeats summarized.
-        gateway.refusals().refused("stream_refused", line -> line
+        gateway.audit().refused("stream_refused", line -> line
                         .put("conn", connectionId)
                         .put("stream", Integer.toString(stream.stream().id()))
                         .put("target", request == null ? null : request.authority().toString())

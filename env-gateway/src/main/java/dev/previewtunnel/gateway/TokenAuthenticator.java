@@ -64,9 +64,9 @@ final class TokenAuthenticator implements ConnectionAuthenticator {
     private void refused(String tokenId, String code) {
         context.metrics().tokenRefused(code);
         if (tokenId == null) {
-            context.refusals().refused("connection_refused", line -> { }, "code", code);
+            context.audit().refused("connection_refused", line -> { }, "code", code);
         } else {
-            context.refusals().refused("connection_refused", line -> { }, "tokenId", tokenId, "code", code);
+            context.audit().refused("connection_refused", line -> { }, "tokenId", tokenId, "code", code);
         }
     }
 }

@@ -1,6 +1,4 @@
-package dev.previewtunnel.gateway;
-
-import dev.previewtunnel.mux.audit.AuditLog;
+package dev.previewtunnel.mux.audit;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,11 +13,12 @@ import java.util.function.Consumer;
  * token, code, detail) is written in full; repeats within {@link #WINDOW} are only counted, and written as one
  * summary line with {@code "repeated": N} when the window ends (then a new window starts while repeats go on). At
  * most {@link #MAX_KINDS} kinds are tracked; repeats of further kinds are counted under one overflow kind, so a
- * flood costs bounded memory and about one line per kind per window. Thread-safe.
+ * flood costs bounded memory and about one line per kind per window. Used by both sides through
+ * {@link AuditLog#refused}; the owner calls {@link #flush} every second and at close. Thread-safe.
  */
-final class RepeatedRefusals {
-    static final Duration WINDOW = Duration.ofSeconds(10);
-    static final int MAX_KINDS = 1024;
+public final class RepeatedRefusals {
+    public static final Duration WINDOW = Duration.ofSeconds(10);
+    public static final int MAX_KINDS = 1024;
     private static final List<String> OVERFLOW = List.of("kind", "other");
 
     private final AuditLog audit;
@@ -28,7 +27,7 @@ final class RepeatedRefusals {
     private record Kind(String event, List<String> keyFields) {
     }
 
-    RepeatedRefusals(AuditLog audit) {
+    public RepeatedRefusals(AuditLog audit) {
         this.audit = audit;
     }
 
@@ -36,7 +35,7 @@ final class RepeatedRefusals {
      * Writes the line ({@code keyFields} as name/value pairs, then {@code details}) if it is the first of its kind
      * in the current window; otherwise counts it for the window's summary line.
      */
-    void refused(String event, Consumer<AuditLog.Event> details, String... keyFields) {
+    public void refused(String event, Consumer<AuditLog.Event> details, String... keyFields) {
         Kind kind = new Kind(event, List.of(keyFields));
         synchronized (this) {
             long[] seen = counts.get(kind);
@@ -57,7 +56,7 @@ final class RepeatedRefusals {
     }
 
     /** Writes the summaries of windows that ended (all of them when {@code all}), forgets kinds no longer seen. */
-    void flush(boolean all) {
+    public void flush(boolean all) {
         long now = System.nanoTime();
         List<Map.Entry<Kind, Long>> summaries = new ArrayList<>();
         synchronized (this) {
@@ -83,7 +82,7 @@ final class RepeatedRefusals {
         }
     }
 
-    synchronized int trackedKinds() {
+    public synchronized int trackedKinds() {
         return counts.size();
     }
 

@@ -4,6 +4,7 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
 import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.mux.audit.RepeatedRefusals;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
@@ -18,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * are counted under one overflow kind, every refusal is accounted for by a first line or a summary, and a kind
  * that stops repeating is forgotten. {@link TokenLimiter} likewise forgets tokens with nothing left to remember.
  */
-class RepeatedRefusalsTest {
+class TokenLimiterAndRefusalsTest {
 
     @Test
     void manyKindsCostBoundedMemoryAndLinesAndEveryRefusalIsCounted() {
