@@ -797,16 +797,18 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void auditRefused(String sessionId, String authority, String code, String reason) {
-        // Any local process can repeat a refusal at will: one line per kind, repeats summarized.
-        String detail = reason == null ? "" : reason;
-        java.util.function.Consumer<dev.previewtunnel.mux.audit.AuditLog.Event> fields =
-                l -> l.put("authority", authority);
         if (sessionId == null) {
-            context.audit().refused("request_refused", fields, "code", code, "detail", detail);
-        } else {
-            context.audit().refused("request_refused", fields, "session", sessionId, "code", code,
-                    "detail", detail);
+            // Any local process can be refused at will without a credential: one line per kind, repeats summarized.
+            context.audit().refused("request_refused", l -> l.put("authority", authority), "code", code,
+                    "detail", reason == null ? "" : reason);
+            return;
         }
+        context.audit().event("request_refused")
+                .put("session", sessionId)
+                .put("authority", authority)
+                .put("code", code)
+                .put("detail", reason)
+                .write();
     }
 
     private dev.previewtunnel.mux.audit.AuditLog.Event audit(String event, String kind) {
