@@ -2,9 +2,10 @@ package dev.previewtunnel.gateway;
 
 /**
  * A budget of failed verifications: a token bucket of {@code perSecond} failures (at most one second's worth at
- * once) and, once it is spent, a cool-down during which nothing is verified at all. So a key that keeps failing
- * costs at most {@code perSecond} verifications per cool-down, whatever rate it sends at. Not thread-safe: the
- * owner synchronizes.
+ * once) and, once it is empty, a cool-down (none when zero) during which nothing is verified at all. A key failing
+ * slower than {@code perSecond} is verified each time; one failing faster gets about one bucket per cool-down. So
+ * failed verifications stay within {@code perSecond} per second plus one bucket, whatever rate the key sends at.
+ * Not thread-safe: the owner synchronizes.
  */
 final class FailureBudget {
     private final double perSecond;
