@@ -69,6 +69,8 @@ public final class Ingress implements AutoCloseable {
         pools.streamObserver(metrics);
         this.context = new IngressContext(config, sessions, pools, new AuditLog("ingress"),
                 DirectDialer.standard(config.connectTimeout()));
+        // Summaries of repeated refusals are written when their window ends, and at close.
+        group.next().scheduleAtFixedRate(() -> context.audit().flushRepeated(false), 1, 1, TimeUnit.SECONDS);
         try {
             this.proxy = new ProxyServer(group, transports, context);
         } catch (Throwable e) {
@@ -219,6 +221,7 @@ public final class Ingress implements AutoCloseable {
         // still registered, and a socket left open would hold its peer (gateway, browser) until an idle timeout.
         pools.closeRemaining(Duration.ofSeconds(2));
         proxy.closeBrowsers(Duration.ofSeconds(2));
+        context.audit().flushRepeated(true);
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
 }

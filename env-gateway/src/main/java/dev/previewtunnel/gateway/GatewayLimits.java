@@ -21,6 +21,15 @@ import java.time.Duration;
  *                              lower than the total, so authenticated connections keep headroom
  * @param maxRevocations        revocations (grant/token ids and sessions) held at once; at the limit a new one is
  *                              refused (never made room for by forgetting one)
+ * @param connectionsPerToken   tunnel connections one connection token may hold open at once (the N+1th upgrade
+ *                              is answered 429 {@code too_many_connections})
+ * @param grantFailuresPerSecond failed grant verifications one connection token may cause per second, across its
+ *                              connections; once spent the token cools down (see {@link FailureBudget})
+ * @param grantFailureCoolDown  how long a token that spent its failure budget has every stream open refused
+ *                              unverified ({@code too_many_streams}, detail {@code grant_failure_cooldown})
+ * @param tokenFailuresPerSecond failed connection-token verifications per second, gateway-wide; beyond it an
+ *                              upgrade with a token not seen verifying before is refused 429 unverified
+ *                              (see {@link HandshakeFailureGuard})
  */
 public record GatewayLimits(
         int streamsPerSession,
@@ -32,37 +41,28 @@ public record GatewayLimits(
         long queuedBytesPerConnection,
         int maxConnections,
         int maxHandshaking,
-        int maxRevocations) {
+        int maxRevocations,
+        int connectionsPerToken,
+        int grantFailuresPerSecond,
+        Duration grantFailureCoolDown,
+        int tokenFailuresPerSecond) {
 
     public static final int DEFAULT_MAX_CONNECTIONS = 1024;
     public static final int DEFAULT_MAX_HANDSHAKING = 64;
     /** Default for {@link #maxRevocations}. */
     public static final int DEFAULT_MAX_REVOCATIONS = dev.previewtunnel.grants.RevocationList.DEFAULT_MAX_ENTRIES;
+    static final int DEFAULT_CONNECTIONS_PER_TOKEN = 256;
+    static final int DEFAULT_GRANT_FAILURES_PER_SECOND = 100;
+    static final Duration DEFAULT_GRANT_FAILURE_COOL_DOWN = Duration.ofSeconds(10);
+    static final int DEFAULT_TOKEN_FAILURES_PER_SECOND = 100;
 
-    /** The limits with the default connection caps and {@link #maxRevocations}. */
+    /** The stream limits given; connection caps, revocation list and per-token limits take their defaults. */
     public GatewayLimits(int streamsPerSession, double opensPerSecond, int openBurst, int pendingDialsPerConnection,
                          Duration streamIdleTimeout, Duration connectionIdleTimeout, long queuedBytesPerConnection) {
         this(streamsPerSession, opensPerSecond, openBurst, pendingDialsPerConnection, streamIdleTimeout,
                 connectionIdleTimeout, queuedBytesPerConnection, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKING,
-                DEFAULT_MAX_REVOCATIONS);
-    }
-
-    /** The limits with the given connection caps and the default {@link #maxRevocations}. */
-    public GatewayLimits(int streamsPerSession, double opensPerSecond, int openBurst, int pendingDialsPerConnection,
-                         Duration streamIdleTimeout, Duration connectionIdleTimeout, long queuedBytesPerConnection,
-                         int maxConnections, int maxHandshaking) {
-        this(streamsPerSession, opensPerSecond, openBurst, pendingDialsPerConnection, streamIdleTimeout,
-                connectionIdleTimeout, queuedBytesPerConnection, maxConnections, maxHandshaking,
-                DEFAULT_MAX_REVOCATIONS);
-    }
-
-    /** The limits with the default connection caps and the given {@link #maxRevocations}. */
-    public GatewayLimits(int streamsPerSession, double opensPerSecond, int openBurst, int pendingDialsPerConnection,
-                         Duration streamIdleTimeout, Duration connectionIdleTimeout, long queuedBytesPerConnection,
-                         int maxRevocations) {
-        this(streamsPerSession, opensPerSecond, openBurst, pendingDialsPerConnection, streamIdleTimeout,
-                connectionIdleTimeout, queuedBytesPerConnection, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKING,
-                maxRevocations);
+                DEFAULT_MAX_REVOCATIONS, DEFAULT_CONNECTIONS_PER_TOKEN, DEFAULT_GRANT_FAILURES_PER_SECOND,
+                DEFAULT_GRANT_FAILURE_COOL_DOWN, DEFAULT_TOKEN_FAILURES_PER_SECOND);
     }
 
     public GatewayLimits {
@@ -76,6 +76,12 @@ public record GatewayLimits(
                 || connectionIdleTimeout.isNegative() || connectionIdleTimeout.isZero()) {
             throw new IllegalArgumentException("idle timeouts must be positive");
         }
+        if (connectionsPerToken < 1 || grantFailuresPerSecond < 1 || tokenFailuresPerSecond < 1) {
+            throw new IllegalArgumentException("per-token limits must be positive");
+        }
+        if (grantFailureCoolDown.isNegative() || grantFailureCoolDown.isZero()) {
+            throw new IllegalArgumentException("grantFailureCoolDown must be positive");
+        }
         if (queuedBytesPerConnection < StreamWriteShares.MIN_HIGH) {
             throw new IllegalArgumentException("queuedBytesPerConnection must be at least 32 KiB");
         }
@@ -88,8 +94,26 @@ public record GatewayLimits(
         return new GatewayLimits(512, 200, 1000, 128, Duration.ofMinutes(30), Duration.ofMinutes(10), 8L << 20);
     }
 
+    /** These limits with the tunnel listener's connection caps replaced. */
     public GatewayLimits withConnectionCaps(int connections, int handshaking) {
         return new GatewayLimits(streamsPerSession, opensPerSecond, openBurst, pendingDialsPerConnection,
-                streamIdleTimeout, connectionIdleTimeout, queuedBytesPerConnection, connections, handshaking);
+                streamIdleTimeout, connectionIdleTimeout, queuedBytesPerConnection, connections, handshaking,
+                maxRevocations, connectionsPerToken, grantFailuresPerSecond, grantFailureCoolDown,
+                tokenFailuresPerSecond);
+    }
+
+    /** These limits with the revocation list's size replaced. */
+    public GatewayLimits withMaxRevocations(int revocations) {
+        return new GatewayLimits(streamsPerSession, opensPerSecond, openBurst, pendingDialsPerConnection,
+                streamIdleTimeout, connectionIdleTimeout, queuedBytesPerConnection, maxConnections, maxHandshaking,
+                revocations, connectionsPerToken, grantFailuresPerSecond, grantFailureCoolDown,
+                tokenFailuresPerSecond);
+    }
+
+    /** These limits with the per-token ones replaced. */
+    public GatewayLimits withTokenLimits(int connections, int grantFailures, Duration coolDown, int tokenFailures) {
+        return new GatewayLimits(streamsPerSession, opensPerSecond, openBurst, pendingDialsPerConnection,
+                streamIdleTimeout, connectionIdleTimeout, queuedBytesPerConnection, maxConnections, maxHandshaking,
+                maxRevocations, connections, grantFailures, coolDown, tokenFailures);
     }
 }

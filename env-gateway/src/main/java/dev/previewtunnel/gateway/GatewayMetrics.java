@@ -33,6 +33,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   ptun_gateway_streams_opened_total             counter  streams answered 200 (target dialed)
  *   ptun_gateway_streams_refused_total{code,reason} counter streams refused, by ptun-error code and detail
  *   ptun_gateway_grant_failures_total{reason}     counter  grants refused, by verification failure
+ *   ptun_gateway_grant_verifications_total{outcome} counter grant verifications run (ok, failed); a stream
+ *                                                          refused during its token's cool-down runs none
+ *   ptun_gateway_token_verifications_total{outcome} counter connection-token verifications run (ok, failed); an
+ *                                                          upgrade refused by the failing-handshake budget runs none
  *   ptun_gateway_dials_total                      counter  TCP connects attempted to targets
  *   ptun_gateway_stream_bytes_total{direction}    counter  DATA bytes, to_target / from_target
  *   ptun_gateway_stream_open_seconds{outcome}     histogram CONNECT received to answer sent (verify+policy+dial)
@@ -64,6 +68,10 @@ public final class GatewayMetrics {
     private final MeterRegistry registry;
     private final Counter opened;
     private final Counter dials;
+    private final Counter grantsOk;
+    private final Counter grantsFailed;
+    private final Counter tokensOk;
+    private final Counter tokensFailed;
     private final Counter connectionsOpened;
     private final AtomicInteger connections = new AtomicInteger();
     private final AtomicInteger connectionsOpen = new AtomicInteger();
@@ -79,6 +87,10 @@ public final class GatewayMetrics {
                 .description("streams answered 200: grant verified, target dialed").register(registry);
         this.dials = Counter.builder("ptun.gateway.dials").description("TCP connects attempted to targets")
                 .register(registry);
+        this.grantsOk = verifications("grant", "ok");
+        this.grantsFailed = verifications("grant", "failed");
+        this.tokensOk = verifications("token", "ok");
+        this.tokensFailed = verifications("token", "failed");
         Gauge.builder("ptun.gateway.streams.live", live, LiveStreams::size).description("streams open now")
                 .register(registry);
         this.connectionsOpened = Counter.builder("ptun.gateway.connections.opened")
@@ -118,6 +130,31 @@ public final class GatewayMetrics {
     /** TCP connects attempted so far: the attack-matrix tests assert a refusal never reached this point. */
     public long dialAttempts() {
         return (long) dials.count();
+    }
+
+    private Counter verifications(String what, String outcome) {
+        return Counter.builder("ptun.gateway." + what + ".verifications")
+                .description(what + " verifications run (signature and claims), by outcome")
+                .tag("outcome", outcome)
+                .register(registry);
+    }
+
+    void grantVerified(boolean ok) {
+        (ok ? grantsOk : grantsFailed).increment();
+    }
+
+    void tokenVerified(boolean ok) {
+        (ok ? tokensOk : tokensFailed).increment();
+    }
+
+    /** Grant verifications run so far with the outcome {@code ok}, else {@code failed}. */
+    public long grantVerifications(boolean ok) {
+        return (long) (ok ? grantsOk : grantsFailed).count();
+    }
+
+    /** Connection-token verifications run so far with the outcome {@code ok}, else {@code failed}. */
+    public long tokenVerifications(boolean ok) {
+        return (long) (ok ? tokensOk : tokensFailed).count();
     }
 
     void refused(TunnelError error, String detail) {

@@ -1,7 +1,6 @@
 package dev.previewtunnel.gateway;
 
 import dev.previewtunnel.gateway.admin.AdminServer;
-import dev.previewtunnel.grants.GrantException;
 import dev.previewtunnel.grants.GrantVerifier;
 import dev.previewtunnel.grants.RevocationList;
 import dev.previewtunnel.grants.VerificationKeysSource;
@@ -139,16 +138,9 @@ public final class GatewayServer implements AutoCloseable {
 
     private void bind(SslContext tls) throws InterruptedException {
         MuxSettings mux = config.mux();
-        TunnelServerUpgradeHandler.ConnectionAuthenticator authenticator = token -> {
-            try {
-                return context.verifier().verifyConnectionToken(token, config.environment());
-            } catch (GrantException e) {
-                context.audit().event("connection_refused").put("code", e.failure().code()).write();
-                context.metrics().tokenRefused(e.failure().code());
-                throw new TunnelServerUpgradeHandler.RefusedException("token_refused",
-                        "connection token refused (" + e.failure().code() + ")");
-            }
-        };
+        TokenAuthenticator authenticator = new TokenAuthenticator(context);
+        // Summaries of repeated refusals are written when their window ends, and at close.
+        group.next().scheduleAtFixedRate(() -> context.audit().flushRepeated(false), 1, 1, TimeUnit.SECONDS);
         int total = ConnectionBudget.clipToFdLimit("max-tunnel-connections", config.limits().maxConnections(),
                 ConnectionBudget.fdLimit());
         // The handshake deadline is HandshakeDeadline's; the budget only counts.
@@ -190,7 +182,9 @@ public final class GatewayServer implements AutoCloseable {
         public ChannelHandler inboundStreamHandler(Channel parent, Object principal) {
             String connectionId = "c" + connectionIds.incrementAndGet();
             parent.attr(CONNECTION_ID).set(connectionId);
-            ConnectionState state = ConnectionState.of(connectionId, config);
+            VerifiedToken token = (VerifiedToken) principal;
+            ConnectionState state = ConnectionState.of(connectionId, config, token.jti(),
+                    parent.attr(TokenAuthenticator.TOKEN).get());
             return new ChannelInitializer<Http2StreamChannel>() {
                 @Override
                 protected void initChannel(Http2StreamChannel ch) {
@@ -390,6 +384,7 @@ public final class GatewayServer implements AutoCloseable {
         // Whatever the drain left open is closed here, not left to the loops' shutdown: with no quiet period
         // Netty 4.2 does not reliably close the channels still registered, and their sockets would stay open.
         connections.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
+        context.audit().flushRepeated(true);
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         blocking.shutdownNow();
     }

@@ -69,10 +69,25 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
             refuse(stream, null, null, e.error(), e.detail());
             return;
         }
+        TokenLimiter.Token token = connection.token;
+        if (token != null && !token.reserveGrantVerification()) {
+            // The token spent its failure budget: refused unverified, so a flood of bad grants costs no signature
+            // checks while it cools down.
+            refuse(stream, request, null, TunnelError.TOO_MANY_STREAMS, "grant_failure_cooldown");
+            return;
+        }
         try {
             grant = gateway.verifier().verifyGrant(request.grant(), gateway.config().environment(),
                     request.authority().toString());
+            gateway.metrics().grantVerified(true);
+            if (token != null) {
+                token.grantVerified(true);
+            }
         } catch (GrantException e) {
+            gateway.metrics().grantVerified(false);
+            if (token != null) {
+                token.grantVerified(!spendsFailureBudget(e.failure()));
+            }
             refuse(stream, request, null, grantError(e.failure()), e.failure().code());
             return;
         }
@@ -167,15 +182,14 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
     private void refuse(Http2StreamChannel stream, ConnectRequest request, VerifiedGrant grant, TunnelError error,
                         String detail) {
         gateway.metrics().refused(error, detail);
-        gateway.audit().event("stream_refused")
-                .put("conn", connectionId)
-                .put("stream", Integer.toString(stream.stream().id()))
-                .put("target", request == null ? null : request.authority().toString())
-                .put("session", grant == null ? null : grant.session())
-                .put("jti", grant == null ? null : grant.jti())
-                .put("code", error.code())
-                .put("detail", detail)
-                .write();
+        // A peer can repeat a refusal at will: one line per kind (token, code, detail), repeats summarized.
+        gateway.audit().refused("stream_refused", line -> line
+                        .put("conn", connectionId)
+                        .put("stream", Integer.toString(stream.stream().id()))
+                        .put("target", request == null ? null : request.authority().toString())
+                        .put("session", grant == null ? null : grant.session())
+                        .put("jti", grant == null ? null : grant.jti()),
+                "tokenId", connection.tokenId, "code", error.code(), "detail", detail == null ? "" : detail);
         if (stream.isActive()) {
             stream.writeAndFlush(StreamResponses.refused(error, detail));
             // Auto-read went off when the HEADERS arrived; DATA the peer sent after them waits in the stream's
@@ -184,6 +198,18 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
             // (up to the stream window each) stay held, and leak when the connection closes.
             stream.config().setAutoRead(true);
         }
+    }
+
+    /**
+     * Whether a failure spends its token's failure budget: not when the grant itself verified and only its use was
+     * refused (another environment or target, revoked). Such a grant is cached by the verifier, so repeating it costs
+     * no signature check, and an ingress retrying a revoked session must not cool down its other sessions.
+     */
+    static boolean spendsFailureBudget(GrantFailure failure) {
+        return switch (failure) {
+            case WRONG_ENVIRONMENT, WRONG_TARGET, REVOKED -> false;
+            default -> true;
+        };
     }
 
     static TunnelError grantError(GrantFailure failure) {

@@ -269,6 +269,7 @@ public final class TunnelClient {
             case 403 -> "gateway refused the connection";
             case 404 -> "no tunnel endpoint at that path";
             case 426 -> "tunnel protocol version mismatch: the gateway does not speak " + offered;
+            case 429 -> "gateway is limiting connections; retry later";
             default -> "gateway answered the upgrade with HTTP " + status;
         };
         return why + (body.isEmpty() ? "" : " [" + body + "]");

@@ -37,15 +37,36 @@ public final class TunnelServerUpgradeHandler extends SimpleChannelInboundHandle
     /** Verifies the connection token; returns what the accepted connection is authorised for. */
     public interface ConnectionAuthenticator {
         Object authenticate(String token) throws RefusedException;
+
+        /**
+         * As {@link #authenticate(String)}, knowing the connection (e.g. to count it until it closes); this is
+         * the method the handler calls.
+         */
+        default Object authenticate(Channel channel, String token) throws RefusedException {
+            return authenticate(token);
+        }
     }
 
-    /** A refusal with a machine-readable code; the message must be safe to show the client. */
+    /**
+     * A refusal with a machine-readable code, answered 401 unless another status is given (429 for a limit); the
+     * message must be safe to show the client.
+     */
     public static final class RefusedException extends Exception {
+        private final int status;
         private final String code;
 
         public RefusedException(String code, String message) {
+            this(401, code, message);
+        }
+
+        public RefusedException(int status, String code, String message) {
             super(message, null, false, false);
+            this.status = status;
             this.code = code;
+        }
+
+        public int status() {
+            return status;
         }
 
         public String code() {
@@ -123,9 +144,10 @@ public final class TunnelServerUpgradeHandler extends SimpleChannelInboundHandle
         }
         Object principal;
         try {
-            principal = authenticator.authenticate(authorization.substring(MuxProtocol.TOKEN_SCHEME.length()).trim());
+            principal = authenticator.authenticate(ctx.channel(),
+                    authorization.substring(MuxProtocol.TOKEN_SCHEME.length()).trim());
         } catch (RefusedException e) {
-            refuse(ctx, HttpResponseStatus.UNAUTHORIZED, e.code(), e.getMessage());
+            refuse(ctx, HttpResponseStatus.valueOf(e.status()), e.code(), e.getMessage());
             return;
         }
         String scheme = ctx.pipeline().get("tls") != null ? "wss" : "ws";

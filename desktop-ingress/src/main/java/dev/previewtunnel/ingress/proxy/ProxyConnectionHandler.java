@@ -831,6 +831,12 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void auditRefused(String sessionId, String authority, String code, String reason) {
+        if (sessionId == null) {
+            // Any local process can be refused at will without a credential: one line per kind, repeats summarized.
+            context.audit().refused("request_refused", l -> l.put("authority", authority), "code", code,
+                    "detail", reason == null ? "" : reason);
+            return;
+        }
         context.audit().event("request_refused")
                 .put("session", sessionId)
                 .put("authority", authority)

@@ -48,13 +48,18 @@ final class LimitOptions {
     static final String LOCAL_CONNECTIONS = "max-local-connections";
     static final String MAX_REVOCATIONS = "max-revocations";
     static final String WRITE_BACKLOG = "max-write-backlog";
+    static final String CONNECTIONS_PER_TOKEN = "max-connections-per-token";
+    static final String GRANT_FAILURES = "max-grant-failures";
+    static final String GRANT_FAILURE_COOLDOWN = "grant-failure-cooldown";
+    static final String TOKEN_FAILURES = "max-token-failures";
 
     /** Every key, for the config file's list of known keys. */
     static final List<String> KEYS = List.of(STREAMS_PER_CONNECTION, STREAMS_PER_SESSION, OPENS_PER_SECOND,
             OPEN_BURST, PENDING_DIALS, HEADER_LIST, FRAME_SIZE, WEBSOCKET_MESSAGE, RESETS, RESET_WINDOW,
             STREAM_WINDOW, QUEUED_BYTES, STREAM_IDLE, CONNECTION_IDLE, HANDSHAKE, KEEPALIVE_INTERVAL,
             KEEPALIVE_TIMEOUT, TUNNEL_CONNECTIONS, HANDSHAKING_CONNECTIONS, LOCAL_REQUEST_TIMEOUT, LOCAL_CONNECTIONS,
-            MAX_REVOCATIONS, WRITE_BACKLOG);
+            MAX_REVOCATIONS, WRITE_BACKLOG, CONNECTIONS_PER_TOKEN, GRANT_FAILURES,
+            GRANT_FAILURE_COOLDOWN, TOKEN_FAILURES);
 
     private static final Duration WEEK = Duration.ofDays(7);
 
@@ -179,6 +184,29 @@ final class LimitOptions {
                     + "that much (flow control); 1MiB to 1GiB (default: 4MiB).")
     Long writeBacklog;
 
+    @Option(names = "--" + CONNECTIONS_PER_TOKEN, paramLabel = "N",
+            description = "Tunnel connections one connection token may hold open at once; one more upgrade is "
+                    + "answered 429 too_many_connections. An ingress keeps at most 64; 1 to 100000 (default: 256).")
+    Integer connectionsPerToken;
+
+    @Option(names = "--" + GRANT_FAILURES, paramLabel = "N",
+            description = "Failed grant verifications one connection token may cause per second, across all its "
+                    + "connections; once spent, the token cools down (--" + GRANT_FAILURE_COOLDOWN + "); 1 to "
+                    + "100000 (default: 100).")
+    Integer grantFailures;
+
+    @Option(names = "--" + GRANT_FAILURE_COOLDOWN, paramLabel = "DURATION",
+            converter = Converters.DurationConverter.class,
+            description = "How long a token that spent --" + GRANT_FAILURES + " has every stream open refused "
+                    + "without verifying (too_many_streams, grant_failure_cooldown); 1s to 1h (default: 10s).")
+    Duration grantFailureCooldown;
+
+    @Option(names = "--" + TOKEN_FAILURES, paramLabel = "N",
+            description = "Failed connection-token verifications per second, gateway-wide; beyond it an upgrade "
+                    + "with a token that never verified here is answered 429 too_many_failed_handshakes without "
+                    + "verifying (tokens that verified before are still checked); 1 to 100000 (default: 100).")
+    Integer tokenFailures;
+
     /**
      * {@code base} with every limit taken from the flags, else the environment, else the config file, else the
      * defaults in {@code base}.
@@ -246,8 +274,17 @@ final class LimitOptions {
                 l.maxConnections()), 1, 1_000_000, false);
         int handshaking = (int) s.inRange(HANDSHAKING_CONNECTIONS, s.integer(HANDSHAKING_CONNECTIONS,
                 handshakingConnections, Math.min(tunnels, l.maxHandshaking())), 1, tunnels, false);
+        int perToken = (int) s.inRange(CONNECTIONS_PER_TOKEN, s.integer(CONNECTIONS_PER_TOKEN, connectionsPerToken,
+                l.connectionsPerToken()), 1, 100_000, false);
+        int grantFails = (int) s.inRange(GRANT_FAILURES, s.integer(GRANT_FAILURES, grantFailures,
+                l.grantFailuresPerSecond()), 1, 100_000, false);
+        Duration coolDown = s.inRange(GRANT_FAILURE_COOLDOWN, s.duration(GRANT_FAILURE_COOLDOWN, grantFailureCooldown,
+                l.grantFailureCoolDown()), Duration.ofSeconds(1), Duration.ofHours(1));
+        int tokenFails = (int) s.inRange(TOKEN_FAILURES, s.integer(TOKEN_FAILURES, tokenFailures,
+                l.tokenFailuresPerSecond()), 1, 100_000, false);
         GatewayLimits limits = new GatewayLimits(perSession, rate, burst, dials, streamIdle, connectionIdle,
-                queuedLimit, tunnels, handshaking, revocations);
+                queuedLimit).withConnectionCaps(tunnels, handshaking).withMaxRevocations(revocations)
+                .withTokenLimits(perToken, grantFails, coolDown, tokenFails);
         return base.withMux(mux).withLimits(limits).withHandshakeTimeout(handshake);
     }
 
@@ -294,6 +331,10 @@ final class LimitOptions {
         out.put(LOCAL_CONNECTIONS, Integer.toString(local.maxConnections()));
         out.put(MAX_REVOCATIONS, Integer.toString(l.maxRevocations()));
         out.put(WRITE_BACKLOG, Converters.humanSize(m.maxWriteBacklog()));
+        out.put(CONNECTIONS_PER_TOKEN, Integer.toString(l.connectionsPerToken()));
+        out.put(GRANT_FAILURES, Integer.toString(l.grantFailuresPerSecond()));
+        out.put(GRANT_FAILURE_COOLDOWN, Cli.human(l.grantFailureCoolDown()));
+        out.put(TOKEN_FAILURES, Integer.toString(l.tokenFailuresPerSecond()));
         return out;
     }
 

@@ -135,10 +135,7 @@ class RevocationPersistenceTest {
 
     @Test
     void aFullListRefusesTheNextRevocationAndKeepsTheOthers() throws Exception {
-        GatewayLimits two = GatewayLimits.defaults();
-        two = new GatewayLimits(two.streamsPerSession(), two.opensPerSecond(), two.openBurst(),
-                two.pendingDialsPerConnection(), two.streamIdleTimeout(), two.connectionIdleTimeout(),
-                two.queuedBytesPerConnection(), 2);
+        GatewayLimits two = GatewayLimits.defaults().withMaxRevocations(2);
         GatewayServer gateway = start(two);
         try {
             gateway.revokeGrant("jti-1");

@@ -22,9 +22,29 @@ public final class AuditLog {
     private static final Logger log = LoggerFactory.getLogger(LOGGER);
 
     private final String side;
+    private final RepeatedRefusals repeated = new RepeatedRefusals(this);
 
     public AuditLog(String side) {
         this.side = side;
+    }
+
+    /**
+     * A refusal a peer can repeat at will: written only if it is the first of its kind ({@code event} and
+     * {@code keyFields}, name/value pairs) in the current window, else counted for a summary line
+     * ({@link RepeatedRefusals}); {@code details} adds the fields of the full line.
+     */
+    public void refused(String event, java.util.function.Consumer<Event> details, String... keyFields) {
+        repeated.refused(event, details, keyFields);
+    }
+
+    /** Writes the summaries of ended windows ({@code all}: every pending one, at close). Call it every second. */
+    public void flushRepeated(boolean all) {
+        repeated.flush(all);
+    }
+
+    /** Kinds of refusal tracked now (bounded by {@link RepeatedRefusals#MAX_KINDS} + 1). */
+    public int trackedRefusalKinds() {
+        return repeated.trackedKinds();
     }
 
     /** Starts an audit event; add fields, then {@link Event#write()}. */
