@@ -18,7 +18,7 @@ import java.util.concurrent.Executors;
  * connection it carries stop forwarding and stop reading, both ways, without closing anything. Each side then sees
  * what a stalled {@code ssh -L}, a SIGSTOPped gateway or a laptop that woke up on another network shows: a socket
  * that stays open, accepts writes until the kernel buffers fill, and never delivers a byte. Connections accepted
- * after the freeze are relayed normally (the way out: a new connection).
+ * after the freeze are relayed normally (the way out: a new connection), unless {@link #refuseNew} says otherwise.
  */
 final class FreezableRelay implements AutoCloseable {
     private final ServerSocket server;
@@ -30,6 +30,7 @@ final class FreezableRelay implements AutoCloseable {
     });
     private final List<Pair> pairs = new ArrayList<>();
     private final CountDownLatch closed = new CountDownLatch(1);
+    private volatile boolean refuseNew;
 
     FreezableRelay(InetSocketAddress target) throws IOException {
         this.target = target;
@@ -49,10 +50,19 @@ final class FreezableRelay implements AutoCloseable {
         }
     }
 
+    /** While set, new connections are closed as soon as they are accepted (the gateway still unreachable). */
+    void refuseNew(boolean refuse) {
+        refuseNew = refuse;
+    }
+
     private void acceptLoop() {
         while (!server.isClosed()) {
             try {
                 Socket in = server.accept();
+                if (refuseNew) {
+                    in.close();
+                    continue;
+                }
                 Socket out = new Socket(target.getAddress(), target.getPort());
                 Pair pair = new Pair(in, out);
                 synchronized (pairs) {
