@@ -3,6 +3,7 @@ package dev.previewtunnel.mux;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.netty.util.concurrent.Ticker;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +36,8 @@ public final class PeerSilenceWatchdog extends ChannelInboundHandlerAdapter {
     private boolean reading;
     private boolean pingAsked;
     private ScheduledFuture<?> check;
+    /** The event loop's clock, as its timers use it (an embedded loop's is the one tests advance). */
+    private Ticker ticker = Ticker.systemTicker();
 
     /**
      * @param pingInterval the silence after which a PING is sent; at most three quarters of {@code timeout}, so a
@@ -53,7 +56,8 @@ public final class PeerSilenceWatchdog extends ChannelInboundHandlerAdapter {
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
-        lastReadNanos = System.nanoTime();
+        ticker = ctx.executor().ticker();
+        lastReadNanos = ticker.nanoTime();
         if (ctx.channel().isActive()) {
             schedule(ctx, pingAfterNanos);
         }
@@ -62,7 +66,7 @@ public final class PeerSilenceWatchdog extends ChannelInboundHandlerAdapter {
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
         if (check == null) {
-            lastReadNanos = System.nanoTime();
+            lastReadNanos = ticker.nanoTime();
             schedule(ctx, pingAfterNanos);
         }
         super.channelActive(ctx);
@@ -78,7 +82,7 @@ public final class PeerSilenceWatchdog extends ChannelInboundHandlerAdapter {
     public void channelReadComplete(ChannelHandlerContext ctx) {
         if (reading) {
             reading = false;
-            lastReadNanos = System.nanoTime();
+            lastReadNanos = ticker.nanoTime();
             pingAsked = false;
         }
         ctx.fireChannelReadComplete();
@@ -109,7 +113,7 @@ public final class PeerSilenceWatchdog extends ChannelInboundHandlerAdapter {
         if (!ctx.channel().isActive()) {
             return;
         }
-        long silent = reading ? 0 : System.nanoTime() - lastReadNanos;
+        long silent = reading ? 0 : ticker.nanoTime() - lastReadNanos;
         if (silent >= deadAfterNanos) {
             log.warn("tunnel keepalive: nothing received from {} for {} ms, closing the connection",
                     ctx.channel().remoteAddress(), TimeUnit.NANOSECONDS.toMillis(silent));
