@@ -83,7 +83,12 @@ public final class PeerSilenceWatchdog extends ChannelInboundHandlerAdapter {
         if (reading) {
             reading = false;
             lastReadNanos = ticker.nanoTime();
-            pingAsked = false;
+            if (pingAsked) {
+                // The check waits for the timeout after a PING; the peer answered: the next silence is timed anew.
+                pingAsked = false;
+                cancel();
+                schedule(ctx, pingAfterNanos);
+            }
         }
         ctx.fireChannelReadComplete();
     }
