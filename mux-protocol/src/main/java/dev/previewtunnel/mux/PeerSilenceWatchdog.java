@@ -46,7 +46,7 @@ public final class PeerSilenceWatchdog extends ChannelInboundHandlerAdapter {
      */
     public PeerSilenceWatchdog(Duration pingInterval, Duration timeout) {
         this.deadAfterNanos = timeout.toNanos();
-        this.pingAfterNanos = Math.min(pingInterval.toNanos(), deadAfterNanos / 4 * 3);
+        this.pingAfterNanos = pingAfter(pingInterval, timeout).toNanos();
     }
 
     /** The silence after which a PING goes out (see the constructor). */
