@@ -16,19 +16,17 @@ import io.netty.handler.codec.http2.Http2FrameCodec;
 import io.netty.handler.codec.http2.Http2MultiplexHandler;
 import io.netty.handler.codec.http2.Http2Settings;
 import io.netty.handler.codec.http2.Http2CodecUtil;
-import io.netty.handler.timeout.IdleStateHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Installs the tunnel protocol on a channel whose WebSocket handshake has completed:
  *
  * <pre>
- *   WriteBacklogLimit -> [TLS] -> [WebSocket frame codec] -> idle -> WebSocketByteBridge -> Http2FrameCodec
+ *   WriteBacklogLimit -> PeerSilenceWatchdog -> [TLS, WebSocket frame codec] -> WebSocketByteBridge -> Http2FrameCodec
  *       -> KeepAliveHandler -> Http2MultiplexHandler -> [caller's connection handler] -> PeerErrors
  * </pre>
  *
@@ -83,20 +81,21 @@ public final class MuxPipeline {
                 .decoderEnforceMaxRstFramesPerWindow(settings.maxRstPerWindow(), settings.rstWindowSeconds())
                 // The grant is a bearer secret: never enter it into the HPACK dynamic table.
                 .headerSensitivityDetector((name, value) -> MuxProtocol.GRANT_HEADER.contentEqualsIgnoreCase(name))
-                // Bounds a close that is not a drain (keepalive failure, idle reaping, errors): a dead peer's
-                // streams must not hold the connection. A drain sets its own bound (closeGracefully).
+                // Bounds a close that is not a drain (idle reaping, errors; a keepalive failure closes the socket
+                // itself, see PeerSilenceWatchdog): a dead peer's streams must not hold the connection. A drain
+                // sets its own bound (closeGracefully).
                 .gracefulShutdownTimeoutMillis(settings.pingTimeout().toMillis())
                 .build();
 
         ChannelPipeline p = channel.pipeline();
         cumulateWithoutCopies(p, codec, server);
-        long idleMillis = settings.pingInterval().toMillis();
-        p.addLast("ptun-idle", new IdleStateHandler(0, 0, idleMillis, TimeUnit.MILLISECONDS));
+        // First: liveness counts every byte received, and its close bypasses the codec's graceful close.
+        p.addFirst("ptun-idle", new PeerSilenceWatchdog(settings.pingInterval(), settings.pingTimeout()));
         // The server's WebSocket decoder is built from decoderConfig (violations answered by the bridge); the
         // client's comes from Netty's client handshaker, which answers them itself.
         p.addLast(BRIDGE, new WebSocketByteBridge(MuxProtocol.MAX_SENT_MESSAGE, server, !server));
         p.addLast(CODEC, codec);
-        p.addLast("ptun-keepalive", new KeepAliveHandler(settings.pingTimeout()));
+        p.addLast("ptun-keepalive", new KeepAliveHandler());
         p.addLast(MULTIPLEX, inboundStreamHandler == null
                 ? new Http2MultiplexHandler(new RejectInboundStreams())
                 : new Http2MultiplexHandler(inboundStreamHandler));

@@ -80,13 +80,13 @@ final class LimitOptions {
     Long webSocketMessage;
 
     @Option(names = "--" + KEEPALIVE_INTERVAL, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
-            description = "Send an HTTP/2 PING on a tunnel connection after this long without traffic; 1s to 1h "
-                    + "(default: 15s).")
+            description = "Send an HTTP/2 PING on a tunnel connection after this long without receiving anything "
+                    + "from the gateway (at most 3/4 of --keepalive-timeout); 1s to 1h (default: 15s).")
     Duration keepaliveInterval;
 
     @Option(names = "--" + KEEPALIVE_TIMEOUT, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
-            description = "Drop a tunnel connection (and reconnect) when a PING is not answered within this; 1s "
-                    + "to 1h (default: 20s).")
+            description = "Drop a tunnel connection (and reconnect) when nothing, not even a PING answer, has been "
+                    + "received from the gateway for this long; 1s to 1h (default: 20s).")
     Duration keepaliveTimeout;
 
     @Option(names = "--" + BROWSER_CONNECTIONS, paramLabel = "N",

@@ -27,8 +27,11 @@ import java.util.function.Supplier;
 /**
  * A small, bounded set of tunnel connections to one gateway. Streams go to the least-loaded usable connection.
  * Each slot keeps itself connected: when its connection drops (or the gateway sends GOAWAY) it reconnects with
- * jittered exponential backoff. While no connection is up, opening a stream fails at once with
- * {@link TunnelError#GATEWAY_UNREACHABLE} ("since ..., retrying") instead of hanging the browser.
+ * jittered exponential backoff. While no connection is up, an open asks for an attempt now instead of at the end of
+ * the backoff ({@link #demandConnection}) and waits, at most its open timeout: for the next connection to come up if
+ * the pool has been up before (a restart or a network blip: requests ride it out), else only for the next attempt
+ * (a gateway never reached, likely a wrong address, is reported at once). When none comes up it fails with
+ * {@link TunnelError#GATEWAY_UNREACHABLE} ("since ..., retrying").
  */
 public final class TunnelPool implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(TunnelPool.class);
@@ -36,6 +39,12 @@ public final class TunnelPool implements AutoCloseable {
     static final Duration MAX_BACKOFF = Duration.ofSeconds(15);
     /** How many more live streams the caller's own connection may carry than the least-loaded one, see pick. */
     static final int LOCAL_SLACK = 8;
+    /**
+     * Attempts asked for by waiting opens start at most this often per pool (each waits out no backoff): a restarted
+     * gateway is found within this much of coming back, and a dead one sees at most four refused connects a second
+     * per desktop, and only while a browser request is waiting.
+     */
+    static final Duration DEMAND_INTERVAL = Duration.ofMillis(250);
 
     private final TunnelClient client;
     private final URI url;
@@ -54,6 +63,17 @@ public final class TunnelPool implements AutoCloseable {
     /** Set by start(): before it no slot will ever attempt a connection, so no open may wait for one. */
     private volatile boolean started;
     private volatile StreamObserver observer;
+    /** Settles with the next connection any slot brings up; replaced as each one comes up. Guarded by this. */
+    private Promise<TunnelConnection> nextUp;
+    /** Settles with the outcome of the next connect attempt of any slot; replaced as each settles. Guarded by this. */
+    private Promise<TunnelConnection> nextAttempt;
+    /** Whether any connection of this pool ever came up. Guarded by this. */
+    private boolean everUp;
+    /** Opens waiting for a connection; while there are some, attempts are asked for. Guarded by this. */
+    private int waiters;
+    /** When the last asked-for attempt started, and whether one is scheduled. Guarded by this. */
+    private long lastDemandNanos = System.nanoTime() - DEMAND_INTERVAL.toNanos();
+    private boolean demandScheduled;
 
     /** Told how each {@link #openStream} ended (metrics); runs before the caller's own listeners. */
     @FunctionalInterface
@@ -81,6 +101,8 @@ public final class TunnelPool implements AutoCloseable {
         this.token = token;
         this.ssl = ssl;
         this.connectTimeout = connectTimeout;
+        this.nextUp = scheduler.newPromise();
+        this.nextAttempt = scheduler.newPromise();
         for (int i = 0; i < size; i++) {
             slots.add(new Slot(i));
         }
@@ -131,7 +153,7 @@ public final class TunnelPool implements AutoCloseable {
     private Future<Http2StreamChannel> openOnce(Authority target, String grant, Duration timeout, EventLoop caller) {
         TunnelConnection best = null;
         TunnelConnection local = null;
-        Future<TunnelConnection> pending = null;
+        Future<TunnelConnection> up;
         synchronized (this) {
             for (Slot s : slots) {
                 TunnelConnection c = s.connection;
@@ -140,29 +162,33 @@ public final class TunnelPool implements AutoCloseable {
                     if (c.eventLoop() == caller) {
                         local = lessLoaded(local, c);
                     }
-                } else if (started && !s.failedSinceUp && pending == null) {
-                    // No failure since this slot was last up: it is starting, or replacing a connection the
-                    // gateway drained (GOAWAY), so its next connection is moments away: wait for that attempt.
-                    // After a failure (refused, timed out, dropped) fail fast: the browser sees the 502 at once.
-                    pending = s.next;
                 }
+            }
+            up = everUp ? nextUp : nextAttempt;
+            if (best == null && started && !closed) {
+                waiters++;
             }
         }
         if (best != null) {
             return pick(local, best).openStream(target, grant, timeout);
         }
         Promise<Http2StreamChannel> result = caller.newPromise();
-        if (pending == null || closed) {
+        if (!started || closed) {
             result.setFailure(unreachable());
             return result;
         }
-        // A connection attempt is under way or about to start (first start, or a drained connection's
-        // replacement): wait for it. Its connect timeout bounds it; the open timeout bounds it too, so that an
-        // attempt that never settles cannot hold the browser.
+        // No connection up: ask for an attempt now rather than at the end of the backoff, and wait for the next
+        // connection (or, never up yet, the next attempt's outcome). The open timeout bounds the wait, so a gateway
+        // that stays down, or an attempt that never settles, answers the browser in time.
         Future<?> guard = caller.schedule(() -> result.tryFailure(unreachable()), timeout.toNanos(),
                 TimeUnit.NANOSECONDS);
-        result.addListener(f -> guard.cancel(false));
-        pending.addListener(f -> {
+        result.addListener(f -> {
+            guard.cancel(false);
+            synchronized (this) {
+                waiters--;
+            }
+        });
+        up.addListener(f -> {
             if (f.isSuccess()) {
                 ((TunnelConnection) f.getNow()).openStream(target, grant, timeout).addListener(s -> {
                     if (s.isSuccess()) {
@@ -178,7 +204,53 @@ public final class TunnelPool implements AutoCloseable {
                 result.tryFailure(unreachable());
             }
         });
+        demandConnection();
         return result;
+    }
+
+    /**
+     * While opens wait for a connection and no attempt is in flight, starts one now on a slot that is waiting out
+     * its backoff, at most once per {@link #DEMAND_INTERVAL}: the backoff spares a gateway that is down when nobody
+     * needs it, but must not keep a browser waiting once it is back. A failed attempt asks again (see Slot).
+     */
+    private void demandConnection() {
+        Slot chosen = null;
+        long delay = 0;
+        synchronized (this) {
+            if (closed || waiters <= 0 || demandScheduled) {
+                return;
+            }
+            for (Slot s : slots) {
+                if (s.attempting || (s.connection != null && s.connection.isUsable())) {
+                    return; // an attempt in flight (its outcome asks again) or a connection up already
+                }
+                if (chosen == null && s.connection == null) {
+                    chosen = s;
+                }
+            }
+            if (chosen == null) {
+                return;
+            }
+            long now = System.nanoTime();
+            long wait = lastDemandNanos + DEMAND_INTERVAL.toNanos() - now;
+            if (wait > 0) {
+                demandScheduled = true;
+                delay = wait;
+                chosen = null;
+            } else {
+                lastDemandNanos = now;
+            }
+        }
+        if (chosen != null) {
+            chosen.connectNow();
+            return;
+        }
+        scheduler.schedule(() -> {
+            synchronized (this) {
+                demandScheduled = false;
+            }
+            demandConnection();
+        }, delay, TimeUnit.NANOSECONDS);
     }
 
     private static TunnelConnection lessLoaded(TunnelConnection current, TunnelConnection candidate) {
@@ -310,12 +382,16 @@ public final class TunnelPool implements AutoCloseable {
     public void close(Duration drain) {
         closed = true;
         List<TunnelConnection> open;
-        List<Promise<TunnelConnection>> waiting = new ArrayList<>();
+        Promise<TunnelConnection> waiting;
         List<Future<TunnelConnection>> attempts = new ArrayList<>();
         synchronized (this) {
             open = openedConnections();
+            waiting = nextUp;
+            nextAttempt.tryFailure(new IllegalStateException("tunnel pool closed"));
             for (Slot s : slots) {
-                waiting.add(s.next);
+                if (s.retry != null) {
+                    s.retry.cancel(false);
+                }
                 if (s.connecting != null) {
                     attempts.add(s.connecting);
                 }
@@ -327,7 +403,7 @@ public final class TunnelPool implements AutoCloseable {
         attempts.forEach(a -> a.cancel(false));
         open.forEach(c -> c.close(drain));
         // Opens waiting for a slot's next connection must not outlive the pool.
-        waiting.forEach(p -> p.tryFailure(new IllegalStateException("tunnel pool closed")));
+        waiting.tryFailure(new IllegalStateException("tunnel pool closed"));
     }
 
     /**
@@ -359,23 +435,37 @@ public final class TunnelPool implements AutoCloseable {
         final int index;
         TunnelConnection connection;
         Future<TunnelConnection> connecting;
-        /** Settles with the outcome of this slot's next connect attempt; replaced as each attempt settles. */
-        Promise<TunnelConnection> next = scheduler.newPromise();
+        /** From the start of connect() until its attempt settles: one attempt at a time per slot. */
+        boolean attempting;
+        /** The backoff timer of the next attempt, if one is pending. */
+        Future<?> retry;
         Instant downSince = Instant.now();
         String lastError;
         final ReconnectBackoff backoff = new ReconnectBackoff(MIN_BACKOFF, MAX_BACKOFF,
                 n -> ThreadLocalRandom.current().nextLong(n));
         long reconnects;
-        /** A connect attempt failed or the connection dropped since this slot was last up (not set by a drain). */
-        boolean failedSinceUp;
 
         Slot(int index) {
             this.index = index;
         }
 
+        /** An attempt now, instead of when the backoff timer fires (see demandConnection). */
+        void connectNow() {
+            synchronized (TunnelPool.this) {
+                if (retry != null) {
+                    retry.cancel(false);
+                    retry = null;
+                }
+            }
+            connect(null);
+        }
+
         void connect(Promise<Void> firstUp) {
-            if (closed) {
-                return;
+            synchronized (TunnelPool.this) {
+                if (closed || attempting || connection != null) {
+                    return; // one attempt at a time; a slot that is up needs none
+                }
+                attempting = true;
             }
             // Slot i always lives on loop i (modulo their number), so the pool's connections are spread evenly
             // over the loops, as the browser connections are, whatever order reconnects happen in (see pick).
@@ -389,34 +479,39 @@ public final class TunnelPool implements AutoCloseable {
                 attempt.cancel(false);
             }
             attempt.addListener(f -> {
-                Promise<TunnelConnection> settled;
+                Promise<TunnelConnection> settled = null;
+                Promise<TunnelConnection> attemptSettled;
                 synchronized (TunnelPool.this) {
-                    settled = next;
-                    next = scheduler.newPromise();
+                    attemptSettled = nextAttempt;
+                    nextAttempt = scheduler.newPromise();
                 }
                 if (f.isSuccess()) {
                     TunnelConnection c = (TunnelConnection) f.getNow();
                     boolean afterClose;
                     synchronized (TunnelPool.this) {
                         connecting = null;
+                        attempting = false;
                         // close() sets closed before it takes the monitor to collect the connections it closes.
                         afterClose = closed;
                         if (!afterClose) {
                             connection = c;
                             pruneOpened();
                             opened.add(c);
-                            failedSinceUp = false;
                             downSince = null;
                             backoff.reset();
+                            settled = nextUp;
+                            nextUp = scheduler.newPromise();
+                            everUp = true;
                         }
                     }
                     if (afterClose) {
                         // Came up after close(): nobody else would ever close it.
                         c.close();
-                        settled.tryFailure(new IllegalStateException("tunnel pool closed"));
+                        attemptSettled.tryFailure(new IllegalStateException("tunnel pool closed"));
                         return;
                     }
                     settled.trySuccess(c);
+                    attemptSettled.trySuccess(c);
                     if (firstUp != null) {
                         firstUp.trySuccess(null);
                     }
@@ -427,17 +522,18 @@ public final class TunnelPool implements AutoCloseable {
                     String error = f.cause().getMessage();
                     synchronized (TunnelPool.this) {
                         connecting = null;
+                        attempting = false;
                         lastError = error;
-                        failedSinceUp = true;
                         if (downSince == null) {
                             downSince = Instant.now();
                         }
                     }
-                    settled.tryFailure(f.cause());
+                    attemptSettled.tryFailure(f.cause());
                     if (firstUp != null) {
                         firstUp.tryFailure(f.cause());
                     }
                     scheduleReconnect();
+                    demandConnection(); // opens still waiting get another attempt, at the demand rate
                 }
             });
         }
@@ -464,7 +560,6 @@ public final class TunnelPool implements AutoCloseable {
                     return; // already replaced (drain)
                 }
                 connection = null;
-                failedSinceUp = true;
                 downSince = Instant.now();
                 lastError = why;
                 reconnects++;
@@ -472,6 +567,7 @@ public final class TunnelPool implements AutoCloseable {
             if (!closed) {
                 log.warn("tunnel connection {} lost: {}; reconnecting", index, why);
                 scheduleReconnect();
+                demandConnection(); // opens already waiting (a retried open) need not wait out the backoff
             }
         }
 
@@ -479,11 +575,10 @@ public final class TunnelPool implements AutoCloseable {
             if (closed) {
                 return;
             }
-            long delay;
             synchronized (TunnelPool.this) {
-                delay = backoff.nextDelayMillis();
+                long delay = backoff.nextDelayMillis();
+                retry = scheduler.schedule(() -> connect(null), delay, TimeUnit.MILLISECONDS);
             }
-            scheduler.schedule(() -> connect(null), delay, TimeUnit.MILLISECONDS);
         }
     }
 }

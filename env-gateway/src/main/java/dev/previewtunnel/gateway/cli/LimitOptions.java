@@ -142,12 +142,13 @@ final class LimitOptions {
     Duration handshakeTimeout;
 
     @Option(names = "--" + KEEPALIVE_INTERVAL, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
-            description = "Send an HTTP/2 PING after this long without traffic; 1s to 1h (default: 15s).")
+            description = "Send an HTTP/2 PING after this long without receiving anything from the desktop (at "
+                    + "most 3/4 of --keepalive-timeout); 1s to 1h (default: 15s).")
     Duration keepaliveInterval;
 
     @Option(names = "--" + KEEPALIVE_TIMEOUT, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
-            description = "Close the connection when a PING is not answered within this; 1s to 1h "
-                    + "(default: 20s).")
+            description = "Close the connection when nothing, not even a PING answer, has been received from the "
+                    + "desktop for this long; 1s to 1h (default: 20s).")
     Duration keepaliveTimeout;
 
     @Option(names = "--" + TUNNEL_CONNECTIONS, paramLabel = "N",

@@ -365,7 +365,7 @@ class GatewayInputFuzzTest {
     void inProcessConnectionsSurviveRandomAndMutatedFrames() throws Exception {
         AuditCheck audit = AuditCheck.attach();
         // Expected here, once per input that stops mid-frame: the keepalive gives up on a silent peer.
-        Logger keepalive = (Logger) LoggerFactory.getLogger(dev.previewtunnel.mux.KeepAliveHandler.class);
+        Logger keepalive = (Logger) LoggerFactory.getLogger(dev.previewtunnel.mux.PeerSilenceWatchdog.class);
         Level keepaliveLevel = keepalive.getLevel();
         keepalive.setLevel(Level.ERROR);
         Warnings warnings = Warnings.attach();
@@ -774,7 +774,7 @@ class GatewayInputFuzzTest {
     }
 
 
-    /** Idle time until keepalive gives up: ping interval, then ping timeout, then any graceful shutdown. */
+    /** Idle time until keepalive gives up: the keepalive timeout of silence (advanced in steps, generously). */
     static void keepaliveExpires(EmbeddedChannel ch, ByteArrayOutputStream server) {
         advance(ch, SETTINGS.pingInterval().plusSeconds(1));
         drain(ch, server);
