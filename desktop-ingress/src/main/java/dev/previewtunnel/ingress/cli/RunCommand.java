@@ -19,6 +19,7 @@ import dev.previewtunnel.ingress.refresh.GrantRefresher;
 import dev.previewtunnel.ingress.refresh.UrlGrantRefresher;
 import dev.previewtunnel.ingress.session.AuthorityMap;
 import dev.previewtunnel.ingress.session.BrowserSession;
+import dev.previewtunnel.ingress.session.SessionStore;
 import dev.previewtunnel.ingress.session.StateFiles;
 import dev.previewtunnel.ingress.session.VirtualHostTakenException;
 import dev.previewtunnel.ingress.tunnel.EnvironmentGateway;
@@ -101,9 +102,13 @@ import java.util.concurrent.TimeUnit;
                         + "upper case with _ for -, e.g. PTUN_INGRESS_GATEWAY, PTUN_INGRESS_TOKEN_FILE), else the "
                         + "JSON config file (--config or PTUN_INGRESS_CONFIG), else the defaults. Tokens and "
                         + "grants themselves are never settings, only the files holding them.",
+                "Sessions outlive the process: each keeps its credential (its credentials file, replaced only by "
+                        + "'session rotate', deleted by 'session close') and STATE_DIR/sessions.json keeps the "
+                        + "sessions, their grants and the proxy port, so after a restart with the same STATE_DIR "
+                        + "(and --listen port 0) the proxy listens on the same port if it is free and open browsers "
+                        + "keep working.",
                 "On SIGTERM/SIGINT: stops accepting browser connections, lets streams in flight finish within "
-                        + "--drain-timeout (502 for new requests meanwhile), deletes the credentials and control "
-                        + "files, exits 0.",
+                        + "--drain-timeout (502 for new requests meanwhile), deletes the control file, exits 0.",
                 "Logs are JSON lines on stderr. Audit events (one JSON object per line) go to stderr, or only to "
                         + "the file given by --audit-file."})
 final class RunCommand implements Callable<Integer> {
@@ -227,8 +232,6 @@ final class RunCommand implements Callable<Integer> {
 
     private final Object lock = new Object();
     private Ingress ingress; // guarded by lock
-    private Path credentialsFile; // guarded by lock
-    private Path stateDirectory; // guarded by lock
     private ControlServer control; // guarded by lock
     private MetricsServer metrics; // guarded by lock
     private ExecutorService refreshExecutor; // guarded by lock
@@ -296,12 +299,20 @@ final class RunCommand implements Callable<Integer> {
         if (ca != null && !tls) {
             throw Cli.usage(spec, "--gateway-ca applies to wss:// gateways only");
         }
-        BrowserSession first = BrowserSession.create(session, suffix);
-        Set<String> targets = attachGrants(first, grantPaths, controlOn);
         SslContext ssl = tls ? IngressCli.clientTls(spec, ca) : null;
         GrantRefresher refresher = refresher(s);
         IngressCli.prepareStateDir(dir);
         Path credentials = StateFiles.credentialsFile(dir, session);
+        // Sessions outlive the process: the first one keeps its credential, the saved ones come back, and the
+        // proxy listens on the port of the previous run when it may choose, so open browsers keep working.
+        SessionStore store = new SessionStore(dir);
+        SessionStore.Snapshot saved = store.load();
+        BrowserSession first = store.restoreOrCreate(session, suffix);
+        saved.sessions().stream().filter(x -> x.id().equals(session)).findFirst()
+                .ifPresent(x -> SessionStore.reattach(first.egress(x.egress()), x.grants()));
+        Set<String> targets = attachGrants(first, grantPaths, controlOn);
+        listenAddress = SessionStore.preferredListen(listenAddress, saved.proxyPort());
+        ingressConfig = ingressConfig.withListen(listenAddress);
         String gatewayPath = gatewayUri.getRawPath();
         if (gatewayPath == null || gatewayPath.isEmpty() || gatewayPath.equals("/")) {
             log.warn("--gateway has no path; env-gateway serves its tunnel at {} unless started with --path",
@@ -318,7 +329,16 @@ final class RunCommand implements Callable<Integer> {
         ControlServer controlServer = null;
         MetricsServer metricsServer = null;
         try {
-            writeCredentials(credentials, first);
+            writeCredentials(credentials, first); // the same credential again when restored: rewritten atomically
+            for (SessionStore.Saved other : saved.sessions()) {
+                if (!other.id().equals(session)) {
+                    BrowserSession back = store.restoreOrCreate(other.id(), suffix).egress(other.egress());
+                    SessionStore.reattach(back, other.grants());
+                    writeCredentials(StateFiles.credentialsFile(dir, back.id()), back);
+                    running.sessions().add(back);
+                }
+            }
+            store.saveQuietly(running.proxyAddress(), running.sessions().all());
             if (controlAddress != null) {
                 controlServer = startControl(running, dir, controlAddress);
             }
@@ -330,15 +350,12 @@ final class RunCommand implements Callable<Integer> {
                 controlServer.close();
             }
             running.close();
-            ServiceLifecycle.deleteQuietly(log, credentials);
             shutdownQuietly(refresher);
             throw e;
         }
         boolean closeNow;
         synchronized (lock) {
             ingress = running;
-            credentialsFile = credentials;
-            stateDirectory = dir;
             control = controlServer;
             metrics = metricsServer;
             drain = drainFor;
@@ -524,10 +541,6 @@ final class RunCommand implements Callable<Integer> {
 
     private static void writeCredentials(Path file, BrowserSession session) {
         try {
-            if (Files.exists(file)) {
-                log.info("replacing credentials file {} (left by an earlier run with session id {}?)", file,
-                        session.id());
-            }
             Path written = StateFiles.writeCredentials(file.getParent(), session);
             if (!written.equals(file)) {
                 throw new IllegalStateException("credentials written to " + written + ", expected " + file);
@@ -621,16 +634,12 @@ final class RunCommand implements Callable<Integer> {
 
     private void shutdown(String reason) {
         Ingress running;
-        Path credentials;
-        Path dir;
         ControlServer controlServer;
         MetricsServer metricsServer;
         ExecutorService executor;
         Duration drainFor;
         synchronized (lock) {
             running = ingress;
-            credentials = credentialsFile;
-            dir = stateDirectory;
             controlServer = control;
             metricsServer = metrics;
             executor = refreshExecutor;
@@ -641,14 +650,11 @@ final class RunCommand implements Callable<Integer> {
         }
         long t0 = System.nanoTime();
         try {
-            // The control API and the credentials first: nothing should pick them up for a proxy that is going away.
+            // The control API first: nothing should pick it up for a proxy that is going away. The credentials
+            // files stay: a session's credential outlives the process (SessionStore), so browsers keep working
+            // after a restart; 'session close' deletes one, 'session rotate' replaces one.
             if (controlServer != null) {
                 controlServer.close();
-            }
-            ServiceLifecycle.deleteQuietly(log, credentials);
-            if (dir != null) {
-                running.sessions().all().forEach(
-                        s -> ServiceLifecycle.deleteQuietly(log, StateFiles.credentialsFile(dir, s.id())));
             }
             running.close(drainFor);
             if (metricsServer != null) {
