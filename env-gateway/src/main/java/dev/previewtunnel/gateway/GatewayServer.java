@@ -62,6 +62,9 @@ public final class GatewayServer implements AutoCloseable {
     private final AtomicBoolean closing = new AtomicBoolean();
     private Channel serverChannel;
     private volatile AdminServer admin;
+    private volatile java.time.Duration drainIdle = DEFAULT_DRAIN_IDLE;
+    /** A stream that moves no bytes for this long during a drain is cut ({@code --drain-idle-timeout}). */
+    public static final java.time.Duration DEFAULT_DRAIN_IDLE = java.time.Duration.ofSeconds(5);
 
     private GatewayServer(GatewayConfig config, GrantVerifier verifier, RevocationList revocations,
                           MeterRegistry registry) {
@@ -282,9 +285,16 @@ public final class GatewayServer implements AutoCloseable {
         return server;
     }
 
+    /** How long a stream may move no bytes during a drain before it is cut (default {@link #DEFAULT_DRAIN_IDLE}). */
+    public GatewayServer drainIdleTimeout(java.time.Duration idle) {
+        this.drainIdle = idle;
+        return this;
+    }
+
     /**
-     * Graceful stop: no new connections; every tunnel connection gets GOAWAY, streams in flight may finish
-     * within the drain timeout; then everything is closed.
+     * Graceful stop by activity: no new connections; every tunnel connection gets GOAWAY; streams moving bytes may
+     * finish within the drain timeout (the maximum), a stream idle for the drain idle timeout is cut at once
+     * ({@link GatewayDrain}: each cut is an audit line); then everything left is closed.
      */
     @Override
     public void close() {
@@ -298,16 +308,19 @@ public final class GatewayServer implements AutoCloseable {
             serverChannel.close().syncUninterruptibly();
         }
         // GOAWAY on every connection; each closes once its open streams end, within the drain timeout (not the
-        // codec's default bound, the keepalive timeout).
-        long deadline = System.nanoTime() + config.drainTimeout().toNanos() + TimeUnit.SECONDS.toNanos(1);
+        // codec's default bound, the keepalive timeout). The codec's own bound is set past ours, so that what is
+        // still open at our deadline is reported as cut at the maximum (drain.finish) before it is closed.
+        long deadline = System.nanoTime() + config.drainTimeout().toNanos();
+        GatewayDrain drain = GatewayDrain.start(context, drainIdle, group.next());
         List<ChannelFuture> drains = new ArrayList<>();
         for (Channel c : connections) {
             context.metrics().connectionDraining(c);
-            drains.add(MuxPipeline.closeGracefully(c, config.drainTimeout()));
+            drains.add(MuxPipeline.closeGracefully(c, config.drainTimeout().plusSeconds(2)));
         }
         for (ChannelFuture drained : drains) {
             drained.awaitUninterruptibly(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         }
+        drain.finish(); // what is still open now is cut at the maximum: said here, closed just below
         // Whatever the drain left open is closed here, not left to the loops' shutdown: with no quiet period
         // Netty 4.2 does not reliably close the channels still registered, and their sockets would stay open.
         connections.close().awaitUninterruptibly(2, TimeUnit.SECONDS);

@@ -107,8 +107,9 @@ import java.util.concurrent.TimeUnit;
                         + "sessions, their grants and the proxy port, so after a restart with the same STATE_DIR "
                         + "(and --listen port 0) the proxy listens on the same port if it is free and open browsers "
                         + "keep working.",
-                "On SIGTERM/SIGINT: stops accepting browser connections, lets streams in flight finish within "
-                        + "--drain-timeout (502 for new requests meanwhile), deletes the control file, exits 0.",
+                "On SIGTERM/SIGINT: stops accepting browser connections, lets connections that move bytes finish "
+                        + "within --drain-timeout and closes those idle for --drain-idle-timeout (502 for new "
+                        + "requests meanwhile), deletes the control file, exits 0.",
                 "Logs are JSON lines on stderr. Audit events (one JSON object per line) go to stderr, or only to "
                         + "the file given by --audit-file."})
 final class RunCommand implements Callable<Integer> {
@@ -189,9 +190,16 @@ final class RunCommand implements Callable<Integer> {
     String metricsListen;
 
     @Option(names = "--drain-timeout", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
-            description = "On shutdown, how long streams in flight may continue before they are closed "
-                    + "(default: 2s).")
+            description = "On shutdown, the most browser connections in flight may continue while they move "
+                    + "bytes; what is still open then is closed (audit drain_cut, reason drain_timeout); 1ms to 1h "
+                    + "(default: 30s).")
     Duration drainTimeout;
+
+    @Option(names = "--drain-idle-timeout", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
+            description = "During that drain, a browser connection that moves no bytes for this long is closed at "
+                    + "once (audit drain_cut, reason idle), so idle keep-alives and WebSockets do not hold the "
+                    + "stop; 100ms to 1h (default: 2s).")
+    Duration drainIdleTimeout;
 
     @Option(names = "--grant-refresh-command", paramLabel = "PROGRAM",
             description = "When the gateway refuses a stream because its grant expired or was revoked, run this "
@@ -235,7 +243,8 @@ final class RunCommand implements Callable<Integer> {
     private ControlServer control; // guarded by lock
     private MetricsServer metrics; // guarded by lock
     private ExecutorService refreshExecutor; // guarded by lock
-    private Duration drain = Duration.ofSeconds(2); // guarded by lock
+    private Duration drain = Duration.ofSeconds(30); // guarded by lock
+    private Duration drainIdle = Ingress.DEFAULT_DRAIN_IDLE; // guarded by lock
     private boolean stopRequested; // guarded by lock
     private final ServiceLifecycle lifecycle = new ServiceLifecycle();
 
@@ -282,8 +291,10 @@ final class RunCommand implements Callable<Integer> {
         String metricsText = s.string("metrics-listen", metricsListen, null);
         InetSocketAddress metricsAddress = metricsText == null ? null
                 : s.loopbackListen(spec, "metrics-listen", metricsText, 9465);
-        Duration drainFor = s.inRange("drain-timeout", s.duration("drain-timeout", drainTimeout, Duration.ofSeconds(2)),
+        Duration drainFor = s.inRange("drain-timeout", s.duration("drain-timeout", drainTimeout, Duration.ofSeconds(30)),
                 Duration.ofMillis(1), Duration.ofHours(1));
+        Duration idleFor = s.inRange("drain-idle-timeout", s.duration("drain-idle-timeout", drainIdleTimeout,
+                Ingress.DEFAULT_DRAIN_IDLE), Duration.ofMillis(100), Duration.ofHours(1));
         Path tokenPath = s.path("token-file", tokenFile, null);
         List<Path> grantPaths = s.paths("grant-file", grantFiles);
         Path dir = s.path("state-dir", stateDir, IngressCli.defaultStateDir()).toAbsolutePath().normalize();
@@ -359,6 +370,7 @@ final class RunCommand implements Callable<Integer> {
             control = controlServer;
             metrics = metricsServer;
             drain = drainFor;
+            drainIdle = idleFor;
             closeNow = stopRequested;
         }
         if (closeNow) { // stop() came while starting
@@ -638,12 +650,14 @@ final class RunCommand implements Callable<Integer> {
         MetricsServer metricsServer;
         ExecutorService executor;
         Duration drainFor;
+        Duration idleFor;
         synchronized (lock) {
             running = ingress;
             controlServer = control;
             metricsServer = metrics;
             executor = refreshExecutor;
             drainFor = drain;
+            idleFor = drainIdle;
         }
         if (running == null) {
             return; // stopped before started: run() sees stopRequested and shuts down what it started
@@ -656,7 +670,7 @@ final class RunCommand implements Callable<Integer> {
             if (controlServer != null) {
                 controlServer.close();
             }
-            running.close(drainFor);
+            running.close(drainFor, idleFor);
             if (metricsServer != null) {
                 metricsServer.close();
             }

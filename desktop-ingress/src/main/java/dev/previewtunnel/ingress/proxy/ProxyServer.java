@@ -1,5 +1,6 @@
 package dev.previewtunnel.ingress.proxy;
 
+import dev.previewtunnel.mux.ByteActivity;
 import dev.previewtunnel.mux.ReadBuffers;
 import dev.previewtunnel.mux.SocketHalfCloseHandler;
 import dev.previewtunnel.mux.Transports;
@@ -53,6 +54,7 @@ public final class ProxyServer implements AutoCloseable {
                                 .setMaxInitialLineLength(8192)
                                 .setMaxHeaderSize(context.config().maxRequestHead())
                                 .setMaxChunkSize(64 * 1024);
+                        ch.pipeline().addLast(ByteActivity.NAME, new ByteActivity()); // a drain's measure
                         ch.pipeline().addLast("half-close", SocketHalfCloseHandler.INSTANCE);
                         ch.pipeline().addLast(ProxyConnectionHandler.HTTP_CODEC, new HttpServerCodec(decoder));
                         ch.pipeline().addLast(ProxyConnectionHandler.NAME, new ProxyConnectionHandler(context));
@@ -61,6 +63,11 @@ public final class ProxyServer implements AutoCloseable {
                 .bind(context.config().listen())
                 .sync()
                 .channel();
+    }
+
+    /** The browser connections open now (a copy). */
+    public List<Channel> browsers() {
+        return List.copyOf(browsers);
     }
 
     public InetSocketAddress address() {
