@@ -670,10 +670,12 @@ final class RunCommand implements Callable<Integer> {
             if (controlServer != null) {
                 controlServer.close();
             }
-            running.close(drainFor, idleFor);
+            // The metrics listener goes before the drain too (the proxy listener goes first thing in close), so a
+            // replacement started on the same addresses can bind them while this one drains.
             if (metricsServer != null) {
                 metricsServer.close();
             }
+            running.close(drainFor, idleFor);
             if (executor != null) {
                 executor.shutdownNow();
             }
