@@ -318,10 +318,14 @@ final class RunCommand implements Callable<Integer> {
         // proxy listens on the port of the previous run when it may choose, so open browsers keep working.
         SessionStore store = new SessionStore(dir);
         SessionStore.Snapshot saved = store.load();
+        // The first session's grants come from the flags when any are given (a grant dropped from the grant file
+        // stays dropped); only without them are its saved grants (from 'grant add') attached again.
         BrowserSession first = store.restoreOrCreate(session, suffix);
+        boolean flagGrants = !grants.isEmpty() || !grantPaths.isEmpty();
         saved.sessions().stream().filter(x -> x.id().equals(session)).findFirst()
-                .ifPresent(x -> SessionStore.reattach(first.egress(x.egress()), x.grants()));
+                .ifPresent(x -> SessionStore.reattach(first.egress(x.egress()), flagGrants ? List.of() : x.grants()));
         Set<String> targets = attachGrants(first, grantPaths, controlOn);
+        first.authorities().entries().forEach(e -> targets.add(e.target().toString()));
         listenAddress = SessionStore.preferredListen(listenAddress, saved.proxyPort());
         ingressConfig = ingressConfig.withListen(listenAddress);
         String gatewayPath = gatewayUri.getRawPath();

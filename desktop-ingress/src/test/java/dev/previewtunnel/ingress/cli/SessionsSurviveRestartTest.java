@@ -156,20 +156,30 @@ class SessionsSurviveRestartTest {
         }
         assertEquals(0, second.awaitExit());
 
-        // Third run: a closed session stays closed.
-        RunningIngress third = RunningIngress.start(args);
+        // Third run, with another grant file: a closed session stays closed, and the first session's grants are
+        // the flags' (the grant dropped from the file is not brought back from sessions.json).
+        int otherPort = TestStack.closedPort();
+        String other = stack.grant("default", otherPort);
+        Path otherFile = TestStack.secretFile(tmp, "other-grant", other + "\n");
+        String[] otherArgs = args.clone();
+        otherArgs[6] = otherFile.toString();
+        RunningIngress third = RunningIngress.start(otherArgs);
         try {
-            third.readyLine();
+            JsonNode ready = third.readyLine();
+            assertEquals("[\"localhost:" + otherPort + "\"]", ready.get("grants").toString());
             Result listed = run("session", "list", "--state-dir", dir);
             outputs.add(listed.out());
-            assertEquals(1, JSON.readTree(listed.out()).get("sessions").size(), listed::out);
-            assertEquals("default", JSON.readTree(listed.out()).get("sessions").get(0).get("id").asText());
+            JsonNode sessions = JSON.readTree(listed.out()).get("sessions");
+            assertEquals(1, sessions.size(), listed::out);
+            assertEquals("default", sessions.get(0).get("id").asText());
+            assertEquals(1, sessions.get(0).get("grants").size(), listed::out);
+            assertEquals("localhost:" + otherPort, sessions.get(0).get("grants").get(0).get("target").asText());
         } finally {
             third.close();
         }
         assertEquals(0, third.awaitExit());
         for (String out : outputs) {
-            assertNoSecrets(out, "", token, grant, webGrant, defaultPassword);
+            assertNoSecrets(out, "", token, grant, webGrant, defaultPassword, other);
             for (String p : webPassword.split("\\|")) {
                 assertNoSecrets(out, "", p);
             }
