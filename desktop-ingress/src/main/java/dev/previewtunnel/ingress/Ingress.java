@@ -35,6 +35,8 @@ import java.util.function.Supplier;
  */
 public final class Ingress implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Ingress.class);
+    /** During a drain, a browser connection that moves no bytes for this long is closed ({@code --drain-idle-timeout}). */
+    public static final Duration DEFAULT_DRAIN_IDLE = Duration.ofSeconds(2);
 
     private final IngressConfig config;
     private final Transports transports = Transports.best();
@@ -190,13 +192,11 @@ public final class Ingress implements AutoCloseable {
         close(drain, DEFAULT_DRAIN_IDLE);
     }
 
-    /** During a drain, a browser connection that moves no bytes for this long is closed ({@code --drain-idle-timeout}). */
-    public static final Duration DEFAULT_DRAIN_IDLE = Duration.ofSeconds(2);
-
     /**
      * Graceful, bounded stop: no new browser connections; every tunnel connection of every pool sends GOAWAY and
      * closes once its live streams have ended, and what they relayed is written to the browsers, all waited for
-     * within one {@code drain}; then whatever is left is closed.
+     * within one {@code drain}; a browser connection that moves no bytes for {@code idle} meanwhile is closed
+     * early ({@link IngressDrain}); then whatever is left is closed.
      */
     public void close(Duration drain, Duration idle) {
         if (!closing.compareAndSet(false, true)) {

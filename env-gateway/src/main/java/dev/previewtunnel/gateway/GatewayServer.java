@@ -37,6 +37,7 @@ import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -51,6 +52,8 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class GatewayServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(GatewayServer.class);
+    /** A stream that moves no bytes for this long during a drain is cut ({@code --drain-idle-timeout}). */
+    public static final Duration DEFAULT_DRAIN_IDLE = Duration.ofSeconds(5);
 
     private final GatewayConfig config;
     private final Transports transports = Transports.best();
@@ -62,9 +65,7 @@ public final class GatewayServer implements AutoCloseable {
     private final AtomicBoolean closing = new AtomicBoolean();
     private Channel serverChannel;
     private volatile AdminServer admin;
-    private volatile java.time.Duration drainIdle = DEFAULT_DRAIN_IDLE;
-    /** A stream that moves no bytes for this long during a drain is cut ({@code --drain-idle-timeout}). */
-    public static final java.time.Duration DEFAULT_DRAIN_IDLE = java.time.Duration.ofSeconds(5);
+    private volatile Duration drainIdle = DEFAULT_DRAIN_IDLE;
 
     private GatewayServer(GatewayConfig config, GrantVerifier verifier, RevocationList revocations,
                           MeterRegistry registry) {
@@ -286,7 +287,7 @@ public final class GatewayServer implements AutoCloseable {
     }
 
     /** How long a stream may move no bytes during a drain before it is cut (default {@link #DEFAULT_DRAIN_IDLE}). */
-    public GatewayServer drainIdleTimeout(java.time.Duration idle) {
+    public GatewayServer drainIdleTimeout(Duration idle) {
         this.drainIdle = idle;
         return this;
     }
