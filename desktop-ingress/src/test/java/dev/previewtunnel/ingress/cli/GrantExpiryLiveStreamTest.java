@@ -81,6 +81,7 @@ class GrantExpiryLiveStreamTest {
                     }
 
                     assertEquals(1, stack.gateway.revokeGrant(view.jti()), "revocation finds the live stream");
+                    tunnel.setSoTimeout(5_000);
                     assertEquals(-1, readOrEnd(in), "revocation ends the live stream at once");
                 }
             } finally {
@@ -110,9 +111,12 @@ class GrantExpiryLiveStreamTest {
         return new String(in.readNBytes(length), StandardCharsets.UTF_8);
     }
 
+    /** The next byte, -1 at the end (or a reset), -2 when the socket timeout passed with the stream still open. */
     private static int readOrEnd(InputStream in) {
         try {
             return in.read();
+        } catch (java.net.SocketTimeoutException stillOpen) {
+            return -2;
         } catch (IOException reset) {
             return -1;
         }

@@ -136,12 +136,34 @@ class SessionsSurviveRestartTest {
             outputs.add(listed.out());
             assertEquals(2, JSON.readTree(listed.out()).get("sessions").size(), listed::out);
 
-            // Rotation, only when asked: a new password in the same file; the old one is refused.
+            // Rotation, only when asked: a new password in the same file; the old one is refused, and a tunnel
+            // opened with it is closed at once.
             Path oldCopy = TestStack.secretFile(tmp, "old-web", Files.readString(webCredentials));
-            Result rotated = run("session", "rotate", "web", "--state-dir", dir);
-            assertEquals(0, rotated.exitCode(), rotated::toString);
-            outputs.add(rotated.out());
-            assertEquals("web", JSON.readTree(rotated.out()).get("rotated").asText());
+            try (java.net.Socket tunnel = new java.net.Socket()) {
+                tunnel.setSoTimeout(20_000);
+                tunnel.connect(IngressCliHarness.proxyAddress(ready));
+                String target = "localhost:" + stack.app.port();
+                String auth = "Proxy-Authorization: Basic " + java.util.Base64.getEncoder().encodeToString(
+                        ("ptun-web:" + webPassword).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                tunnel.getOutputStream().write(("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n" + auth
+                        + "\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                assertTrue(IngressCliHarness.readHead(tunnel.getInputStream()).startsWith("HTTP/1.1 200"));
+                Result rotated = run("session", "rotate", "web", "--state-dir", dir);
+                assertEquals(0, rotated.exitCode(), rotated::toString);
+                outputs.add(rotated.out());
+                assertEquals("web", JSON.readTree(rotated.out()).get("rotated").asText());
+                // This tunnel, and the keep-alive connection the HTTP client above still holds.
+                assertTrue(JSON.readTree(rotated.out()).get("closedConnections").asInt() >= 1, rotated::out);
+                int end;
+                try {
+                    end = tunnel.getInputStream().read();
+                } catch (java.net.SocketTimeoutException stillOpen) {
+                    end = -2; // not closed within the socket timeout
+                } catch (java.io.IOException reset) {
+                    end = -1;
+                }
+                assertEquals(-1, end, "the tunnel opened with the old password is closed by the rotation");
+            }
             String newPassword = password(webCredentials);
             assertNotEquals(webPassword, newPassword, "rotate gives a new password");
             assertEquals(407, status(TestStack.proxiedClient(proxy, oldCopy), url), "the old password is refused");
