@@ -57,8 +57,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@code run}: the desktop proxy, until SIGTERM/SIGINT. Prints the ready line on stdout once listening, then
- * blocks; a JVM shutdown hook closes the ingress (bounded drain), deletes the credentials and control files and
- * releases the waiting thread.
+ * blocks; a JVM shutdown hook closes the ingress (drain by activity), deletes the control file (the sessions'
+ * credentials stay, see SessionStore) and releases the waiting thread.
  *
  * <p>Tests run it in-process on a background thread and use {@link #awaitStarted}, {@link #ingress()} and
  * {@link #stop()} instead of a signal.
@@ -629,7 +629,7 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /**
-     * Stops the ingress, deletes the credentials and control files and releases the thread blocked in
+     * Stops the ingress, deletes the control file and releases the thread blocked in
      * {@link #call()}. Idempotent and thread-safe; returns once stopped. Used by the shutdown hook and by tests.
      */
     void stop() {
