@@ -37,6 +37,8 @@ import java.util.function.Supplier;
  */
 public final class Ingress implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Ingress.class);
+    /** During a drain, a browser connection that moves no bytes for this long is closed ({@code --drain-idle-timeout}). */
+    public static final Duration DEFAULT_DRAIN_IDLE = Duration.ofSeconds(2);
 
     private final IngressConfig config;
     private final Transports transports = Transports.best();
@@ -201,21 +203,33 @@ public final class Ingress implements AutoCloseable {
         close(Duration.ZERO);
     }
 
+    /** {@link #close(Duration, Duration)} with the default idle cut, {@link #DEFAULT_DRAIN_IDLE}. */
+    public void close(Duration drain) {
+        close(drain, DEFAULT_DRAIN_IDLE);
+    }
+
     /**
      * Graceful, bounded stop: no new browser connections; every tunnel connection of every pool sends GOAWAY and
      * closes once its live streams have ended, and what they relayed is written to the browsers, all waited for
-     * within one {@code drain}; then whatever is left is closed.
+     * within one {@code drain}; a browser connection that moves no bytes for {@code idle} meanwhile is closed
+     * early ({@link IngressDrain}); then whatever is left is closed.
      */
-    public void close(Duration drain) {
+    public void close(Duration drain, Duration idle) {
         if (!closing.compareAndSet(false, true)) {
             return; // stopped already (its event loops are gone): a second close has nothing to do
         }
         proxy.close();
         long deadline = System.nanoTime() + drain.toNanos();
-        pools.close(drain);
+        // By activity: browser connections moving bytes go on up to the maximum, idle ones are closed early. The
+        // tunnels' own bound is set past ours so that what is open at our deadline is reported before it is cut.
+        IngressDrain watch = drain.isZero() ? null : IngressDrain.start(proxy::browsers, idle, group.next());
+        pools.close(drain.isZero() ? drain : drain.plusSeconds(2));
         if (!drain.isZero() && !(pools.awaitClosed(drain)
                 && proxy.awaitWritten(Duration.ofNanos(Math.max(0, deadline - System.nanoTime()))))) {
             log.info("drain timeout ({} ms) reached with streams still open; closing them", drain.toMillis());
+        }
+        if (watch != null) {
+            watch.finish();
         }
         // Close what is left ourselves: the loops' shutdown (no quiet period) does not reliably close the channels
         // still registered, and a socket left open would hold its peer (gateway, browser) until an idle timeout.

@@ -39,6 +39,7 @@ import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -53,6 +54,8 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class GatewayServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(GatewayServer.class);
+    /** A stream that moves no bytes for this long during a drain is cut ({@code --drain-idle-timeout}). */
+    public static final Duration DEFAULT_DRAIN_IDLE = Duration.ofSeconds(5);
 
     private final GatewayConfig config;
     private final Transports transports = Transports.best();
@@ -67,6 +70,7 @@ public final class GatewayServer implements AutoCloseable {
     private ConnectionBudget budget;
     private volatile AdminServer admin;
     private volatile RevocationStore store; // null: revocations last until this process ends
+    private volatile Duration drainIdle = DEFAULT_DRAIN_IDLE;
 
     private GatewayServer(GatewayConfig config, GrantVerifier verifier, RevocationList revocations,
                           MeterRegistry registry) {
@@ -355,9 +359,16 @@ public final class GatewayServer implements AutoCloseable {
         return server;
     }
 
+    /** How long a stream may move no bytes during a drain before it is cut (default {@link #DEFAULT_DRAIN_IDLE}). */
+    public GatewayServer drainIdleTimeout(Duration idle) {
+        this.drainIdle = idle;
+        return this;
+    }
+
     /**
-     * Graceful stop: no new connections; every tunnel connection gets GOAWAY, streams in flight may finish
-     * within the drain timeout; then everything is closed.
+     * Graceful stop by activity: no new connections; every tunnel connection gets GOAWAY; streams moving bytes may
+     * finish within the drain timeout (the maximum), a stream idle for the drain idle timeout is cut at once
+     * ({@link GatewayDrain}: each cut is an audit line); then everything left is closed.
      */
     @Override
     public void close() {
@@ -371,16 +382,19 @@ public final class GatewayServer implements AutoCloseable {
             serverChannel.close().syncUninterruptibly();
         }
         // GOAWAY on every connection; each closes once its open streams end, within the drain timeout (not the
-        // codec's default bound, the keepalive timeout).
-        long deadline = System.nanoTime() + config.drainTimeout().toNanos() + TimeUnit.SECONDS.toNanos(1);
+        // codec's default bound, the keepalive timeout). The codec's own bound is set past ours, so that what is
+        // still open at our deadline is reported as cut at the maximum (drain.finish) before it is closed.
+        long deadline = System.nanoTime() + config.drainTimeout().toNanos();
+        GatewayDrain drain = GatewayDrain.start(context, drainIdle, group.next());
         List<ChannelFuture> drains = new ArrayList<>();
         for (Channel c : connections) {
             context.metrics().connectionDraining(c);
-            drains.add(MuxPipeline.closeGracefully(c, config.drainTimeout()));
+            drains.add(MuxPipeline.closeGracefully(c, config.drainTimeout().plusSeconds(2)));
         }
         for (ChannelFuture drained : drains) {
             drained.awaitUninterruptibly(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         }
+        drain.finish(); // what is still open now is cut at the maximum: said here, closed just below
         // Whatever the drain left open is closed here, not left to the loops' shutdown: with no quiet period
         // Netty 4.2 does not reliably close the channels still registered, and their sockets would stay open.
         connections.close().awaitUninterruptibly(2, TimeUnit.SECONDS);

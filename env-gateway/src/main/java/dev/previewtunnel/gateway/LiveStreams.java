@@ -15,14 +15,32 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class LiveStreams {
     private final ConcurrentHashMap<String, Set<Channel>> byGrant = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Set<Channel>> bySession = new ConcurrentHashMap<>();
+    /** Every live stream with what an audit line about it names (a drain says which streams it cut). */
+    private final ConcurrentHashMap<Channel, Described> all = new ConcurrentHashMap<>();
 
-    void register(VerifiedGrant grant, Channel stream) {
+    /** What a stream is, for audit lines: its connection, session, grant id and requested target. */
+    public record Described(String connection, String session, String jti, String target) {
+    }
+
+    void register(VerifiedGrant grant, Channel stream, String connection, String target) {
         add(byGrant, grant.jti(), stream);
         add(bySession, grant.session(), stream);
+        all.put(stream, new Described(connection, grant.session(), grant.jti(), target));
         stream.closeFuture().addListener(f -> {
             remove(byGrant, grant.jti(), stream);
             remove(bySession, grant.session(), stream);
+            all.remove(stream);
         });
+    }
+
+    /** Every live stream right now (a copy). */
+    public List<Channel> all() {
+        return List.copyOf(all.keySet());
+    }
+
+    /** What {@code stream} is, or null once it closed. */
+    public Described describe(Channel stream) {
+        return all.get(stream);
     }
 
     /** Closes (resets) every live stream opened with this grant id; returns how many. */

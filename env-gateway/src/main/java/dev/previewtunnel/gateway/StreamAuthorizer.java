@@ -144,7 +144,7 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
                 target.close();
                 return;
             }
-            gateway.liveStreams().register(grant, stream);
+            gateway.liveStreams().register(grant, stream, connectionId, request.authority().toString());
             gateway.metrics().opened();
             stream.writeAndFlush(StreamResponses.accepted());
             stream.pipeline().remove(this);

@@ -198,6 +198,12 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
         peer.close();
     }
 
+    /** Bytes read so far from both channels of the relay: a drain's measure of activity; safe from any thread. */
+    public long bytesBothWays() {
+        RelayHandler p = partner;
+        return bytesRead.get() + (p == null ? 0 : p.bytesRead.get());
+    }
+
     /** Bytes this relay has read from its own channel so far. */
     public long bytesRead() {
         return bytesRead.get();

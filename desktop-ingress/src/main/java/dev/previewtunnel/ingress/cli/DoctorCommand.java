@@ -9,6 +9,7 @@ import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.grants.UnverifiedGrantView;
 import dev.previewtunnel.ingress.control.ControlServer;
+import dev.previewtunnel.ingress.session.SessionStore;
 import dev.previewtunnel.mux.Authority;
 import dev.previewtunnel.mux.MuxProtocol;
 import dev.previewtunnel.mux.MuxSettings;
@@ -239,6 +240,10 @@ final class DoctorCommand implements Callable<Integer> {
         if (Files.exists(control)) {
             secrets.add(control);
         }
+        Path saved = dir.resolve(SessionStore.FILE); // the sessions' grants, kept across restarts
+        if (Files.exists(saved)) {
+            secrets.add(saved);
+        }
         if (secrets.isEmpty()) {
             report.skip("credentials", "no credentials files in " + dir + " (no ingress has run with it)");
             return;
@@ -249,7 +254,7 @@ final class DoctorCommand implements Callable<Integer> {
                 bad = true;
                 report.fail("credentials", ExitCodes.REFUSED, f + " is readable by group/others (" + perms(f) + "): "
                         + "anyone on this machine could use " + (f.equals(control) ? "the control API"
-                        : "that session's access to the environment") + "; chmod 600 " + f);
+                        : f.equals(saved) ? "the grants it holds" : "that session's access to the environment") + "; chmod 600 " + f);
             }
         }
         if (!bad) {

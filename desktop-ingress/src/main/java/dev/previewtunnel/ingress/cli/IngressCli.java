@@ -38,7 +38,7 @@ final class IngressCli {
      */
     static final Set<String> CONFIG_KEYS = Settings.keys(Set.of("gateway", "token-file", "grant-file", "listen", "pool",
             "gateway-ca", "state-dir", "session-id", "control", "control-listen", "metrics-listen", "drain-timeout",
-            "audit-file", "grant-refresh-command", "grant-refresh-arg", "grant-refresh-url", "grant-refresh-token-file",
+            "drain-idle-timeout", "audit-file", "grant-refresh-command", "grant-refresh-arg", "grant-refresh-url", "grant-refresh-token-file",
             "grant-refresh-timeout"), LimitOptions.KEYS, EnvironmentOptions.KEYS);
     /** A token or grant file is a few KiB at most; anything this big is the wrong file. */
     static final long MAX_SECRET_FILE = 1024 * 1024;

@@ -20,6 +20,7 @@ import dev.previewtunnel.ingress.refresh.GrantRefresher;
 import dev.previewtunnel.ingress.refresh.UrlGrantRefresher;
 import dev.previewtunnel.ingress.session.AuthorityMap;
 import dev.previewtunnel.ingress.session.BrowserSession;
+import dev.previewtunnel.ingress.session.SessionStore;
 import dev.previewtunnel.ingress.session.StateFiles;
 import dev.previewtunnel.ingress.session.VirtualHostTakenException;
 import dev.previewtunnel.ingress.tunnel.EnvironmentGateway;
@@ -57,8 +58,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@code run}: the desktop proxy, until SIGTERM/SIGINT. Prints the ready line on stdout once listening, then
- * blocks; a JVM shutdown hook closes the ingress (bounded drain), deletes the credentials and control files and
- * releases the waiting thread.
+ * blocks; a JVM shutdown hook closes the ingress (drain by activity), deletes the control file (the sessions'
+ * credentials stay, see SessionStore) and releases the waiting thread.
  *
  * <p>Tests run it in-process on a background thread and use {@link #awaitStarted}, {@link #ingress()} and
  * {@link #stop()} instead of a signal.
@@ -102,9 +103,14 @@ import java.util.concurrent.TimeUnit;
                         + "upper case with _ for -, e.g. PTUN_INGRESS_GATEWAY, PTUN_INGRESS_TOKEN_FILE), else the "
                         + "JSON config file (--config or PTUN_INGRESS_CONFIG), else the defaults. Tokens and "
                         + "grants themselves are never settings, only the files holding them.",
-                "On SIGTERM/SIGINT: stops accepting browser connections, lets streams in flight finish within "
-                        + "--drain-timeout (502 for new requests meanwhile), deletes the credentials and control "
-                        + "files, exits 0.",
+                "Sessions outlive the process: each keeps its credential (its credentials file, replaced only by "
+                        + "'session rotate', deleted by 'session close') and STATE_DIR/sessions.json keeps the "
+                        + "sessions, their grants and the proxy port, so after a restart with the same STATE_DIR "
+                        + "(and --listen port 0) the proxy listens on the same port if it is free and open browsers "
+                        + "keep working.",
+                "On SIGTERM/SIGINT: stops accepting browser connections, lets connections that move bytes finish "
+                        + "within --drain-timeout and closes those idle for --drain-idle-timeout (502 for new "
+                        + "requests meanwhile), deletes the control file, exits 0.",
                 "Logs are JSON lines on stderr. Audit events (one JSON object per line) go to stderr, or only to "
                         + "the file given by --audit-file."})
 final class RunCommand implements Callable<Integer> {
@@ -185,9 +191,16 @@ final class RunCommand implements Callable<Integer> {
     String metricsListen;
 
     @Option(names = "--drain-timeout", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
-            description = "On shutdown, how long streams in flight may continue before they are closed "
-                    + "(default: 2s).")
+            description = "On shutdown, the most browser connections in flight may continue while they move "
+                    + "bytes; what is still open then is closed (audit drain_cut, reason drain_timeout); 1ms to 1h "
+                    + "(default: 30s).")
     Duration drainTimeout;
+
+    @Option(names = "--drain-idle-timeout", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
+            description = "During that drain, a browser connection that moves no bytes for this long is closed at "
+                    + "once (audit drain_cut, reason idle), so idle keep-alives and WebSockets do not hold the "
+                    + "stop; 100ms to 1h (default: 2s).")
+    Duration drainIdleTimeout;
 
     @Option(names = "--grant-refresh-command", paramLabel = "PROGRAM",
             description = "When the gateway refuses a stream because its grant expired or was revoked, run this "
@@ -228,12 +241,11 @@ final class RunCommand implements Callable<Integer> {
 
     private final Object lock = new Object();
     private Ingress ingress; // guarded by lock
-    private Path credentialsFile; // guarded by lock
-    private Path stateDirectory; // guarded by lock
     private ControlServer control; // guarded by lock
     private MetricsServer metrics; // guarded by lock
     private ExecutorService refreshExecutor; // guarded by lock
-    private Duration drain = Duration.ofSeconds(2); // guarded by lock
+    private Duration drain = Duration.ofSeconds(30); // guarded by lock
+    private Duration drainIdle = Ingress.DEFAULT_DRAIN_IDLE; // guarded by lock
     private boolean stopRequested; // guarded by lock
     private final ServiceLifecycle lifecycle = new ServiceLifecycle();
 
@@ -280,8 +292,10 @@ final class RunCommand implements Callable<Integer> {
         String metricsText = s.string("metrics-listen", metricsListen, null);
         InetSocketAddress metricsAddress = metricsText == null ? null
                 : s.loopbackListen(spec, "metrics-listen", metricsText, 9465);
-        Duration drainFor = s.inRange("drain-timeout", s.duration("drain-timeout", drainTimeout, Duration.ofSeconds(2)),
+        Duration drainFor = s.inRange("drain-timeout", s.duration("drain-timeout", drainTimeout, Duration.ofSeconds(30)),
                 Duration.ofMillis(1), Duration.ofHours(1));
+        Duration idleFor = s.inRange("drain-idle-timeout", s.duration("drain-idle-timeout", drainIdleTimeout,
+                Ingress.DEFAULT_DRAIN_IDLE), Duration.ofMillis(100), Duration.ofHours(1));
         Path tokenPath = s.path("token-file", tokenFile, null);
         List<Path> grantPaths = s.paths("grant-file", grantFiles);
         Path dir = s.path("state-dir", stateDir, IngressCli.defaultStateDir()).toAbsolutePath().normalize();
@@ -298,12 +312,24 @@ final class RunCommand implements Callable<Integer> {
         if (ca != null && !tls) {
             throw Cli.usage(spec, "--gateway-ca applies to wss:// gateways only");
         }
-        BrowserSession first = BrowserSession.create(session, suffix);
-        Set<String> targets = attachGrants(first, grantPaths, controlOn);
         SslContext ssl = tls ? IngressCli.clientTls(spec, ca) : null;
         GrantRefresher refresher = refresher(s);
         IngressCli.prepareStateDir(dir);
         Path credentials = StateFiles.credentialsFile(dir, session);
+        // Sessions outlive the process: the first one keeps its credential, the saved ones come back, and the
+        // proxy listens on the port of the previous run when it may choose, so open browsers keep working.
+        SessionStore store = new SessionStore(dir);
+        SessionStore.Snapshot saved = store.load();
+        // The first session's grants come from the flags when any are given (a grant dropped from the grant file
+        // stays dropped); only without them are its saved grants (from 'grant add') attached again.
+        BrowserSession first = store.restoreOrCreate(session, suffix);
+        boolean flagGrants = !grants.isEmpty() || !grantPaths.isEmpty();
+        saved.sessions().stream().filter(x -> x.id().equals(session)).findFirst()
+                .ifPresent(x -> SessionStore.reattach(first.egress(x.egress()), flagGrants ? List.of() : x.grants()));
+        Set<String> targets = attachGrants(first, grantPaths, controlOn);
+        first.authorities().entries().forEach(e -> targets.add(e.target().toString()));
+        listenAddress = SessionStore.preferredListen(listenAddress, saved.proxyPort());
+        ingressConfig = ingressConfig.withListen(listenAddress);
         String gatewayPath = gatewayUri.getRawPath();
         if (gatewayPath == null || gatewayPath.isEmpty() || gatewayPath.equals("/")) {
             log.warn("--gateway has no path; env-gateway serves its tunnel at {} unless started with --path",
@@ -320,7 +346,16 @@ final class RunCommand implements Callable<Integer> {
         ControlServer controlServer = null;
         MetricsServer metricsServer = null;
         try {
-            writeCredentials(credentials, first);
+            writeCredentials(credentials, first); // the same credential again when restored: rewritten atomically
+            for (SessionStore.Saved other : saved.sessions()) {
+                if (!other.id().equals(session)) {
+                    BrowserSession back = store.restoreOrCreate(other.id(), suffix).egress(other.egress());
+                    SessionStore.reattach(back, other.grants());
+                    writeCredentials(StateFiles.credentialsFile(dir, back.id()), back);
+                    running.sessions().add(back);
+                }
+            }
+            store.saveQuietly(running.proxyAddress(), running.sessions().all());
             if (controlAddress != null) {
                 controlServer = startControl(running, dir, controlAddress, localLimits);
             }
@@ -332,18 +367,16 @@ final class RunCommand implements Callable<Integer> {
                 controlServer.close();
             }
             running.close();
-            ServiceLifecycle.deleteQuietly(log, credentials);
             shutdownQuietly(refresher);
             throw e;
         }
         boolean closeNow;
         synchronized (lock) {
             ingress = running;
-            credentialsFile = credentials;
-            stateDirectory = dir;
             control = controlServer;
             metrics = metricsServer;
             drain = drainFor;
+            drainIdle = idleFor;
             closeNow = stopRequested;
         }
         if (closeNow) { // stop() came while starting
@@ -526,10 +559,6 @@ final class RunCommand implements Callable<Integer> {
 
     private static void writeCredentials(Path file, BrowserSession session) {
         try {
-            if (Files.exists(file)) {
-                log.info("replacing credentials file {} (left by an earlier run with session id {}?)", file,
-                        session.id());
-            }
             Path written = StateFiles.writeCredentials(file.getParent(), session);
             if (!written.equals(file)) {
                 throw new IllegalStateException("credentials written to " + written + ", expected " + file);
@@ -603,7 +632,7 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /**
-     * Stops the ingress, deletes the credentials and control files and releases the thread blocked in
+     * Stops the ingress, deletes the control file and releases the thread blocked in
      * {@link #call()}. Idempotent and thread-safe; returns once stopped. Used by the shutdown hook and by tests.
      */
     void stop() {
@@ -624,39 +653,36 @@ final class RunCommand implements Callable<Integer> {
 
     private void shutdown(String reason) {
         Ingress running;
-        Path credentials;
-        Path dir;
         ControlServer controlServer;
         MetricsServer metricsServer;
         ExecutorService executor;
         Duration drainFor;
+        Duration idleFor;
         synchronized (lock) {
             running = ingress;
-            credentials = credentialsFile;
-            dir = stateDirectory;
             controlServer = control;
             metricsServer = metrics;
             executor = refreshExecutor;
             drainFor = drain;
+            idleFor = drainIdle;
         }
         if (running == null) {
             return; // stopped before started: run() sees stopRequested and shuts down what it started
         }
         long t0 = System.nanoTime();
         try {
-            // The control API and the credentials first: nothing should pick them up for a proxy that is going away.
+            // The control API first: nothing should pick it up for a proxy that is going away. The credentials
+            // files stay: a session's credential outlives the process (SessionStore), so browsers keep working
+            // after a restart; 'session close' deletes one, 'session rotate' replaces one.
             if (controlServer != null) {
                 controlServer.close();
             }
-            ServiceLifecycle.deleteQuietly(log, credentials);
-            if (dir != null) {
-                running.sessions().all().forEach(
-                        s -> ServiceLifecycle.deleteQuietly(log, StateFiles.credentialsFile(dir, s.id())));
-            }
-            running.close(drainFor);
+            // The metrics listener goes before the drain too (the proxy listener goes first thing in close), so a
+            // replacement started on the same addresses can bind them while this one drains.
             if (metricsServer != null) {
                 metricsServer.close();
             }
+            running.close(drainFor, idleFor);
             if (executor != null) {
                 executor.shutdownNow();
             }

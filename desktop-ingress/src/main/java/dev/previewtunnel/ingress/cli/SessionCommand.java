@@ -14,21 +14,24 @@ import picocli.CommandLine.Spec;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
-/** {@code session create|list|close}: browser sessions of a running ingress, through its control API. */
+/** {@code session create|list|close|rotate}: browser sessions of a running ingress, through its control API. */
 @Command(name = "session",
         mixinStandardHelpOptions = true,
         versionProvider = IngressVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
         footer = IngressMain.FOOTER,
-        synopsisSubcommandLabel = "(create | list | close)",
+        synopsisSubcommandLabel = "(create | list | close | rotate)",
         description = {
                 "Create, list and close the browser sessions of a running ingress ('desktop-ingress run').",
                 "A browser session is one browser profile, Playwright context or Electron partition: its own proxy "
                         + "credential (in an owner-only file), its own grants, its own policy for hosts it has no "
                         + "grant for. The commands find the ingress through STATE_DIR/control.json; exit 2 when "
-                        + "no ingress runs there."},
-        subcommands = {SessionCommand.Create.class, SessionCommand.ListSessions.class, SessionCommand.Close.class})
+                        + "no ingress runs there.",
+                "A session lives until 'session close', across ingress restarts: its credential stays the same "
+                        + "until 'session rotate', and its grants come back with it."},
+        subcommands = {SessionCommand.Create.class, SessionCommand.ListSessions.class, SessionCommand.Close.class,
+                SessionCommand.Rotate.class})
 final class SessionCommand {
 
     @Command(name = "create",
@@ -130,6 +133,37 @@ final class SessionCommand {
                 throw Cli.usage(spec, "ID must be 1 to 64 letters, digits, '.', '_' or '-', got '" + Cli.shown(id) + "'");
             }
             Cli.printLine(control.client(spec).delete("/v1/sessions/" + id).toString());
+            return ExitCodes.OK;
+        }
+    }
+
+    @Command(name = "rotate",
+            modelTransformer = IdsMayStartWithDash.class,
+            mixinStandardHelpOptions = true,
+            versionProvider = IngressVersionProvider.class,
+            exitCodeOnInvalidInput = ExitCodes.USAGE,
+            exitCodeOnExecutionException = ExitCodes.INTERNAL,
+            footer = IngressMain.FOOTER,
+            description = "Give a session a new proxy password (a credential is otherwise stable for the life of "
+                    + "the session, across ingress restarts): its credentials file is rewritten, the old password "
+                    + "stops working and the connections opened with it end at once. Prints "
+                    + "{\"rotated\":ID,\"closedConnections\":N,\"credentialsFile\":PATH} (never the password).")
+    static final class Rotate implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Mixin
+        ControlClient.Options control;
+
+        @Parameters(paramLabel = "ID", description = "The session whose credential to replace.")
+        String id;
+
+        @Override
+        public Integer call() {
+            if (!id.matches(IngressCli.SESSION_ID)) {
+                throw Cli.usage(spec, "ID must be 1 to 64 letters, digits, '.', '_' or '-', got '" + Cli.shown(id) + "'");
+            }
+            Cli.printLine(control.client(spec).post("/v1/sessions/" + id + "/rotate", Cli.json()).toString());
             return ExitCodes.OK;
         }
     }

@@ -7,6 +7,7 @@ import dev.previewtunnel.ingress.Ingress;
 import dev.previewtunnel.ingress.session.AuthorityMap;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.EgressPolicy;
+import dev.previewtunnel.ingress.session.SessionStore;
 import dev.previewtunnel.ingress.session.StateFiles;
 import dev.previewtunnel.ingress.session.VirtualHostTakenException;
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
@@ -36,10 +37,15 @@ import java.util.Locale;
  *   GET    /v1/sessions                            every session with its granted authorities
  *   POST   /v1/sessions          {"id"?,"egress"?} a new session; its credential goes to an owner-only file
  *   DELETE /v1/sessions/ID                         closes the session and its live connections
+ *   POST   /v1/sessions/ID/rotate                  a new credential (its file rewritten); closes the
+ *                                                  connections opened with the old one
  *   POST   /v1/sessions/ID/grants {"grant","name"?} attaches a grant; answers its authorities (409
  *                                                  virtual_host_taken when its virtual host names another target)
  *   DELETE /v1/sessions/ID/grants/GRANT_ID         detaches it and ends the connections that used it
  * </pre>
+ *
+ * <p>Every change is saved at once to the state directory ({@link SessionStore}): sessions, their credentials and
+ * grants survive an ingress restart.
  */
 public final class ControlServer implements AutoCloseable {
     public static final String STATE_FILE = "control.json";
@@ -47,6 +53,7 @@ public final class ControlServer implements AutoCloseable {
     private final Ingress ingress;
     private final Path stateDir;
     private final Path stateFile;
+    private final SessionStore store;
     private final Channel channel;
 
     private ControlServer(Ingress ingress, Path stateDir, InetSocketAddress listen, LocalHttpServer.Limits limits)
@@ -54,6 +61,7 @@ public final class ControlServer implements AutoCloseable {
         this.ingress = ingress;
         this.stateDir = stateDir;
         this.stateFile = stateDir.resolve(STATE_FILE);
+        this.store = new SessionStore(stateDir);
         String token = LocalApi.newToken();
         this.channel = ingress.bindLocalApi(listen, token, this::handle, limits);
         StateFiles.writeOwnerOnly(stateFile, LocalApi.object()
@@ -112,6 +120,7 @@ public final class ControlServer implements AutoCloseable {
             ingress.sessions().remove(session.id());
             int closed = session.closeAll();
             deleteQuietly(StateFiles.credentialsFile(stateDir, session.id()));
+            saved();
             return Response.ok(LocalApi.object().put("closed", session.id()).put("closedConnections", closed));
         }
         if (parts.length == 5 && "grants".equals(parts[4]) && "POST".equals(method)) {
@@ -125,13 +134,26 @@ public final class ControlServer implements AutoCloseable {
             } catch (VirtualHostTakenException e) {
                 throw new ApiException(409, "virtual_host_taken", e.getMessage());
             }
+            saved();
             return Response.ok(describe(entry, session));
+        }
+        if (parts.length == 5 && "rotate".equals(parts[4]) && "POST".equals(method)) {
+            int closed = session.rotate();
+            Path credentials;
+            try {
+                credentials = StateFiles.writeCredentials(stateDir, session);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            return Response.ok(LocalApi.object().put("rotated", session.id()).put("closedConnections", closed)
+                    .put("credentialsFile", credentials.toString()));
         }
         if (parts.length == 6 && "grants".equals(parts[4]) && "DELETE".equals(method)) {
             int closed = session.detachGrant(parts[5]);
             if (closed < 0) {
                 throw new ApiException(404, "no_such_grant", "no grant with that id in this session");
             }
+            saved();
             return Response.ok(LocalApi.object().put("detached", parts[5]).put("closedConnections", closed));
         }
         throw new ApiException(404, "not_found", "no such resource");
@@ -161,6 +183,7 @@ public final class ControlServer implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         ingress.sessions().add(session);
+        saved();
         return describe(session).put("credentialsFile", credentials.toString());
     }
 
@@ -235,6 +258,11 @@ public final class ControlServer implements AutoCloseable {
             authorities.add("[::1]:" + e.target().port());
         }
         return node;
+    }
+
+    /** Saves the sessions after a change; a failure is logged by the store, the change itself stands. */
+    private void saved() {
+        store.saveQuietly(ingress.proxyAddress(), ingress.sessions().all());
     }
 
     private static void deleteQuietly(Path p) {

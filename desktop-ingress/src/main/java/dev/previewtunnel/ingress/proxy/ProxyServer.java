@@ -1,6 +1,7 @@
 package dev.previewtunnel.ingress.proxy;
 
 import dev.previewtunnel.ingress.BrowserConnectionLimits;
+import dev.previewtunnel.mux.ByteActivity;
 import dev.previewtunnel.mux.ReadBuffers;
 import dev.previewtunnel.mux.SocketHalfCloseHandler;
 import dev.previewtunnel.mux.Transports;
@@ -73,11 +74,12 @@ public final class ProxyServer implements AutoCloseable {
     }
 
     /**
-     * The browser-side pipeline of one accepted connection, in order: body-deadline byte clock, half-close, the
+     * The browser-side pipeline of one accepted connection, in order: byte activity (a drain's measure), body-deadline byte clock, half-close, the
      * strict HTTP/1.1 codec, body-deadline message clock, the proxy handler. The fuzz tests install exactly this.
      */
     static void installBrowserPipeline(Channel ch, IngressContext context) {
         RequestBodyDeadline body = new RequestBodyDeadline(context.config().browserLimits().bodyIdleTimeout());
+        ch.pipeline().addLast(ByteActivity.NAME, new ByteActivity()); // a drain's measure
         ch.pipeline().addLast(RequestBodyDeadline.BYTES, body.bytes());
         ch.pipeline().addLast("half-close", SocketHalfCloseHandler.INSTANCE);
         ch.pipeline().addLast(ProxyConnectionHandler.HTTP_CODEC,
@@ -89,6 +91,11 @@ public final class ProxyServer implements AutoCloseable {
     /** The connection budget of this listener (open, unauthenticated, refused counts). */
     public ConnectionBudget budget() {
         return budget;
+    }
+
+    /** The browser connections open now (a copy). */
+    public List<Channel> browsers() {
+        return List.copyOf(browsers);
     }
 
     public InetSocketAddress address() {

@@ -29,7 +29,8 @@ public final class BrowserSession {
 
     private final String id;
     private final String username;
-    private final byte[] password;
+    /** Replaced only by {@link #rotate}; stable otherwise, across ingress restarts too (see SessionStore). */
+    private volatile byte[] password;
     private final AuthorityMap authorities;
     private volatile EgressPolicy egress = EgressPolicy.DENY;
     /** Set once by {@link #closeAll}; guarded by {@code this}. */
@@ -54,11 +55,40 @@ public final class BrowserSession {
         if (id == null || !id.matches("[A-Za-z0-9._-]{1,64}")) {
             throw new IllegalArgumentException("session id must be 1-64 of [A-Za-z0-9._-]");
         }
-        byte[] secret = new byte[24];
-        RANDOM.nextBytes(secret);
-        String password = Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
+        return restore(id, virtualHostSuffix, newPassword());
+    }
+
+    /** A session with the credential an earlier run gave it (read back from its owner-only credentials file). */
+    public static BrowserSession restore(String id, String virtualHostSuffix, String password) {
+        if (id == null || !id.matches("[A-Za-z0-9._-]{1,64}")) {
+            throw new IllegalArgumentException("session id must be 1-64 of [A-Za-z0-9._-]");
+        }
+        if (password == null || !password.matches("[A-Za-z0-9_-]{16,128}")) {
+            throw new IllegalArgumentException("not a session password");
+        }
         return new BrowserSession(id, "ptun-" + id, password.getBytes(StandardCharsets.UTF_8),
                 new AuthorityMap(virtualHostSuffix));
+    }
+
+    private static String newPassword() {
+        byte[] secret = new byte[24];
+        RANDOM.nextBytes(secret);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
+    }
+
+    /**
+     * Replaces the credential (asked for with {@code session rotate}) and closes the browser connections opened
+     * with the old one, so whoever held it keeps nothing. The caller rewrites the credentials file. Returns how
+     * many connections were closed.
+     */
+    public int rotate() {
+        password = newPassword().getBytes(StandardCharsets.UTF_8);
+        List<Channel> all;
+        synchronized (this) {
+            all = new ArrayList<>(live.keySet());
+        }
+        all.forEach(Channel::close);
+        return all.size();
     }
 
     public String id() {

@@ -361,6 +361,21 @@ class IngressDoctorTest {
         assertNoSecrets(r.out(), r.err(), "pw-that-must-not-show-123");
     }
 
+    /** sessions.json keeps the sessions' grants across restarts (issue 17): a secret file like the credentials. */
+    @Test
+    void savedSessionsReadableByOthers() throws Exception {
+        Path state = tmp.resolve("state");
+        Path saved = TestStack.secretFile(state, "sessions.json",
+                "{\"sessions\":[{\"id\":\"web\",\"grants\":[{\"grant\":\"grant-that-must-not-show-456\"}]}]}");
+        Files.setPosixFilePermissions(saved, PosixFilePermissions.fromString("rw-r--r--"));
+        Result r = doctor("--gateway", stack.url(), "--state-dir", state.toString());
+        assertEquals(3, r.exitCode(), "credentials come first: " + r);
+        String m = failure(r, "credentials");
+        assertTrue(m.contains(saved + " is readable by group/others (rw-r--r--)") && m.contains("the grants it holds")
+                && m.contains("chmod 600 " + saved), m);
+        assertNoSecrets(r.out(), r.err(), "grant-that-must-not-show-456");
+    }
+
     /** Each secret or trust file 'run' reads is checked to be owner-only, with its own check and message. */
     @Test
     void secretAndTrustFilesReadableByOthers() throws Exception {

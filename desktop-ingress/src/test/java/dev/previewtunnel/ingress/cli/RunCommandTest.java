@@ -194,7 +194,9 @@ class RunCommandTest {
         Result r = running.result();
         assertEquals(0, r.exitCode(), r::toString);
         assertEquals(1, r.outLines().size(), () -> "nothing but the ready line on stdout: " + r);
-        assertFalse(Files.exists(credentials), "credentials file deleted on clean shutdown");
+        // The credential outlives the process (a session ends only with 'session close'); still owner-only.
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(credentials)),
+                "credentials file kept, owner-only, across a clean shutdown");
         assertFalse(Files.exists(stateDir.resolve("control.json")), "control state file deleted on clean shutdown");
         assertTrue(logMessages(r.err()).stream().anyMatch(m -> m.equals("INFO ingress stopped")), r::toString);
         assertNoSecrets(r.out(), r.err(), token, grant, password);
@@ -226,7 +228,7 @@ class RunCommandTest {
         }
         Result r = running.result();
         assertEquals(0, r.exitCode(), r::toString);
-        assertFalse(Files.exists(stateDir.resolve("session-default.credentials.json")));
+        assertTrue(Files.exists(stateDir.resolve("session-default.credentials.json")), "kept for the next run");
         assertNoSecrets(r.out(), r.err(), token, grant, other, password);
     }
 

@@ -20,7 +20,7 @@ final class GatewayCli {
      * takes --config accepts the same file and reads the keys it needs.
      */
     static final Set<String> CONFIG_KEYS = Settings.keys(Set.of("keys", "env", "listen", "path", "tls-cert", "tls-key",
-            "dial-timeout", "drain-timeout", "max-grant-lifetime", "allow-target", "admin-listen", "state-dir",
+            "dial-timeout", "drain-timeout", "drain-idle-timeout", "max-grant-lifetime", "allow-target", "admin-listen", "state-dir",
             "metrics-listen", "audit-file"), LimitOptions.KEYS);
     /** In the state directory: where a running gateway's admin endpoint listens (no secret). */
     static final String ADMIN_STATE_FILE = "admin.json";

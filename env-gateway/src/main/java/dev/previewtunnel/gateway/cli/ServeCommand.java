@@ -81,8 +81,9 @@ import java.util.stream.Collectors;
                         + "upper case with _ for -, e.g. PTUN_GATEWAY_LISTEN), else the JSON config file "
                         + "(--config or PTUN_GATEWAY_CONFIG; keys are the option names without --), else the "
                         + "defaults. An invalid value stops the start with its key and the reason (exit 1).",
-                "On SIGTERM/SIGINT: stops accepting, sends GOAWAY to every connection, lets streams in flight "
-                        + "finish within --drain-timeout, then exits 0.",
+                "On SIGTERM/SIGINT: releases the admin and metrics listeners (a replacement can bind them), stops "
+                        + "accepting, sends GOAWAY to every connection, lets streams that move bytes finish within "
+                        + "--drain-timeout, cuts those idle for --drain-idle-timeout, then exits 0.",
                 "Logs are JSON lines on stderr. Audit events (one JSON object per line) go to stderr, or only to "
                         + "the file given by --audit-file."})
 final class ServeCommand implements Callable<Integer> {
@@ -133,8 +134,16 @@ final class ServeCommand implements Callable<Integer> {
     Duration dialTimeout;
 
     @Option(names = "--drain-timeout", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
-            description = "On shutdown, how long streams in flight may continue after GOAWAY (default: 10s).")
+            description = "On shutdown, the most streams in flight may continue after GOAWAY while they move "
+                    + "bytes; what is still open then is cut (audit drain_cut, reason drain_timeout); 1ms to 1h "
+                    + "(default: 60s).")
     Duration drainTimeout;
+
+    @Option(names = "--drain-idle-timeout", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
+            description = "During that drain, a stream that moves no bytes either way for this long is cut at "
+                    + "once (audit drain_cut, reason idle), so idle keep-alives and WebSockets do not hold the "
+                    + "stop; 100ms to 1h (default: 5s).")
+    Duration drainIdleTimeout;
 
     @Option(names = "--max-grant-lifetime", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
             description = "Refuse grants whose lifetime (exp - the later of iat and nbf) exceeds this, even if "
@@ -210,8 +219,10 @@ final class ServeCommand implements Callable<Integer> {
         }
         Duration dial = s.inRange("dial-timeout", s.duration("dial-timeout", dialTimeout, Duration.ofSeconds(5)),
                 Duration.ofMillis(100), MAX_TIMEOUT);
-        Duration drain = s.inRange("drain-timeout", s.duration("drain-timeout", drainTimeout, Duration.ofSeconds(10)),
+        Duration drain = s.inRange("drain-timeout", s.duration("drain-timeout", drainTimeout, Duration.ofSeconds(60)),
                 Duration.ofMillis(1), MAX_TIMEOUT);
+        Duration drainIdle = s.inRange("drain-idle-timeout", s.duration("drain-idle-timeout", drainIdleTimeout,
+                GatewayServer.DEFAULT_DRAIN_IDLE), Duration.ofMillis(100), MAX_TIMEOUT);
         Duration maxLifetime = s.inRange("max-grant-lifetime", s.duration("max-grant-lifetime", maxGrantLifetime,
                 Duration.ofMinutes(15)), Duration.ofSeconds(1), GrantIssuer.MAX_TTL);
         Path cert = s.path("tls-cert", tlsCert, null);
@@ -271,7 +282,8 @@ final class ServeCommand implements Callable<Integer> {
         PrometheusMeterRegistry prometheus = metricsAddress == null ? null : MetricsServer.newRegistry();
         MeterRegistry registry = prometheus != null ? prometheus : new SimpleMeterRegistry();
         RevocationStore revocationStore = adminAddress != null || Files.exists(state) ? openRevocations(state) : null;
-        GatewayServer running = start(gatewayConfig, verifyKeys, tls, listenAddress, registry, revocationStore);
+        GatewayServer running = start(gatewayConfig, verifyKeys, tls, listenAddress, registry, revocationStore)
+                .drainIdleTimeout(drainIdle);
         AdminServer admin = null;
         MetricsServer metricsServer = null;
         Path adminFile = null;
@@ -480,12 +492,13 @@ final class ServeCommand implements Callable<Integer> {
     private void closeGracefully(GatewayServer s, MetricsServer metricsServer, Path adminFile, String reason) {
         long t0 = System.nanoTime();
         try {
-            // The admin endpoint goes first (GatewayServer.close), and with it its token.
+            // The listeners a replacement on the same addresses needs go first, before the drain: the admin
+            // endpoint (GatewayServer.close, first thing) with its token, and the metrics endpoint.
             ServiceLifecycle.deleteQuietly(log, adminFile);
-            s.close();
             if (metricsServer != null) {
                 metricsServer.close();
             }
+            s.close();
         } finally {
             log.atInfo().setMessage("gateway stopped")
                     .addKeyValue("event", "stopped")

@@ -45,7 +45,7 @@ class SystemdExamplesTest {
             GatewayConfig config = serve.command.server().config();
             JsonNode example = new ObjectMapper().readTree(EXAMPLE.toFile());
             assertEquals(example.get("env").asText(), config.environment());
-            assertEquals(Duration.ofSeconds(10), config.drainTimeout(), "drain-timeout from the file");
+            assertEquals(Duration.ofSeconds(60), config.drainTimeout(), "drain-timeout from the file");
             assertEquals(Duration.ofMinutes(15), config.verifierPolicy().maxGrantLifetime());
         } finally {
             serve.close();

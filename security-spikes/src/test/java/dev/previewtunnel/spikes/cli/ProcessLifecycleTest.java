@@ -126,7 +126,9 @@ class ProcessLifecycleTest {
                 System.out.println("ingress stderr after SIGTERM:\n" + ingress.stderr());
                 assertEquals(0, ingressExit, "ingress exit code; stderr: " + ingress.stderr());
                 assertTrue(hasEvent(ingress.stderrLines(), "stopped"), "ingress logs stopped: " + ingress.stderr());
-                assertFalse(Files.exists(credentials), "credentials file deleted on stop: " + credentials);
+                // The session outlives the process (issue 17): its credential stays, owner-only, for the next run.
+                assertEquals(Set.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE),
+                        Files.getPosixFilePermissions(credentials), "credentials file kept, owner-only: " + credentials);
                 assertNoSecrets("ingress", ingress, token, grant, password);
             }
 
