@@ -195,6 +195,7 @@ public final class LocalHttpServer {
             FullHttpRequest req = queued.poll();
             if (req == null) {
                 arm(ctx); // waiting for the next request
+                ConnectionBudget.untrust(ctx.channel()); // idle: evictable like a silent newcomer
                 ctx.read();
                 return;
             }

@@ -124,6 +124,22 @@ public final class ConnectionBudget {
     }
 
     /**
+     * {@code ch} counts as untrusted again, newest in the eviction order: a local endpoint's keep-alive connection
+     * waiting for its next request holds nothing worth keeping, so clients that leave idle connections behind
+     * (a pooled HTTP client per call) cannot fill the total and lock the next caller out. Idempotent.
+     */
+    public static void untrust(Channel ch) {
+        AtomicBoolean untrusted = ch.attr(PENDING).get();
+        ConnectionBudget budget = ch.attr(BUDGET).get();
+        if (untrusted != null && budget != null && !budget.trustAll && untrusted.compareAndSet(false, true)) {
+            budget.untrustedOrder.add(ch);
+            if (budget.pending.incrementAndGet() > budget.maxPending) {
+                budget.evictOldest();
+            }
+        }
+    }
+
+    /**
      * Closes the oldest untrusted connection to make room; its close listener gives its place back (until then the
      * pending count is one over, for a moment).
      */

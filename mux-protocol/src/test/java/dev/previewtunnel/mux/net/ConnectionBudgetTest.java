@@ -44,6 +44,28 @@ class ConnectionBudgetTest {
     }
 
     @Test
+    void idleKeepAliveConnectionsBecomeEvictableSoTheyCannotFillTheTotal() {
+        // A client that completes a request and leaves its connection idle (a pooled HTTP client per call) must not
+        // hold a place forever: untrust puts it back in the eviction order, so the total is never reached by idlers.
+        ConnectionBudget budget = new ConnectionBudget("test", 4, 3, null);
+        List<EmbeddedChannel> idlers = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            EmbeddedChannel ch = new EmbeddedChannel();
+            assertTrue(budget.admit(ch), "connection " + i + " admitted");
+            ConnectionBudget.trust(ch);   // its request arrived
+            ConnectionBudget.untrust(ch); // answered; now waiting idle for the next one
+            ConnectionBudget.untrust(ch); // idempotent
+            idlers.add(ch);
+            idlers.forEach(EmbeddedChannel::runPendingTasks);
+        }
+        assertEquals(0, budget.refused(), "no caller locked out");
+        // At most the untrusted cap stays open (an eviction's close runs a moment later, so one more may go).
+        assertTrue(budget.open() <= 3 && budget.open() >= 2, "idle ones beyond the cap closed: " + budget.open());
+        assertTrue(idlers.get(7).isOpen(), "the newest is kept");
+        assertFalse(idlers.get(0).isOpen(), "the oldest idler was closed");
+    }
+
+    @Test
     void overTheTotalTheNewConnectionIsClosedAtOnce() {
         ConnectionBudget budget = ConnectionBudget.total("test", 2);
         EmbeddedChannel a = new EmbeddedChannel();
