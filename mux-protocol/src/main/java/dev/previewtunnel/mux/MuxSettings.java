@@ -14,8 +14,11 @@ import java.time.Duration;
  *       whose product is larger are refused, not capped): the connection window must
  *       never be the throttle, or one stalled stream pins it and starves every other stream
  *       (netty#4423, grpc-java#1175). Per-stream windows do the throttling.</li>
- *   <li>{@code maxWriteBacklog} 4 MiB: bytes the peer may leave unread before its connection is closed
- *       ({@link WriteBacklogLimit}); only answers a peer provokes and never reads can queue that much.</li>
+ *   <li>{@code maxWriteBacklog} 64 MiB: a backstop, bytes the peer may leave unread before its connection is closed
+ *       ({@link WriteBacklogLimit}). Answers a peer provokes are bounded where they are made (one PONG in flight,
+ *       {@link PingAnswers}; Netty's 10,000 queued HTTP/2 control frames), so this only catches what nothing else
+ *       bounds. Not 4 MiB: relayed data between two flushes waits in the WebSocket bridge's queue, which the flow
+ *       controller does not see, so 200 streams of 1 MiB queued over 4 MiB on a healthy connection.</li>
  *   <li>{@code maxRstPerWindow}: browsers abort hundreds of connections on navigation, so Netty's default of
  *       200 RST_STREAM per 30 s would GOAWAY a healthy page load; the limit is raised, not removed.</li>
  * </ul>
@@ -36,10 +39,8 @@ public record MuxSettings(
 
     public static final int MAX_WINDOW = Integer.MAX_VALUE;
     /**
-     * The smallest accepted {@link #maxWriteBacklog}: well above what backpressured traffic leaves queued on a tunnel
-     * connection (the flow controller stops at the channel's 64 KiB high-water mark; stream opens for 1024 streams,
-     * each HEADERS frame carrying a ~600-byte grant, come to under 1 MiB), so only a peer that does not read can reach
-     * the default of 4 MiB ({@link WriteBacklogLimit}).
+     * The smallest accepted {@link #maxWriteBacklog}. Values near it can close healthy connections under many busy
+     * streams (see the class comment); the default is 64 MiB.
      */
     public static final long MIN_WRITE_BACKLOG = 1L << 20;
 
@@ -80,7 +81,7 @@ public record MuxSettings(
                 Duration.ofSeconds(20),
                 256 * 1024,
                 512 * 1024,
-                4L * 1024 * 1024);
+                64L * 1024 * 1024);
     }
 
     /** The connection-level receive window: large enough that no set of stalled streams can exhaust it. */

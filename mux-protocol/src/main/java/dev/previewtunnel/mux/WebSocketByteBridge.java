@@ -28,7 +28,8 @@ import java.nio.channels.ClosedChannelException;
  * Outbound, the buffers the HTTP/2 codec writes between two flushes are coalesced into as few binary messages
  * as the size limit allows, so a flush of many small frames costs one WebSocket header, not one per frame.
  *
- * <p>Text frames are a protocol violation (close 1003). Pings are answered; a close frame is answered and the
+ * <p>Text frames are a protocol violation (close 1003). Pings are answered, one PONG in flight at a time
+ * ({@link PingAnswers}: a peer that never reads them is closed with 1008); a close frame is answered and the
  * connection closed. On the side whose decoder leaves protocol violations to this handler
  * ({@link MuxPipeline#decoderConfig}, the gateway), a malformed frame is answered with a close frame carrying the
  * decoder's status. Nothing is written after a close frame, and the connection then closes at once: the close is
@@ -42,6 +43,7 @@ public final class WebSocketByteBridge extends ChannelDuplexHandler {
     private boolean contiguous;
     private CoalescingBufferQueue pending;
     private boolean closeSent;
+    private final PingAnswers pings = new PingAnswers();
 
     /**
      * @param maxSentMessage    the largest binary message this side sends ({@link MuxProtocol#MAX_SENT_MESSAGE});
@@ -66,11 +68,13 @@ public final class WebSocketByteBridge extends ChannelDuplexHandler {
 
     @Override
     public void handlerRemoved(ChannelHandlerContext ctx) {
+        pings.release();
         pending.releaseAndFailAll(new ClosedChannelException());
     }
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        pings.release();
         pending.releaseAndFailAll(new ClosedChannelException());
         super.channelInactive(ctx);
     }
@@ -83,7 +87,13 @@ public final class WebSocketByteBridge extends ChannelDuplexHandler {
             // Ownership of the content moves on with the read; the frame itself holds no other resource.
             ctx.fireChannelRead(((WebSocketFrame) msg).content());
         } else if (msg instanceof PingWebSocketFrame ping) {
-            ctx.writeAndFlush(new PongWebSocketFrame(ping.content()));
+            if (!pings.answer(ctx, ping.content()) && !closeSent) {
+                // The peer reads nothing: a close frame would queue behind its unread PONG, so close now.
+                closeSent = true;
+                ctx.writeAndFlush(new CloseWebSocketFrame(WebSocketCloseStatus.POLICY_VIOLATION,
+                        "pings faster than pongs are read"));
+                ctx.close();
+            }
         } else if (msg instanceof PongWebSocketFrame pong) {
             pong.release();
         } else if (msg instanceof CloseWebSocketFrame close) {

@@ -124,7 +124,7 @@ final class LimitOptions {
     @Option(names = "--" + WRITE_BACKLOG, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
             description = "Bytes the gateway may leave unread on a tunnel connection (answers it provoked: PONGs, PING "
                     + "ACKs) before the connection is closed and replaced; relayed data never queues that much "
-                    + "(flow control); 1MiB to 1GiB (default: 4MiB).")
+                    + "(flow control); 1MiB to 1GiB (default: 64MiB).")
     Long writeBacklog;
 
     /** {@code base} with each setting from the flags, else the environment, else the config file, else {@code base}. */

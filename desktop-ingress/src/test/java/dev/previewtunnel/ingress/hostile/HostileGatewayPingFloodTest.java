@@ -28,8 +28,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Issue 16, item 1, the ingress's side: a hostile (or compromised) gateway that floods the ingress's tunnel
  * connection with WebSocket PINGs and never reads the PONGs. The ingress's tunnel connections are the
- * {@link TunnelClient} connections its pools open, with the same pipeline and limit; the connection must be closed
- * by the write-backlog limit (4 MiB by default) instead of queueing PONGs without bound. The flood itself is bounded
+ * {@link TunnelClient} connections its pools open, with the same pipeline; the connection must be closed (one PONG
+ * in flight, then 1,024 unanswered pings close it: {@code PingAnswers}) instead of queueing PONGs without bound. The flood itself is bounded
  * (64 MiB) so that the code before the fix fails the assertion instead of exhausting the test JVM.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)

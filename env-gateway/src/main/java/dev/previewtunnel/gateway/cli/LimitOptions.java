@@ -182,7 +182,7 @@ final class LimitOptions {
     @Option(names = "--" + WRITE_BACKLOG, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
             description = "Bytes a tunnel peer may leave unread (answers it provoked and never read: PONGs, "
                     + "PING and SETTINGS ACKs, resets) before its connection is closed; relayed data never queues "
-                    + "that much (flow control); 1MiB to 1GiB (default: 4MiB).")
+                    + "that much (flow control); 1MiB to 1GiB (default: 64MiB).")
     Long writeBacklog;
 
     @Option(names = "--" + CONNECTIONS_PER_TOKEN, paramLabel = "N",

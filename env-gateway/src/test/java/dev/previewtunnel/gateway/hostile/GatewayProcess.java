@@ -47,8 +47,14 @@ final class GatewayProcess implements AutoCloseable {
     /** Starts {@code serve} on 127.0.0.1:0 and waits (bounded) for its ready line. */
     static GatewayProcess start(Path dir, Path keys, String env, List<String> jvmArgs, String... extra)
             throws Exception {
+        return start("dev.previewtunnel.gateway.cli.GatewayMain", dir, keys, env, jvmArgs, extra);
+    }
+
+    /** As above with another main class that takes GatewayMain's arguments (a test program wrapping it). */
+    static GatewayProcess start(String mainClass, Path dir, Path keys, String env, List<String> jvmArgs,
+                                String... extra) throws Exception {
         List<String> command = javaCommand(jvmArgs);
-        command.addAll(List.of("dev.previewtunnel.gateway.cli.GatewayMain", "serve", "--keys", keys.toString(),
+        command.addAll(List.of(mainClass, "serve", "--keys", keys.toString(),
                 "--env", env, "--listen", "127.0.0.1:0", "--state-dir", dir.resolve("state").toString()));
         command.addAll(List.of(extra));
         ProcessBuilder pb = new ProcessBuilder(command);
