@@ -112,19 +112,6 @@ final class CliTunnel {
         return s;
     }
 
-    /** Reads until the end of the stream, or an error (a reset ends it as well); returns when that happened. */
-    static long drainUntilEnd(InputStream in) {
-        byte[] buffer = new byte[64 * 1024];
-        try {
-            while (in.read(buffer) >= 0) {
-                // discard
-            }
-        } catch (IOException ended) {
-            // reset: ended as well
-        }
-        return System.nanoTime();
-    }
-
     private static JsonNode credentials(JsonNode ready) throws IOException {
         return JSON.readTree(Files.readString(Path.of(ready.get("credentialsFile").asText())));
     }
