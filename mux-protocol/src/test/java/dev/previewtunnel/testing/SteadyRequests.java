@@ -48,6 +48,19 @@ public final class SteadyRequests implements AutoCloseable {
         return new SteadyRequests(client, uri, period, timeout);
     }
 
+    /** The requests answered (or failed) so far, in the order they were sent; the ticker goes on. */
+    public List<Outcome> answered() {
+        List<Outcome> out = new ArrayList<>();
+        synchronized (sent) {
+            for (CompletableFuture<Outcome> f : sent) {
+                if (f.isDone()) {
+                    out.add(f.join());
+                }
+            }
+        }
+        return out;
+    }
+
     /** Stops sending and returns every request sent, in order, each once answered (waits at most {@code bound}). */
     public List<Outcome> stopAndCollect(Duration bound) throws Exception {
         ticker.shutdownNow();
