@@ -65,4 +65,20 @@ public final class RawHttp {
         }
         return (System.nanoTime() - since) / 1_000_000;
     }
+
+    /**
+     * Reads {@code in} to its end, discarding, or until it fails (a reset ends it as well); returns
+     * {@link System#nanoTime()} at that moment. Bounded by the socket's read timeout.
+     */
+    public static long drainUntilEnd(InputStream in) {
+        byte[] buffer = new byte[64 * 1024];
+        try {
+            while (in.read(buffer) >= 0) {
+                // discard
+            }
+        } catch (IOException ended) {
+            // reset: ended as well
+        }
+        return System.nanoTime();
+    }
 }

@@ -9,6 +9,7 @@ import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.GenericFutureListener;
 import io.netty.util.concurrent.Promise;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -182,13 +183,10 @@ public final class TunnelPool implements AutoCloseable {
         // that stays down, or an attempt that never settles, answers the browser in time.
         Future<?> guard = caller.schedule(() -> result.tryFailure(unreachable()), timeout.toNanos(),
                 TimeUnit.NANOSECONDS);
-        result.addListener(f -> {
-            guard.cancel(false);
-            synchronized (this) {
-                waiters--;
+        GenericFutureListener<Future<TunnelConnection>> whenUp = f -> {
+            if (result.isDone()) {
+                return; // answered already (timed out): no stream for it
             }
-        });
-        up.addListener(f -> {
             if (f.isSuccess()) {
                 ((TunnelConnection) f.getNow()).openStream(target, grant, timeout).addListener(s -> {
                     if (s.isSuccess()) {
@@ -203,7 +201,17 @@ public final class TunnelPool implements AutoCloseable {
             } else {
                 result.tryFailure(unreachable());
             }
+        };
+        // An open answered (timed out) leaves the connection's promise: over a long outage one listener per
+        // request would pile up on it, and the connection that ends the outage would open a stream for each.
+        result.addListener(f -> {
+            guard.cancel(false);
+            up.removeListener(whenUp);
+            synchronized (this) {
+                waiters--;
+            }
         });
+        up.addListener(whenUp);
         demandConnection();
         return result;
     }

@@ -5,6 +5,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
 import dev.previewtunnel.mux.MuxSettings;
+import dev.previewtunnel.testing.RawHttp;
+import dev.previewtunnel.testing.SteadyRequests;
+import dev.previewtunnel.testing.SteadyRequests.Outcome;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -22,11 +25,8 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 import static dev.previewtunnel.ingress.cli.IngressCliHarness.run;
@@ -81,7 +81,8 @@ class FrozenRelayFaultTest {
                 long frozeAt = System.nanoTime();
                 relay.refuseNew(true); // until the end of the outage: status must show it
                 assertEquals(1, relay.freeze());
-                CompletableFuture<Long> downloadEnded = CompletableFuture.supplyAsync(() -> drainUntilEnd(body));
+                CompletableFuture<Long> downloadEnded = CompletableFuture.supplyAsync(
+                        () -> RawHttp.drainUntilEnd(body));
                 CompletableFuture<String> heldAnswer = CompletableFuture.supplyAsync(() -> readAll(held));
 
                 long ingressMillis = awaitMillis(frozeAt, () -> "reconnecting".equals(status(dir).path("state")
@@ -125,7 +126,7 @@ class FrozenRelayFaultTest {
     @Timeout(180)
     void aFrozenRelayUnderSteadyRequestsIsNoticedWithinTheKeepaliveTimeout() throws Exception {
         StringBuilder report = new StringBuilder();
-        ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor();
+        SteadyRequests requests = null;
         try (TestStack stack = TestStack.start(tmp, new SimpleMeterRegistry(),
                 c -> DEFAULTS ? c : c.withMux(c.mux().withKeepAlive(KEEPALIVE, KEEPALIVE)));
              FreezableRelay relay = new FreezableRelay(stack.gateway.address())) {
@@ -142,33 +143,22 @@ class FrozenRelayFaultTest {
                 long frozeAt = System.nanoTime();
                 assertEquals(1, relay.freeze());
                 // A request every 0.5 s, each on its own: what kept the dead connection alive before the fix.
-                List<Request> requests = java.util.Collections.synchronizedList(new ArrayList<>());
-                ticker.scheduleAtFixedRate(() -> requests.add(new Request(System.nanoTime(),
-                        client.sendAsync(HttpRequest.newBuilder(URI.create(hello)).timeout(Duration.ofSeconds(20))
-                                .build(), HttpResponse.BodyHandlers.ofString())
-                                .handle((r, e) -> new Outcome(System.nanoTime(), r == null ? -1 : r.statusCode())))),
-                        0, 500, TimeUnit.MILLISECONDS);
+                requests = SteadyRequests.start(client, URI.create(hello), Duration.ofMillis(500),
+                        Duration.ofSeconds(20));
                 long ingressMillis = awaitLost(dir, frozeAt);
                 long detectedAt = frozeAt + TimeUnit.MILLISECONDS.toNanos(ingressMillis);
                 // Requests go on for 2 s after the detection, on the new connection.
                 long until = detectedAt + TimeUnit.SECONDS.toNanos(2);
                 dev.previewtunnel.testing.Await.until("two more seconds of requests", Duration.ofSeconds(30),
                         () -> System.nanoTime() >= until);
-                ticker.shutdownNow();
-                List<Request> sent;
-                synchronized (requests) {
-                    sent = new ArrayList<>(requests);
-                }
+                List<Outcome> sent = requests.stopAndCollect(Duration.ofSeconds(30));
                 long worstAfter = 0;
                 int afterCount = 0;
-                long lastSettledMillis = 0;
-                for (Request r : sent) {
-                    Outcome o = r.outcome.get(30, TimeUnit.SECONDS);
-                    lastSettledMillis = Math.max(lastSettledMillis, millisSince(frozeAt, o.at));
-                    if (r.sentAt > detectedAt) {
+                for (Outcome o : sent) {
+                    if (o.sentAt() > detectedAt) {
                         afterCount++;
-                        worstAfter = Math.max(worstAfter, millisSince(r.sentAt, o.at));
-                        assertEquals(200, o.status, "a request sent after the detection");
+                        worstAfter = Math.max(worstAfter, o.millis());
+                        assertEquals(200, o.status(), "a request sent after the detection");
                     }
                 }
                 report.append(String.format("{\"test\":\"frozen_relay_steady_requests\",\"keepaliveTimeoutMillis\":"
@@ -180,17 +170,13 @@ class FrozenRelayFaultTest {
                 assertTrue(afterCount >= 2, "requests after the detection: " + afterCount);
                 assertTrue(worstAfter < 1_000, "a request after the detection took " + worstAfter + " ms");
             } finally {
-                ticker.shutdownNow();
+                if (requests != null) {
+                    requests.close();
+                }
                 running.close();
                 System.out.print(report);
             }
         }
-    }
-
-    private record Outcome(long at, int status) {
-    }
-
-    private record Request(long sentAt, CompletableFuture<Outcome> outcome) {
     }
 
     private RunningIngress startIngress(TestStack stack, FreezableRelay relay, String dir) throws Exception {
@@ -240,19 +226,6 @@ class FrozenRelayFaultTest {
 
     static long millisSince(long startNanos, long endNanos) {
         return TimeUnit.NANOSECONDS.toMillis(endNanos - startNanos);
-    }
-
-    /** Reads until the end of the stream (or an error: the connection reset); returns when that happened. */
-    private static long drainUntilEnd(InputStream in) {
-        byte[] buffer = new byte[64 * 1024];
-        try {
-            while (in.read(buffer) >= 0) {
-                // discard
-            }
-        } catch (IOException ended) {
-            // reset: ended as well
-        }
-        return System.nanoTime();
     }
 
     private static String readAll(Socket socket) {

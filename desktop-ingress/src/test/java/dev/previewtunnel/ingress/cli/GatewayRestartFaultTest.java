@@ -5,6 +5,8 @@ import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayServer;
 import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
 import dev.previewtunnel.testing.Await;
+import dev.previewtunnel.testing.SteadyRequests;
+import dev.previewtunnel.testing.SteadyRequests.Outcome;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -13,16 +15,10 @@ import org.junit.jupiter.api.io.TempDir;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 import static dev.previewtunnel.ingress.cli.FrozenRelayFaultTest.millisSince;
@@ -52,7 +48,7 @@ class GatewayRestartFaultTest {
     @Timeout(180)
     void theFirstRequestAfterTheGatewayIsBackSucceedsWithoutWaitingForTheBackoff() throws Exception {
         StringBuilder report = new StringBuilder();
-        ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor();
+        SteadyRequests requests = null;
         TestStack stack = TestStack.start(tmp);
         GatewayServer returned = null;
         try {
@@ -69,13 +65,8 @@ class GatewayRestartFaultTest {
                         Path.of(ready.get("credentialsFile").asText()));
                 String hello = "http://localhost:" + stack.app.port() + "/hello";
 
-                List<Request> requests = Collections.synchronizedList(new ArrayList<>());
-                ticker.scheduleAtFixedRate(() -> {
-                    long sentAt = System.nanoTime();
-                    requests.add(new Request(sentAt, client.sendAsync(HttpRequest.newBuilder(URI.create(hello))
-                                    .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString())
-                            .handle((r, e) -> new Outcome(System.nanoTime(), r == null ? -1 : r.statusCode()))));
-                }, 0, 250, TimeUnit.MILLISECONDS);
+                requests = SteadyRequests.start(client, URI.create(hello), Duration.ofMillis(250),
+                        Duration.ofSeconds(30));
 
                 InetSocketAddress address = stack.gateway.address();
                 long killedAt = System.nanoTime();
@@ -87,42 +78,36 @@ class GatewayRestartFaultTest {
                 long listeningAt = System.nanoTime();
                 long until = listeningAt + TimeUnit.SECONDS.toNanos(2);
                 Await.until("two more seconds of requests", Duration.ofSeconds(30), () -> System.nanoTime() >= until);
-                ticker.shutdownNow();
-
-                List<Request> sent;
-                synchronized (requests) {
-                    sent = new ArrayList<>(requests);
-                }
+                List<Outcome> sent = requests.stopAndCollect(Duration.ofSeconds(40));
                 long firstOkAfterBack = Long.MAX_VALUE;
                 int waitedAndSucceeded = 0;
                 int failed = 0;
                 long shortestFailureMillis = Long.MAX_VALUE;
                 List<String> wrong = new ArrayList<>(); // asserted after the figures are reported
-                for (Request r : sent) {
-                    Outcome o = r.outcome.get(40, TimeUnit.SECONDS);
-                    if (o.status == 200 && o.at >= listeningAt) {
-                        firstOkAfterBack = Math.min(firstOkAfterBack, millisSince(listeningAt, o.at));
+                for (Outcome o : sent) {
+                    if (o.status() == 200 && o.at() >= listeningAt) {
+                        firstOkAfterBack = Math.min(firstOkAfterBack, millisSince(listeningAt, o.at()));
                     }
-                    if (r.sentAt > killedAt && r.sentAt < listeningAt) {
-                        long waited = millisSince(r.sentAt, o.at);
-                        if (o.status == 200) {
+                    if (o.sentAt() > killedAt && o.sentAt() < listeningAt) {
+                        long waited = o.millis();
+                        if (o.status() == 200) {
                             waitedAndSucceeded++;
                         } else {
                             failed++;
                             shortestFailureMillis = Math.min(shortestFailureMillis, waited);
-                            if (o.status != 502) {
-                                wrong.add("a request during the outage got " + o.status);
+                            if (o.status() != 502) {
+                                wrong.add("a request during the outage got " + o.status());
                             }
                         }
                         // Those with more than a second of their open timeout left when it came back.
-                        if (listeningAt - r.sentAt < OPEN_TIMEOUT.toNanos() - TimeUnit.SECONDS.toNanos(1)
-                                && o.status != 200) {
-                            wrong.add("a request " + millisSince(r.sentAt, listeningAt) + " ms before the gateway "
-                                    + "was back got " + o.status + " after " + waited + " ms instead of waiting");
+                        if (listeningAt - o.sentAt() < OPEN_TIMEOUT.toNanos() - TimeUnit.SECONDS.toNanos(1)
+                                && o.status() != 200) {
+                            wrong.add("a request " + millisSince(o.sentAt(), listeningAt) + " ms before the gateway "
+                                    + "was back got " + o.status() + " after " + waited + " ms instead of waiting");
                         }
                     }
-                    if (r.sentAt >= listeningAt && o.status != 200) {
-                        wrong.add("a request after the gateway was back got " + o.status);
+                    if (o.sentAt() >= listeningAt && o.status() != 200) {
+                        wrong.add("a request after the gateway was back got " + o.status());
                     }
                 }
                 report.append(String.format("{\"test\":\"gateway_restart\",\"outageMillis\":%d,\"openTimeoutMillis\":"
@@ -136,7 +121,9 @@ class GatewayRestartFaultTest {
                 assertTrue(failed > 0 && shortestFailureMillis >= OPEN_TIMEOUT.toMillis() - 100,
                         failed + " failed during the outage, the quickest after " + shortestFailureMillis + " ms");
             } finally {
-                ticker.shutdownNow();
+                if (requests != null) {
+                    requests.close();
+                }
                 running.close();
                 System.out.print(report);
             }
@@ -148,9 +135,4 @@ class GatewayRestartFaultTest {
         }
     }
 
-    private record Outcome(long at, int status) {
-    }
-
-    private record Request(long sentAt, CompletableFuture<Outcome> outcome) {
-    }
 }

@@ -48,9 +48,15 @@ final class CliProcess implements AutoCloseable {
         throw new AssertionError("no project root above " + Path.of("").toAbsolutePath());
     }
 
-    /** The built jar of a module; a missing jar fails (the reactor packages it before security-spikes' tests). */
+    /**
+     * The built jar of a module; a missing jar fails (the reactor packages it before security-spikes' tests).
+     * {@code -Dptun.cli.root=DIR} takes the jars of another checkout instead (a build of an older commit, to see
+     * a test fail on the code before a fix).
+     */
     static Path jar(String module) {
-        Path jar = projectRoot().resolve(module + "/target/" + module + ".jar");
+        String root = System.getProperty("ptun.cli.root");
+        Path jar = (root == null || root.isEmpty() ? projectRoot() : Path.of(root))
+                .resolve(module + "/target/" + module + ".jar");
         if (!Files.isRegularFile(jar)) {
             throw new AssertionError(jar + " is missing: the reactor's package phase builds it before these tests; "
                     + "run mvn verify (with -am), not mvn test");
@@ -129,6 +135,16 @@ final class CliProcess implements AutoCloseable {
         }
         outReader.join(timeout.toMillis());
         return process.exitValue();
+    }
+
+    /** Sends {@code signal} (STOP, CONT, ...) with kill(1): the JDK can send only TERM and KILL. */
+    void signal(String signal) throws Exception {
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
+                .redirectErrorStream(true).start();
+        if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+            kill.destroyForcibly();
+            throw new AssertionError("kill -" + signal + " " + process.pid() + " failed");
+        }
     }
 
     String stdout() {
