@@ -1,6 +1,5 @@
 package dev.previewtunnel.bench;
 
-import dev.previewtunnel.mux.local.FatalErrors;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -208,7 +207,9 @@ final class Lab implements AutoCloseable {
         String name = tls ? "wss" : "ws";
         List<String> jvm = new ArrayList<>(List.of(javaBin));
         jvm.addAll(config.serverJvmOptions);
-        jvm.addAll(FatalErrors.JVM_FLAGS); // as shipped: out of heap ends the process
+        // As shipped (FatalErrors.JVM_FLAGS, spelled out: the runner jar has the programs' classes only at compile
+        // time, env-gateway being a provided dependency): out of heap ends the process.
+        jvm.add("-XX:+ExitOnOutOfMemoryError");
         List<String> gw = new ArrayList<>(jvm);
         gw.addAll(config.gatewayJvmExtra);
         gw.addAll(List.of("-jar", gatewayJar.toString(), "serve", "--keys", dir.resolve("keys").toString(),
