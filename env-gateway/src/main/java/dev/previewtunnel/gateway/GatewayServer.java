@@ -214,7 +214,13 @@ public final class GatewayServer implements AutoCloseable {
         public void upgraded(Channel parent, Object principal) {
             parent.pipeline().remove(HandshakeDeadline.NAME);
             ConnectionBudget.trust(parent); // token verified: off the handshaking cap
+            VerifiedToken verified = (VerifiedToken) principal;
+            parent.attr(TOKEN_ID).set(verified.jti());
             connections.add(parent);
+            if (context.revocations().isRevoked(verified.jti())) {
+                parent.close(); // revoked between its verification and now: revokeGrant may have missed it
+                return;
+            }
             context.metrics().connectionOpened(parent);
             IdleConnectionReaper.watch(parent, config.limits().connectionIdleTimeout());
             VerifiedToken token = (VerifiedToken) principal;
@@ -248,6 +254,9 @@ public final class GatewayServer implements AutoCloseable {
         }
     }
 
+    /** The jti of the connection token a tunnel connection was opened with (revoking it closes the connection). */
+    private static final io.netty.util.AttributeKey<String> TOKEN_ID =
+            io.netty.util.AttributeKey.valueOf("ptun.gateway.tokenId");
     private static final io.netty.util.AttributeKey<String> CONNECTION_ID =
             io.netty.util.AttributeKey.valueOf("ptun.connectionId");
 
@@ -282,7 +291,16 @@ public final class GatewayServer implements AutoCloseable {
     public int revokeGrant(String jti) {
         context.revocations().revokeGrant(jti);
         int closed = context.liveStreams().closeGrant(jti);
-        context.audit().event("revoked").put("grant", jti).put("closedStreams", closed).write();
+        // The id may be a connection token's: its tunnel connections end too, not only its future upgrades.
+        int closedConnections = 0;
+        for (Channel c : connections) {
+            if (jti.equals(c.attr(TOKEN_ID).get())) {
+                c.close();
+                closedConnections++;
+            }
+        }
+        context.audit().event("revoked").put("grant", jti).put("closedStreams", closed)
+                .put("closedConnections", closedConnections).write();
         persistRevocations();
         return closed;
     }

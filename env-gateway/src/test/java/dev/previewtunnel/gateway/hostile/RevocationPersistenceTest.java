@@ -134,6 +134,27 @@ class RevocationPersistenceTest {
     }
 
     @Test
+    void revokingAConnectionTokenClosesItsOpenConnectionsOnly() throws Exception {
+        String revokedToken = issuer.issueConnectionToken(ENV, Duration.ofHours(24));
+        String goodToken = issuer.issueConnectionToken(ENV, Duration.ofHours(24));
+        GatewayServer gateway = start(GatewayLimits.defaults());
+        try {
+            Future<TunnelConnection> doomed = connect(gateway, revokedToken);
+            Future<TunnelConnection> kept = connect(gateway, goodToken);
+            assertTrue(doomed.await(10, TimeUnit.SECONDS) && doomed.isSuccess(), () -> "connect: " + doomed.cause());
+            assertTrue(kept.await(10, TimeUnit.SECONDS) && kept.isSuccess(), () -> "connect: " + kept.cause());
+            gateway.revokeGrant(new GrantVerifier(keys.verificationKeys(), Clock.systemUTC(),
+                    VerifierPolicy.defaults()).verifyConnectionToken(revokedToken, ENV).jti());
+            assertTrue(doomed.getNow().channel().closeFuture().await(5, TimeUnit.SECONDS),
+                    "the revoked token's open connection is closed, not only its future upgrades refused");
+            assertTrue(kept.getNow().channel().isActive(), "another token's connection is left alone");
+            kept.getNow().close();
+        } finally {
+            gateway.close();
+        }
+    }
+
+    @Test
     void aFullListRefusesTheNextRevocationAndKeepsTheOthers() throws Exception {
         GatewayLimits two = GatewayLimits.defaults().withMaxRevocations(2);
         GatewayServer gateway = start(two);
