@@ -3,7 +3,7 @@ package dev.previewtunnel.ingress.hostile;
 import dev.previewtunnel.cli.InProcessCli;
 import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.ingress.cli.IngressMain;
-import org.junit.jupiter.api.Assumptions;
+import dev.previewtunnel.testing.ForeignOwner;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,7 +26,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class StateDirectoryTrustTest {
     private static final String PREFIX = "desktop-ingress: ";
-    private static final int FOREIGN_UID = 54321;
 
     @TempDir
     Path tmp;
@@ -59,11 +58,11 @@ class StateDirectoryTrustTest {
 
     @Test
     void runRefusesAStateDirectoryOwnedBySomeoneElse() throws Exception {
-        assumeRoot();
+        int foreignUid = ForeignOwner.uid();
         Path dir = Files.createDirectory(tmp.resolve("state"));
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
-        Files.setAttribute(dir, "unix:uid", FOREIGN_UID);
-        assertRefused(run(dir), "belongs to uid " + FOREIGN_UID, dir);
+        Files.setAttribute(dir, "unix:uid", foreignUid);
+        assertRefused(run(dir), "belongs to uid " + foreignUid, dir);
     }
 
     @Test
@@ -77,12 +76,12 @@ class StateDirectoryTrustTest {
 
     @Test
     void controlCommandsRefuseAControlFileOwnedBySomeoneElse() throws Exception {
-        assumeRoot();
+        int foreignUid = ForeignOwner.uid();
         Path dir = stateDirWithControlFile();
         Path control = dir.resolve("control.json");
-        Files.setAttribute(control, "unix:uid", FOREIGN_UID);
-        assertRefused(cli("status", "--state-dir", dir.toString()), "belongs to uid " + FOREIGN_UID, control);
-        assertRefused(cli("session", "list", "--state-dir", dir.toString()), "belongs to uid " + FOREIGN_UID,
+        Files.setAttribute(control, "unix:uid", foreignUid);
+        assertRefused(cli("status", "--state-dir", dir.toString()), "belongs to uid " + foreignUid, control);
+        assertRefused(cli("session", "list", "--state-dir", dir.toString()), "belongs to uid " + foreignUid,
                 control);
     }
 
@@ -113,10 +112,5 @@ class StateDirectoryTrustTest {
                 "{\"url\":\"http://127.0.0.1:" + port + "\",\"token\":\"t0k3n-value\",\"pid\":-1}\n");
         Files.setPosixFilePermissions(control, PosixFilePermissions.fromString("rw-------"));
         return dir;
-    }
-
-    private static void assumeRoot() {
-        // Giving a file to another uid needs root, which these tests run as; otherwise skipped, and reported so.
-        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")), "chown to another uid needs root");
     }
 }

@@ -1,5 +1,6 @@
 package dev.previewtunnel.gateway.hostile;
 
+import dev.previewtunnel.testing.ForeignOwner;
 import dev.previewtunnel.cli.InProcessCli;
 import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.gateway.GatewayConfig;
