@@ -81,10 +81,7 @@ final class GrantCommand {
 
         @Override
         public Integer call() {
-            if (!session.matches(IngressCli.SESSION_ID)) {
-                throw Cli.usage(spec, "--session must be 1 to 64 letters, digits, '.', '_' or '-', got '"
-                        + Cli.shown(session) + "'");
-            }
+            IngressCli.sessionId(spec, "--session", session);
             if (name != null && !name.matches("[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?")) {
                 throw Cli.usage(spec, "--name must be a DNS label: letters, digits and '-', got '"
                         + Cli.shown(name) + "'");
@@ -153,10 +150,7 @@ final class GrantCommand {
 
         @Override
         public Integer call() {
-            if (!session.matches(IngressCli.SESSION_ID)) {
-                throw Cli.usage(spec, "--session must be 1 to 64 letters, digits, '.', '_' or '-', got '"
-                        + Cli.shown(session) + "'");
-            }
+            IngressCli.sessionId(spec, "--session", session);
             if (!grantId.matches(GRANT_ID)) {
                 throw Cli.usage(spec, "GRANT_ID must be a grant id as printed by 'grant add', got '"
                         + Cli.shown(grantId) + "'");

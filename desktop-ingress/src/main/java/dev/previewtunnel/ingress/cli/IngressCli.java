@@ -43,9 +43,18 @@ final class IngressCli {
     /** A token or grant file is a few KiB at most; anything this big is the wrong file. */
     static final long MAX_SECRET_FILE = 1024 * 1024;
     static final String SESSION_ID = "[A-Za-z0-9._-]{1,64}";
+    static final String SESSION_ID_RULE = "must be 1 to 64 letters, digits, '.', '_' or '-'";
     static final int MAX_TOKEN_LENGTH = 16 * 1024;
 
     private IngressCli() {
+    }
+
+    /** {@code id} as given for {@code what} (an option or parameter label), or a usage error naming it. */
+    static String sessionId(picocli.CommandLine.Model.CommandSpec spec, String what, String id) {
+        if (!id.matches(SESSION_ID)) {
+            throw Cli.usage(spec, what + " " + SESSION_ID_RULE + ", got '" + Cli.shown(id) + "'");
+        }
+        return id;
     }
 
     static Path defaultStateDir() {

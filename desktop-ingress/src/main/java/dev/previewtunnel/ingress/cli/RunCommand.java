@@ -271,8 +271,7 @@ final class RunCommand implements Callable<Integer> {
         Path ca = s.path("gateway-ca", gatewayCa, null);
         String session = s.string("session-id", sessionId, "default");
         if (!session.matches(IngressCli.SESSION_ID)) {
-            throw s.invalid("session-id", "must be 1 to 64 letters, digits, '.', '_' or '-', got '"
-                    + Cli.shown(session) + "'");
+            throw s.invalid("session-id", IngressCli.SESSION_ID_RULE + ", got '" + Cli.shown(session) + "'");
         }
         int poolSize = s.integer("pool", pool, 2);
         if (poolSize < 1 || poolSize > 64) {

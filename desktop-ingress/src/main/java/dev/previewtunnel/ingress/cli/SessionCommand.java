@@ -67,10 +67,7 @@ final class SessionCommand {
         public Integer call() {
             ObjectNode body = Cli.json();
             if (id != null) {
-                if (!id.matches(IngressCli.SESSION_ID)) {
-                    throw Cli.usage(spec, "--id must be 1 to 64 letters, digits, '.', '_' or '-', got '"
-                            + Cli.shown(id) + "'");
-                }
+                IngressCli.sessionId(spec, "--id", id);
                 body.put("id", id);
             }
             if (egress != null) {
@@ -129,9 +126,7 @@ final class SessionCommand {
 
         @Override
         public Integer call() {
-            if (!id.matches(IngressCli.SESSION_ID)) {
-                throw Cli.usage(spec, "ID must be 1 to 64 letters, digits, '.', '_' or '-', got '" + Cli.shown(id) + "'");
-            }
+            IngressCli.sessionId(spec, "ID", id);
             Cli.printLine(control.client(spec).delete("/v1/sessions/" + id).toString());
             return ExitCodes.OK;
         }
@@ -160,9 +155,7 @@ final class SessionCommand {
 
         @Override
         public Integer call() {
-            if (!id.matches(IngressCli.SESSION_ID)) {
-                throw Cli.usage(spec, "ID must be 1 to 64 letters, digits, '.', '_' or '-', got '" + Cli.shown(id) + "'");
-            }
+            IngressCli.sessionId(spec, "ID", id);
             Cli.printLine(control.client(spec).post("/v1/sessions/" + id + "/rotate", Cli.json()).toString());
             return ExitCodes.OK;
         }
