@@ -11,15 +11,9 @@ import dev.previewtunnel.grants.RevocationList;
 import dev.previewtunnel.mux.local.OwnerOnlyFiles;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.DateTimeException;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -46,7 +40,6 @@ public final class RevocationStore {
 
     private static final ObjectMapper JSON = JsonMapper.builder()
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
-    private static final boolean POSIX = FileSystems.getDefault().supportedFileAttributeViews().contains("posix");
 
     private final Path file;
     private final List<RevocationList.Entry> restored;
@@ -90,29 +83,7 @@ public final class RevocationStore {
      * Blocks on disk: never call it from an event loop that carries tunnel traffic.
      */
     public synchronized void save(Supplier<List<RevocationList.Entry>> entries) throws IOException {
-        byte[] content = render(entries.get());
-        Path dir = file.toAbsolutePath().getParent();
-        Path tmp = POSIX
-                ? Files.createTempFile(dir, ".revocations", ".tmp",
-                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))
-                : Files.createTempFile(dir, ".revocations", ".tmp");
-        try {
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-                ByteBuffer buf = ByteBuffer.wrap(content);
-                while (buf.hasRemaining()) {
-                    ch.write(buf);
-                }
-                ch.force(true);
-            }
-            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            if (POSIX) {
-                try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-                    d.force(true); // the rename itself survives a crash
-                }
-            }
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
+        OwnerOnlyFiles.writeDurably(file, render(entries.get()));
     }
 
     static byte[] render(List<RevocationList.Entry> entries) {
