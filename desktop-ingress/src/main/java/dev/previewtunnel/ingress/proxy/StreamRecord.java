@@ -103,8 +103,8 @@ final class StreamRecord extends ChannelDuplexHandler {
 
     /**
      * Which side ended it, judged from what was seen: a reason the ingress gave the browser connection when it
-     * closed it (session closed, grant detached, shutdown), else the browser gone first, else both directions
-     * ended cleanly, else the target's end, else the ingress letting the stream go, else a reset or a lost
+     * closed it (session closed, grant detached, shutdown), else both directions ended cleanly, else the target's
+     * end, else the browser gone first, else the ingress letting the stream go, else a reset or a lost
      * tunnel connection.
      */
     private String why(Channel stream) {
@@ -115,14 +115,17 @@ final class StreamRecord extends ChannelDuplexHandler {
         if (reason != null) {
             return reason;
         }
-        if (!browser.isActive()) {
-            return "browser_closed";
-        }
+        // What was seen to end decides before the browser's state at close time: once both directions ended (or
+        // the target's did), the relay closes the browser itself, so an inactive browser then says nothing of who
+        // ended first (a race the suite saw as browser_closed after the target's FIN).
         if (inputEnded && outputEnded) {
             return "completed";
         }
         if (inputEnded) {
             return "target_closed";
+        }
+        if (!browser.isActive()) {
+            return "browser_closed";
         }
         if (closedHere && !failed) {
             return "released";
