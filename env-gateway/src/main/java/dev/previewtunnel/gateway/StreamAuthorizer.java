@@ -1,19 +1,19 @@
 package dev.previewtunnel.gateway;
 
-import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.gateway.policy.PolicyException;
 import dev.previewtunnel.gateway.policy.TargetPolicy;
 import dev.previewtunnel.grants.GrantException;
 import dev.previewtunnel.grants.GrantFailure;
 import dev.previewtunnel.grants.GrantVerifier;
 import dev.previewtunnel.grants.VerifiedGrant;
-import dev.previewtunnel.mux.ConnectRequest;
-import dev.previewtunnel.mux.RelayHandler;
-import dev.previewtunnel.mux.StreamByteAdapter;
-import dev.previewtunnel.mux.StreamResponses;
-import dev.previewtunnel.mux.TunnelError;
-import dev.previewtunnel.mux.TunnelStreamException;
 import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.mux.local.FatalErrors;
+import dev.previewtunnel.mux.relay.RelayHandler;
+import dev.previewtunnel.mux.relay.StreamByteAdapter;
+import dev.previewtunnel.mux.wire.ConnectRequest;
+import dev.previewtunnel.mux.wire.StreamResponses;
+import dev.previewtunnel.mux.wire.TunnelError;
+import dev.previewtunnel.mux.wire.TunnelStreamException;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
