@@ -5,8 +5,8 @@ import dev.previewtunnel.gateway.GatewayLimits;
 import dev.previewtunnel.mux.client.TunnelConnection;
 import dev.previewtunnel.mux.codec.MuxPipeline;
 import dev.previewtunnel.mux.wire.Authority;
+import dev.previewtunnel.mux.wire.ConnectHeaders;
 import dev.previewtunnel.mux.wire.MuxSettings;
-import dev.previewtunnel.mux.wire.StreamResponses;
 import dev.previewtunnel.sampleapp.RawEchoServer;
 import dev.previewtunnel.testing.Await;
 import io.netty.channel.Channel;
@@ -141,7 +141,7 @@ class RapidResetTest {
                         return;
                     }
                     Http2StreamChannel s = (Http2StreamChannel) f.getNow();
-                    s.write(StreamResponses.connect(target, grant));
+                    s.write(ConnectHeaders.connect(target, grant));
                     // Closing an open stream writes RST_STREAM(CANCEL): the rapid-reset pattern.
                     s.close().addListener(c -> resets.incrementAndGet());
                 });

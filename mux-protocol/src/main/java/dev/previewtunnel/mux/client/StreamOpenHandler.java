@@ -1,7 +1,7 @@
 package dev.previewtunnel.mux.client;
 
 import dev.previewtunnel.mux.local.FatalErrors;
-import dev.previewtunnel.mux.wire.StreamResponses;
+import dev.previewtunnel.mux.wire.ConnectHeaders;
 import dev.previewtunnel.mux.wire.TunnelError;
 import dev.previewtunnel.mux.wire.TunnelStreamException;
 import io.netty.channel.ChannelHandlerContext;
@@ -47,7 +47,7 @@ final class StreamOpenHandler extends ChannelInboundHandlerAdapter {
         if (msg instanceof Http2HeadersFrame headers) {
             timer.cancel(false);
             try {
-                StreamResponses.checkAccepted(headers.headers());
+                ConnectHeaders.checkAccepted(headers.headers());
                 if (headers.isEndStream()) {
                     throw new TunnelStreamException(TunnelError.PROTOCOL_ERROR, "accepted stream ended at once");
                 }

@@ -5,8 +5,8 @@ import dev.previewtunnel.mux.relay.ReadBuffers;
 import dev.previewtunnel.mux.relay.RelayHandler;
 import dev.previewtunnel.mux.relay.StreamByteAdapter;
 import dev.previewtunnel.mux.wire.Authority;
+import dev.previewtunnel.mux.wire.ConnectHeaders;
 import dev.previewtunnel.mux.wire.MuxSettings;
-import dev.previewtunnel.mux.wire.StreamResponses;
 import dev.previewtunnel.mux.wire.TunnelError;
 import dev.previewtunnel.mux.wire.TunnelStreamException;
 import io.netty.channel.Channel;
@@ -131,7 +131,7 @@ public final class TunnelConnection {
                         liveStreams.decrementAndGet();
                         streams.remove(stream);
                     });
-                    stream.writeAndFlush(StreamResponses.connect(target, grant)).addListener(w -> {
+                    stream.writeAndFlush(ConnectHeaders.connect(target, grant)).addListener(w -> {
                         if (!w.isSuccess()) {
                             promise.tryFailure(new TunnelStreamException(TunnelError.STREAM_RESET,
                                     "could not send CONNECT: " + w.cause().getClass().getSimpleName()));

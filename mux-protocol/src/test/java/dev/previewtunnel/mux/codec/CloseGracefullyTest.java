@@ -5,8 +5,8 @@ import dev.previewtunnel.mux.client.TunnelConnection;
 import dev.previewtunnel.mux.relay.Transports;
 import dev.previewtunnel.mux.server.MuxTestServer;
 import dev.previewtunnel.mux.wire.Authority;
+import dev.previewtunnel.mux.wire.ConnectHeaders;
 import dev.previewtunnel.mux.wire.MuxSettings;
-import dev.previewtunnel.mux.wire.StreamResponses;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
@@ -83,7 +83,7 @@ class CloseGracefullyTest {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             if (msg instanceof Http2HeadersFrame) {
-                ctx.writeAndFlush(StreamResponses.accepted());
+                ctx.writeAndFlush(ConnectHeaders.accepted());
                 connection.complete(ctx.channel().parent());
             }
             ReferenceCountUtil.release(msg);

@@ -4,8 +4,8 @@ import dev.previewtunnel.mux.client.TunnelClient;
 import dev.previewtunnel.mux.client.TunnelConnection;
 import dev.previewtunnel.mux.server.MuxTestServer;
 import dev.previewtunnel.mux.wire.Authority;
+import dev.previewtunnel.mux.wire.ConnectHeaders;
 import dev.previewtunnel.mux.wire.MuxSettings;
-import dev.previewtunnel.mux.wire.StreamResponses;
 import dev.previewtunnel.testing.Await;
 import dev.previewtunnel.testing.ReadTurns;
 import dev.previewtunnel.testing.Uploads;
@@ -146,7 +146,7 @@ class RelayToStreamOnAnotherLoopTest {
             if (msg instanceof Http2HeadersFrame) {
                 ctx.channel().config().setAutoRead(false);
                 streams.add(ctx.channel());
-                ctx.writeAndFlush(StreamResponses.accepted());
+                ctx.writeAndFlush(ConnectHeaders.accepted());
             } else if (msg instanceof Http2DataFrame data) {
                 consumed.addAndGet(data.content().readableBytes());
             }

@@ -3,10 +3,10 @@ package dev.previewtunnel.mux.server;
 import dev.previewtunnel.mux.relay.OutputShutdown;
 import dev.previewtunnel.mux.relay.StreamByteAdapter;
 import dev.previewtunnel.mux.relay.Transports;
+import dev.previewtunnel.mux.wire.ConnectHeaders;
 import dev.previewtunnel.mux.wire.ConnectRequest;
 import dev.previewtunnel.mux.wire.MuxProtocol;
 import dev.previewtunnel.mux.wire.MuxSettings;
-import dev.previewtunnel.mux.wire.StreamResponses;
 import dev.previewtunnel.mux.wire.TunnelError;
 import dev.previewtunnel.mux.wire.TunnelStreamException;
 import io.netty.bootstrap.ServerBootstrap;
@@ -75,15 +75,15 @@ public final class MuxTestServer implements AutoCloseable {
                 try {
                     ConnectRequest request = ConnectRequest.parse(headers.headers());
                     if (!"good".equals(request.grant())) {
-                        ctx.writeAndFlush(StreamResponses.refused(TunnelError.GRANT_REFUSED, "grant_bad_signature"));
+                        ctx.writeAndFlush(ConnectHeaders.refused(TunnelError.GRANT_REFUSED, "grant_bad_signature"));
                         return;
                     }
                 } catch (TunnelStreamException e) {
-                    ctx.writeAndFlush(StreamResponses.refused(e.error(), e.detail()));
+                    ctx.writeAndFlush(ConnectHeaders.refused(e.error(), e.detail()));
                     return;
                 }
                 acceptedStreams.incrementAndGet();
-                ctx.writeAndFlush(StreamResponses.accepted());
+                ctx.writeAndFlush(ConnectHeaders.accepted());
                 ctx.pipeline().addLast(new StreamByteAdapter(), new EchoBytes());
                 ctx.pipeline().remove(this);
                 return;

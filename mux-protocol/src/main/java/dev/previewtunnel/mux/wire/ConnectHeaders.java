@@ -6,8 +6,8 @@ import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
 
 /** Builds the HEADERS frames of the CONNECT exchange, so both sides agree on their shape. */
-public final class StreamResponses {
-    private StreamResponses() {
+public final class ConnectHeaders {
+    private ConnectHeaders() {
     }
 
     /** The opening request of a stream: {@code CONNECT authority} with the grant header. */
