@@ -37,10 +37,10 @@ import java.time.Duration;
  * resets) and leaves unread is bounded by {@link WriteBacklogLimit}, which closes the connection instead.
  */
 public final class MuxPipeline {
-    public static final String BRIDGE = "ptun-ws-bridge";
+    private static final String BRIDGE = "ptun-ws-bridge";
     public static final String CODEC = "ptun-h2-codec";
-    public static final String MULTIPLEX = "ptun-h2-multiplex";
-    public static final String ERRORS = "ptun-errors";
+    private static final String MULTIPLEX = "ptun-h2-multiplex";
+    private static final String ERRORS = "ptun-errors";
 
     private MuxPipeline() {
     }

@@ -2,7 +2,6 @@ package dev.previewtunnel.mux.relay;
 
 import dev.previewtunnel.mux.local.FatalErrors;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
@@ -207,9 +206,5 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
     /** Bytes this relay has read from its own channel so far. */
     public long bytesRead() {
         return bytesRead.get();
-    }
-
-    static ChannelFutureListener closeOnFailure() {
-        return ChannelFutureListener.CLOSE_ON_FAILURE;
     }
 }

@@ -41,16 +41,4 @@ public final class MuxProtocol {
 
     private MuxProtocol() {
     }
-
-    /** Parses {@code ptun.vN} to N, or -1 when the string is not a tunnel subprotocol. */
-    public static int parseSubprotocolVersion(String subprotocol) {
-        if (subprotocol == null || !subprotocol.startsWith(SUBPROTOCOL_PREFIX)) {
-            return -1;
-        }
-        try {
-            return Integer.parseInt(subprotocol.substring(SUBPROTOCOL_PREFIX.length()).trim());
-        } catch (NumberFormatException e) {
-            return -1;
-        }
-    }
 }

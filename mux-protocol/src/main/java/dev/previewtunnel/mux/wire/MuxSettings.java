@@ -123,12 +123,6 @@ public record MuxSettings(
                 streamWriteHighWaterMark, maxWriteBacklog);
     }
 
-    public MuxSettings withMaxWriteBacklog(long backlog) {
-        return new MuxSettings(streamWindow, maxConcurrentStreams, maxFrameSize, maxHeaderListSize,
-                maxWebSocketMessage, maxRstPerWindow, rstWindowSeconds, pingInterval, pingTimeout,
-                streamWriteLowWaterMark, streamWriteHighWaterMark, backlog);
-    }
-
     private static void requireRange(String name, long value, long min, long max) {
         if (value < min || value > max) {
             throw new IllegalArgumentException(name + " must be in [" + min + ", " + max + "], was " + value);
