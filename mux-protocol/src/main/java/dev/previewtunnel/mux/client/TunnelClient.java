@@ -52,8 +52,9 @@ public final class TunnelClient {
         this(group, channelType, settings, MuxProtocol.SUBPROTOCOL);
     }
 
-    private TunnelClient(EventLoopGroup group, Class<? extends SocketChannel> channelType, MuxSettings settings,
-                         String subprotocol) {
+    /** Offering {@code subprotocol} instead of this build's version: only a test plays a client of another build. */
+    TunnelClient(EventLoopGroup group, Class<? extends SocketChannel> channelType, MuxSettings settings,
+                 String subprotocol) {
         this.group = group;
         this.channelType = channelType;
         this.settings = settings;
@@ -61,14 +62,6 @@ public final class TunnelClient {
         for (EventExecutor e : group) {
             loops.add((EventLoop) e);
         }
-    }
-
-    /**
-     * A client that offers another protocol version than this build's ({@code ptun.v2}, say): for tests of how a
-     * gateway and a client of different builds fail. Production code never needs it.
-     */
-    public TunnelClient offering(String otherSubprotocol) {
-        return new TunnelClient(group, channelType, settings, otherSubprotocol);
     }
 
     /** The {@code index}-th event loop of this client's group, modulo their number. */

@@ -40,12 +40,7 @@ final class BinaryFrames {
      * key. {@code payload} is released.
      */
     static ByteBuf masked(ByteBufAllocator alloc, ByteBuf payload) {
-        return masked(alloc, payload, ThreadLocalRandom.current().nextInt());
-    }
-
-    /** As {@link #masked(ByteBufAllocator, ByteBuf)} with the given masking key (for tests). */
-    static ByteBuf masked(ByteBufAllocator alloc, ByteBuf payload, int maskingKey) {
-        return encode(alloc, payload, true, maskingKey);
+        return encode(alloc, payload, true, ThreadLocalRandom.current().nextInt());
     }
 
     /** One unmasked binary frame (the server's) of {@code payload}'s readable bytes; {@code payload} is released. */

@@ -91,7 +91,7 @@ class BinaryFramesTest {
         byte[] bytes = new byte[length];
         random.nextBytes(bytes);
         CompositeByteBuf payload = composite(random, bytes);
-        ByteBuf frame = masked ? BinaryFrames.masked(ALLOC, payload, random.nextInt())
+        ByteBuf frame = masked ? BinaryFrames.masked(ALLOC, payload)
                 : BinaryFrames.unmasked(ALLOC, payload);
         assertEquals(0, payload.refCnt(), "the payload is released once it is copied into the frame");
         // The receiving end: the server expects masked frames, the client unmasked ones; neither allows the other.
@@ -119,12 +119,16 @@ class BinaryFramesTest {
     }
 
     private static void assertHeader(int length, int headerBeforeKey, int lengthCode) {
-        ByteBuf frame = BinaryFrames.masked(ALLOC, Unpooled.wrappedBuffer(new byte[length]), 0x01020304);
+        ByteBuf frame = BinaryFrames.masked(ALLOC, Unpooled.wrappedBuffer(new byte[length]));
         try {
             assertEquals(headerBeforeKey + 4 + length, frame.readableBytes());
             assertEquals(0x82, frame.getUnsignedByte(0), "FIN and binary opcode");
             assertEquals(0x80 | lengthCode, frame.getUnsignedByte(1), "mask bit and length code");
-            assertEquals(0x01020304, frame.getInt(headerBeforeKey), "masking key");
+            // The key is random: the 4 bytes after the length are the key the zero payload was masked with.
+            int key = frame.getInt(headerBeforeKey);
+            byte[] masked = new byte[length];
+            frame.getBytes(headerBeforeKey + 4, masked);
+            assertArrayEquals(reference(new byte[length], key), masked, "masking key, then the payload masked with it");
         } finally {
             frame.release();
         }

@@ -3,6 +3,7 @@ package dev.previewtunnel.spikes.chain;
 import dev.previewtunnel.grants.GrantIssuer;
 import dev.previewtunnel.grants.GrantSpec;
 import dev.previewtunnel.grants.KeyDirectory;
+import dev.previewtunnel.mux.client.OtherVersionClient;
 import dev.previewtunnel.mux.client.TunnelClient;
 import dev.previewtunnel.mux.client.TunnelConnectException;
 import dev.previewtunnel.mux.client.TunnelConnection;
@@ -240,8 +241,8 @@ class ChainRefusalTest {
     @Test
     void protocolVersionMismatchFailsWithAMessageNamingBothVersions() {
         String other = MuxProtocol.SUBPROTOCOL_PREFIX + (MuxProtocol.VERSION + 1);
-        TunnelClient client = new TunnelClient(group, io.netty.channel.socket.nio.NioSocketChannel.class,
-                MuxSettings.defaults()).offering(other);
+        TunnelClient client = OtherVersionClient.offering(other, group,
+                io.netty.channel.socket.nio.NioSocketChannel.class, MuxSettings.defaults());
         ExecutionException e = assertThrows(ExecutionException.class, () -> client.connect(
                 URI.create(stack.gateway().url(false)), stack.token(), null, Duration.ofSeconds(5))
                 .get(10, TimeUnit.SECONDS));
