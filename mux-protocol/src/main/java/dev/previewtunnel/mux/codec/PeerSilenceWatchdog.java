@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class PeerSilenceWatchdog extends ChannelInboundHandlerAdapter {
     /** The user event that asks {@link KeepAliveHandler} to send a PING now. */
-    public static final Object PING_NEEDED = new Object() {
+    static final Object PING_NEEDED = new Object() {
         @Override
         public String toString() {
             return "PING_NEEDED";
@@ -50,7 +50,7 @@ public final class PeerSilenceWatchdog extends ChannelInboundHandlerAdapter {
     }
 
     /** The silence after which a PING goes out (see the constructor). */
-    public static Duration pingAfter(Duration pingInterval, Duration timeout) {
+    static Duration pingAfter(Duration pingInterval, Duration timeout) {
         return Duration.ofNanos(Math.min(pingInterval.toNanos(), timeout.toNanos() / 4 * 3));
     }
 

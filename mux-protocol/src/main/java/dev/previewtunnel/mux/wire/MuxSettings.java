@@ -105,18 +105,6 @@ public record MuxSettings(
                 + " bytes (" + (largest >> 10) + "KiB)";
     }
 
-    public MuxSettings withStreamWindow(int window) {
-        return new MuxSettings(window, maxConcurrentStreams, maxFrameSize, maxHeaderListSize, maxWebSocketMessage,
-                maxRstPerWindow, rstWindowSeconds, pingInterval, pingTimeout, streamWriteLowWaterMark,
-                streamWriteHighWaterMark, maxWriteBacklog);
-    }
-
-    public MuxSettings withMaxConcurrentStreams(int streams) {
-        return new MuxSettings(streamWindow, streams, maxFrameSize, maxHeaderListSize, maxWebSocketMessage,
-                maxRstPerWindow, rstWindowSeconds, pingInterval, pingTimeout, streamWriteLowWaterMark,
-                streamWriteHighWaterMark, maxWriteBacklog);
-    }
-
     public MuxSettings withKeepAlive(Duration interval, Duration timeout) {
         return new MuxSettings(streamWindow, maxConcurrentStreams, maxFrameSize, maxHeaderListSize,
                 maxWebSocketMessage, maxRstPerWindow, rstWindowSeconds, interval, timeout, streamWriteLowWaterMark,

@@ -12,7 +12,7 @@ class MuxSettingsTest {
     void theConnectionWindowIsTheExactProduct() {
         MuxSettings defaults = MuxSettings.defaults();
         assertEquals(1 << 30, defaults.connectionWindow(), "1 MiB x 1024");
-        MuxSettings largest = defaults.withStreamWindow(2047 * 1024);
+        MuxSettings largest = withStreamWindow(defaults, 2047 * 1024);
         assertEquals(2047L * 1024 * 1024, largest.connectionWindow());
         assertNull(MuxSettings.connectionWindowProblem(2047 * 1024, 1024));
     }
@@ -20,11 +20,23 @@ class MuxSettingsTest {
     @Test
     void aProductBeyondHttp2sLargestWindowIsRefused() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> MuxSettings.defaults().withStreamWindow(2 * 1024 * 1024));
+                () -> withStreamWindow(MuxSettings.defaults(), 2 * 1024 * 1024));
         assertEquals("streamWindow x maxConcurrentStreams: 2097152 x 1024 streams = 2147483648 bytes of connection "
                 + "window, more than HTTP/2 allows (2^31-1); with 1024 streams the stream window can be at most "
                 + "2096128 bytes (2047KiB)", e.getMessage());
         assertThrows(IllegalArgumentException.class,
-                () -> MuxSettings.defaults().withMaxConcurrentStreams(100_000));
+                () -> withMaxConcurrentStreams(MuxSettings.defaults(), 100_000));
+    }
+
+    private static MuxSettings withStreamWindow(MuxSettings s, int window) {
+        return new MuxSettings(window, s.maxConcurrentStreams(), s.maxFrameSize(), s.maxHeaderListSize(),
+                s.maxWebSocketMessage(), s.maxRstPerWindow(), s.rstWindowSeconds(), s.pingInterval(), s.pingTimeout(),
+                s.streamWriteLowWaterMark(), s.streamWriteHighWaterMark(), s.maxWriteBacklog());
+    }
+
+    private static MuxSettings withMaxConcurrentStreams(MuxSettings s, int streams) {
+        return new MuxSettings(s.streamWindow(), streams, s.maxFrameSize(), s.maxHeaderListSize(),
+                s.maxWebSocketMessage(), s.maxRstPerWindow(), s.rstWindowSeconds(), s.pingInterval(), s.pingTimeout(),
+                s.streamWriteLowWaterMark(), s.streamWriteHighWaterMark(), s.maxWriteBacklog());
     }
 }
