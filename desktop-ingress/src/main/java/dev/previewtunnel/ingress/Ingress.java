@@ -12,9 +12,9 @@ import dev.previewtunnel.ingress.tunnel.EnvironmentPools;
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
 import dev.previewtunnel.mux.Transports;
 import dev.previewtunnel.mux.TunnelClient;
-import dev.previewtunnel.mux.audit.AuditLog;
-import dev.previewtunnel.mux.local.LocalApi;
-import dev.previewtunnel.mux.local.LocalHttpServer;
+import dev.previewtunnel.local.audit.AuditLog;
+import dev.previewtunnel.local.http.LocalApi;
+import dev.previewtunnel.local.http.LocalHttpServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.EventLoopGroup;
 import io.netty.handler.ssl.SslContext;
@@ -189,7 +189,7 @@ public final class Ingress implements AutoCloseable {
     }
 
     /** The browser listener's connection budget (open, unauthenticated and refused counts). */
-    public dev.previewtunnel.mux.net.ConnectionBudget browserBudget() {
+    public dev.previewtunnel.local.net.ConnectionBudget browserBudget() {
         return proxy.budget();
     }
 

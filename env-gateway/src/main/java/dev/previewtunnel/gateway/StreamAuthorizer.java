@@ -13,7 +13,7 @@ import dev.previewtunnel.mux.StreamByteAdapter;
 import dev.previewtunnel.mux.StreamResponses;
 import dev.previewtunnel.mux.TunnelError;
 import dev.previewtunnel.mux.TunnelStreamException;
-import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.local.audit.AuditLog;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;

@@ -12,7 +12,7 @@ import dev.previewtunnel.mux.CrossLoopWrites;
 import dev.previewtunnel.mux.RelayHandler;
 import dev.previewtunnel.mux.TunnelError;
 import dev.previewtunnel.mux.TunnelStreamException;
-import dev.previewtunnel.mux.net.ConnectionBudget;
+import dev.previewtunnel.local.net.ConnectionBudget;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;

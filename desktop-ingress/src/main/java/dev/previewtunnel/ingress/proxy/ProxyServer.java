@@ -5,7 +5,7 @@ import dev.previewtunnel.mux.ByteActivity;
 import dev.previewtunnel.mux.ReadBuffers;
 import dev.previewtunnel.mux.SocketHalfCloseHandler;
 import dev.previewtunnel.mux.Transports;
-import dev.previewtunnel.mux.net.ConnectionBudget;
+import dev.previewtunnel.local.net.ConnectionBudget;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFuture;

@@ -21,7 +21,7 @@ import dev.previewtunnel.mux.MuxProtocol;
 import dev.previewtunnel.mux.MuxSettings;
 import dev.previewtunnel.mux.Transports;
 import dev.previewtunnel.mux.TunnelClient;
-import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.testing.NettyLeakGuard;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;

@@ -8,7 +8,7 @@ import dev.previewtunnel.ingress.tunnel.TunnelPool;
 import dev.previewtunnel.mux.MuxSettings;
 import dev.previewtunnel.mux.Transports;
 import dev.previewtunnel.mux.TunnelClient;
-import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.local.audit.AuditLog;
 import io.netty.channel.EventLoopGroup;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

@@ -7,7 +7,7 @@ import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayLimits;
 import dev.previewtunnel.mux.MuxProtocol;
 import dev.previewtunnel.mux.MuxSettings;
-import dev.previewtunnel.mux.local.LocalHttpServer;
+import dev.previewtunnel.local.http.LocalHttpServer;
 import picocli.CommandLine.Option;
 
 import java.time.Duration;

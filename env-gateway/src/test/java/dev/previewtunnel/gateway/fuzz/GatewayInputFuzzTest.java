@@ -28,7 +28,7 @@ import dev.previewtunnel.mux.OutputShutdown;
 import dev.previewtunnel.mux.Transports;
 import dev.previewtunnel.mux.TunnelClient;
 import dev.previewtunnel.mux.TunnelConnection;
-import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.sampleapp.RawEchoServer;
 import dev.previewtunnel.testing.Await;
 import dev.previewtunnel.testing.NettyLeakGuard;

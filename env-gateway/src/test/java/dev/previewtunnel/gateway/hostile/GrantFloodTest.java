@@ -10,7 +10,7 @@ import dev.previewtunnel.mux.Authority;
 import dev.previewtunnel.mux.TunnelConnection;
 import dev.previewtunnel.mux.TunnelError;
 import dev.previewtunnel.mux.TunnelStreamException;
-import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.sampleapp.RawEchoServer;
 import dev.previewtunnel.testing.Await;
 import io.netty.handler.codec.http2.Http2StreamChannel;
