@@ -1,5 +1,6 @@
 package dev.previewtunnel.ingress;
 
+import dev.previewtunnel.local.shutdown.Shutdown;
 import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.ingress.proxy.DirectDialer;
 import dev.previewtunnel.ingress.proxy.IngressContext;
@@ -78,7 +79,7 @@ public final class Ingress implements AutoCloseable {
         } catch (Throwable e) {
             // Netty rethrows a failed bind (BindException, checked) without declaring it: catch everything,
             // free the event loops, and rethrow the very same exception.
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            Shutdown.begin(group);
             io.netty.util.internal.PlatformDependent.throwException(e);
             throw new AssertionError(e);
         }
@@ -236,6 +237,6 @@ public final class Ingress implements AutoCloseable {
         pools.closeRemaining(Duration.ofSeconds(2));
         proxy.closeBrowsers(Duration.ofSeconds(2));
         context.audit().flushRepeated(true);
-        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        Shutdown.andWait(group);
     }
 }
