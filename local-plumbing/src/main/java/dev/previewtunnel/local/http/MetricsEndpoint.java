@@ -1,7 +1,6 @@
 package dev.previewtunnel.local.http;
 
 import dev.previewtunnel.local.http.LocalHttpServer.Reply;
-import dev.previewtunnel.local.net.ListenAddress;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
@@ -10,7 +9,6 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
-import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Map;
@@ -22,7 +20,8 @@ import java.util.concurrent.RejectedExecutionException;
 /**
  * The Prometheus scrape route of a {@link LocalHttpServer}: {@code GET /metrics} in the text exposition format.
  * Metrics carry no secrets, but the route still refuses what is not a local scraper: a request with an
- * {@code Origin} header (a web page) or a non-loopback {@code Host} (DNS rebinding) gets 403.
+ * {@code Origin} header (a web page) or a non-loopback {@code Host} (DNS rebinding; the same
+ * {@link LocalApi#loopbackHost} check as the control and admin APIs) gets 403.
  *
  * <p>The checks run on the event loop (they are cheap); the scrape itself (Micrometer renders every meter, so its
  * time grows with their number) runs on {@code scrapes}, never on the event loop, so one slow scrape does not
@@ -57,7 +56,7 @@ public final class MetricsEndpoint implements LocalHttpServer.Handler {
     @Override
     public CompletionStage<Reply> handle(LocalHttpServer.Request request) {
         String method = request.method().toUpperCase(Locale.ROOT);
-        if (request.headers().contains("Origin") || !loopbackHost(request.headers().get("Host"))) {
+        if (request.headers().contains("Origin") || !LocalApi.loopbackHost(request.headers().get("Host"))) {
             return CompletableFuture.completedFuture(Reply.text(403, "metrics are for local scrapers only\n"));
         }
         if (!"/metrics".equals(request.path())) {
@@ -72,29 +71,6 @@ public final class MetricsEndpoint implements LocalHttpServer.Handler {
                     registry.scrape().getBytes(StandardCharsets.UTF_8), Map.of()), scrapes);
         } catch (RejectedExecutionException e) {
             return CompletableFuture.completedFuture(Reply.text(503, "stopping\n"));
-        }
-    }
-
-    /** {@code localhost}, {@code 127.x.y.z} or {@code [::1]}, with or without a port; no DNS. */
-    static boolean loopbackHost(String host) {
-        if (host == null || host.isBlank()) {
-            return false;
-        }
-        String h = host.strip();
-        if (h.startsWith("[")) {
-            int close = h.indexOf(']');
-            h = close > 0 ? h.substring(1, close) : h;
-        } else if (h.indexOf(':') > 0 && h.indexOf(':') == h.lastIndexOf(':')) {
-            h = h.substring(0, h.indexOf(':'));
-        }
-        if ("localhost".equalsIgnoreCase(h)) {
-            return true;
-        }
-        try {
-            InetAddress literal = ListenAddress.literal(h);
-            return literal != null && literal.isLoopbackAddress();
-        } catch (RuntimeException e) {
-            return false;
         }
     }
 }

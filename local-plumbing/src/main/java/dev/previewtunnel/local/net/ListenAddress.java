@@ -92,7 +92,7 @@ public record ListenAddress(String host, int port) {
     }
 
     /** An IPv4 dotted-quad or IPv6 literal as an address (IPv4-mapped IPv6 becomes IPv4), else null. No DNS. */
-    public static InetAddress literal(String host) {
+    static InetAddress literal(String host) {
         if (host == null) {
             return null;
         }

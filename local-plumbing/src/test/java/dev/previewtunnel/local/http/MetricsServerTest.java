@@ -61,10 +61,10 @@ class MetricsServerTest {
     @Test
     void loopbackHosts() {
         for (String ok : new String[] {"localhost", "localhost:9", "127.0.0.1:9464", "127.1.2.3", "[::1]:9464"}) {
-            assertTrue(MetricsEndpoint.loopbackHost(ok), ok);
+            assertTrue(LocalApi.loopbackHost(ok), ok);
         }
         for (String bad : new String[] {"", "example.com", "10.0.0.1:9464", "[::2]:1", "127.0.0.1.nip.io"}) {
-            assertTrue(!MetricsEndpoint.loopbackHost(bad), bad);
+            assertTrue(!LocalApi.loopbackHost(bad), bad);
         }
     }
 
