@@ -3,9 +3,14 @@ package dev.previewtunnel.cli;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.previewtunnel.local.http.LocalHttpServer;
+import dev.previewtunnel.local.http.MetricsServer;
+import dev.previewtunnel.local.net.ListenAddress;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 
+import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -119,6 +124,21 @@ public final class Cli {
     /** {@code 127.0.0.1:7443} or {@code [::1]:7443}; see {@link ListenAddress#format}. */
     public static String hostPort(InetSocketAddress address) {
         return ListenAddress.format(address);
+    }
+
+    /**
+     * Starts the metrics endpoint of a command's {@code --metrics-listen}: a failure to bind is an exit-2 error
+     * naming the address and the option.
+     */
+    public static MetricsServer startMetrics(InetSocketAddress listen, PrometheusMeterRegistry registry,
+                                             LocalHttpServer.Limits limits) {
+        try {
+            return MetricsServer.start(listen, registry, limits);
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.UNREACHABLE, "cannot listen on " + hostPort(listen)
+                    + " (--metrics-listen): "
+                    + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
+        }
     }
 
     /** A file named by {@code option} must exist (else usage error, exit 1) and be readable (else exit 3). */

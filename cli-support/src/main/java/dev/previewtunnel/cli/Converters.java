@@ -1,5 +1,6 @@
 package dev.previewtunnel.cli;
 
+import dev.previewtunnel.local.net.ListenAddress;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 

@@ -1,5 +1,7 @@
 package dev.previewtunnel.cli;
 
+import dev.previewtunnel.local.http.LocalHttpServer;
+import dev.previewtunnel.local.http.MetricsServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -9,7 +11,9 @@ import picocli.CommandLine.ParameterException;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -114,5 +118,17 @@ class CliTest {
         }
         assertEquals("{\"event\":\"ready\",\"text\":\"a\\nb\"}" + System.lineSeparator(),
                 buf.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void aMetricsPortInUseIsExit2NamingTheAddressAndTheOption() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"))) {
+            InetSocketAddress listen = new InetSocketAddress("127.0.0.1", taken.getLocalPort());
+            CliException e = assertThrows(CliException.class, () -> Cli.startMetrics(listen,
+                    MetricsServer.newRegistry(), LocalHttpServer.Limits.defaults()).close());
+            assertEquals(ExitCodes.UNREACHABLE, e.exitCode());
+            assertTrue(e.getMessage().startsWith("cannot listen on 127.0.0.1:" + taken.getLocalPort()
+                    + " (--metrics-listen): "), e.getMessage());
+        }
     }
 }

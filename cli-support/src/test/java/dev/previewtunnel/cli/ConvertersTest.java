@@ -1,5 +1,6 @@
 package dev.previewtunnel.cli;
 
+import dev.previewtunnel.local.net.ListenAddress;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

@@ -1,5 +1,7 @@
 package dev.previewtunnel.ingress;
 
+import dev.previewtunnel.local.shutdown.Shutdown;
+import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.ingress.proxy.DirectDialer;
 import dev.previewtunnel.ingress.proxy.IngressContext;
 import dev.previewtunnel.ingress.proxy.ProxyServer;
@@ -9,11 +11,10 @@ import dev.previewtunnel.ingress.session.SessionRegistry;
 import dev.previewtunnel.ingress.tunnel.EnvironmentGateway;
 import dev.previewtunnel.ingress.tunnel.EnvironmentPools;
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
-import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.mux.client.TunnelClient;
-import dev.previewtunnel.mux.local.FatalErrors;
-import dev.previewtunnel.mux.local.LocalApi;
-import dev.previewtunnel.mux.local.LocalHttpServer;
+import dev.previewtunnel.local.http.LocalApi;
+import dev.previewtunnel.local.http.LocalHttpServer;
 import dev.previewtunnel.mux.relay.Transports;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.EventLoopGroup;
@@ -78,7 +79,7 @@ public final class Ingress implements AutoCloseable {
         } catch (Throwable e) {
             // Netty rethrows a failed bind (BindException, checked) without declaring it: catch everything,
             // free the event loops, and rethrow the very same exception.
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            Shutdown.begin(group);
             io.netty.util.internal.PlatformDependent.throwException(e);
             throw new AssertionError(e);
         }
@@ -189,7 +190,7 @@ public final class Ingress implements AutoCloseable {
     }
 
     /** The browser listener's connection budget (open, unauthenticated and refused counts). */
-    public dev.previewtunnel.mux.net.ConnectionBudget browserBudget() {
+    public dev.previewtunnel.local.net.ConnectionBudget browserBudget() {
         return proxy.budget();
     }
 
@@ -236,6 +237,6 @@ public final class Ingress implements AutoCloseable {
         pools.closeRemaining(Duration.ofSeconds(2));
         proxy.closeBrowsers(Duration.ofSeconds(2));
         context.audit().flushRepeated(true);
-        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        Shutdown.andWait(group);
     }
 }

@@ -1,6 +1,6 @@
 package dev.previewtunnel.ingress;
 
-import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.mux.relay.ByteActivity;
 import dev.previewtunnel.mux.relay.DrainWatch;
 import io.netty.channel.Channel;

@@ -5,15 +5,16 @@ import dev.previewtunnel.grants.GrantVerifier;
 import dev.previewtunnel.grants.RevocationList;
 import dev.previewtunnel.grants.VerificationKeysSource;
 import dev.previewtunnel.grants.VerifiedToken;
-import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.mux.codec.MuxPipeline;
 import dev.previewtunnel.mux.local.FatalErrors;
-import dev.previewtunnel.mux.local.LocalHttpServer;
-import dev.previewtunnel.mux.net.ConnectionBudget;
+import dev.previewtunnel.local.http.LocalHttpServer;
+import dev.previewtunnel.local.net.ConnectionBudget;
 import dev.previewtunnel.mux.relay.ReadBuffers;
 import dev.previewtunnel.mux.relay.Transports;
 import dev.previewtunnel.mux.server.TunnelServerUpgradeHandler;
 import dev.previewtunnel.mux.wire.MuxSettings;
+import dev.previewtunnel.local.shutdown.Shutdown;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -133,7 +134,7 @@ public final class GatewayServer implements AutoCloseable {
             server.bind(tls);
         } catch (InterruptedException | RuntimeException e) {
             // Do not leak the event loops and the DNS pool of a gateway that never started.
-            server.group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+            Shutdown.begin(server.group);
             server.blocking.shutdownNow();
             throw e;
         }
@@ -370,7 +371,7 @@ public final class GatewayServer implements AutoCloseable {
             server = AdminServer.start(this, config.environment(), listen, tokenFile, adminGroup,
                     transports.serverSocketChannel(), limits);
         } catch (java.io.IOException | InterruptedException | RuntimeException e) {
-            adminGroup.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+            Shutdown.begin(adminGroup);
             throw e;
         }
         admin = server;
@@ -417,7 +418,7 @@ public final class GatewayServer implements AutoCloseable {
         // Netty 4.2 does not reliably close the channels still registered, and their sockets would stay open.
         connections.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
         context.audit().flushRepeated(true);
-        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        Shutdown.andWait(group);
         blocking.shutdownNow();
     }
 
@@ -438,7 +439,7 @@ public final class GatewayServer implements AutoCloseable {
             });
             c.closeFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
-        group.shutdownGracefully(0, 0, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        Shutdown.andWait(group);
         blocking.shutdownNow();
     }
 

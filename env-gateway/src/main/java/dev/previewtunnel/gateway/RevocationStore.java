@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.cli.TrustedPaths;
 import dev.previewtunnel.grants.RevocationList;
-import dev.previewtunnel.mux.local.OwnerOnlyFiles;
+import dev.previewtunnel.local.files.OwnerOnlyFiles;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

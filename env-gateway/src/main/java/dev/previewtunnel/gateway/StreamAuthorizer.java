@@ -6,7 +6,7 @@ import dev.previewtunnel.grants.GrantException;
 import dev.previewtunnel.grants.GrantFailure;
 import dev.previewtunnel.grants.GrantVerifier;
 import dev.previewtunnel.grants.VerifiedGrant;
-import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.mux.relay.RelayHandler;
 import dev.previewtunnel.mux.relay.StreamByteAdapter;

@@ -3,8 +3,8 @@ package dev.previewtunnel.gateway;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
-import dev.previewtunnel.mux.audit.AuditLog;
-import dev.previewtunnel.mux.audit.RepeatedRefusals;
+import dev.previewtunnel.local.audit.AuditLog;
+import dev.previewtunnel.local.audit.RepeatedRefusals;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 

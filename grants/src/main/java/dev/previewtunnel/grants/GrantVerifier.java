@@ -156,7 +156,7 @@ public final class GrantVerifier {
         if (!g.environment().equals(expectedEnvironment)) {
             throw new GrantException(GrantFailure.WRONG_ENVIRONMENT, "grant is for another environment");
         }
-        TargetHost.Authority requested;
+        TargetHost.Canonical requested;
         try {
             requested = TargetHost.parseAuthority(authority);
         } catch (IllegalArgumentException e) {

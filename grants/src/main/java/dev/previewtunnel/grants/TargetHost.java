@@ -14,8 +14,12 @@ final class TargetHost {
     private TargetHost() {
     }
 
-    /** A host:port pair parsed from an authority; host is normalised (IPv6 without brackets). */
-    record Authority(String host, int port) {
+    /**
+     * A host:port pair parsed from an authority; host is normalised (IPv6 without brackets, RFC 5952).
+     * Not mux-protocol's {@code Authority}: grants must not depend on netty, and this is the canonical form a grant's
+     * host claim is compared in, where that one is the target as the wire carries it.
+     */
+    record Canonical(String host, int port) {
     }
 
     /**
@@ -51,7 +55,7 @@ final class TargetHost {
      *
      * @throws IllegalArgumentException if malformed
      */
-    static Authority parseAuthority(String authority) {
+    static Canonical parseAuthority(String authority) {
         if (authority == null || authority.isEmpty()) throw new IllegalArgumentException("no authority");
         if (authority.indexOf('@') >= 0) throw new IllegalArgumentException("userinfo not allowed");
         String host;
@@ -71,7 +75,7 @@ final class TargetHost {
             host = authority.substring(0, colon);
             port = authority.substring(colon + 1);
         }
-        return new Authority(normalise(host), parsePort(port));
+        return new Canonical(normalise(host), parsePort(port));
     }
 
     private static int parsePort(String s) {

@@ -32,9 +32,9 @@ class TargetHostTest {
 
     @Test
     void parsesAuthorities() {
-        assertEquals(new TargetHost.Authority("::1", 5173), TargetHost.parseAuthority("[::1]:5173"));
-        assertEquals(new TargetHost.Authority("localhost", 3000), TargetHost.parseAuthority("LOCALHOST:3000"));
-        assertEquals(new TargetHost.Authority("127.0.0.1", 65535), TargetHost.parseAuthority("127.0.0.1:65535"));
+        assertEquals(new TargetHost.Canonical("::1", 5173), TargetHost.parseAuthority("[::1]:5173"));
+        assertEquals(new TargetHost.Canonical("localhost", 3000), TargetHost.parseAuthority("LOCALHOST:3000"));
+        assertEquals(new TargetHost.Canonical("127.0.0.1", 65535), TargetHost.parseAuthority("127.0.0.1:65535"));
     }
 
     @ParameterizedTest

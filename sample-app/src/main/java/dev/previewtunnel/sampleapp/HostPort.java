@@ -1,6 +1,10 @@
 package dev.previewtunnel.sampleapp;
 
-/** {@code host:port} / {@code [v6]:port} parsing and formatting for the command line. */
+/**
+ * {@code host:port} / {@code [v6]:port} parsing and formatting for the command line: a bind address (port 0
+ * allowed). Not local-plumbing's {@code ListenAddress}: the sample app stands for any dev server and depends on no
+ * project module.
+ */
 record HostPort(String host, int port) {
 
     static HostPort parse(String s) {

@@ -8,7 +8,7 @@ import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.cli.TrustedPaths;
 import dev.previewtunnel.ingress.control.ControlServer;
-import dev.previewtunnel.mux.local.LocalApi;
+import dev.previewtunnel.local.http.LocalApi;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 

@@ -16,6 +16,7 @@ import dev.previewtunnel.mux.wire.Authority;
 import dev.previewtunnel.mux.wire.MuxProtocol;
 import dev.previewtunnel.mux.wire.MuxSettings;
 import dev.previewtunnel.mux.wire.TunnelStreamException;
+import dev.previewtunnel.local.shutdown.Shutdown;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
@@ -69,7 +70,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 
 /**
  * {@code doctor}: checks what usually goes wrong on the desktop side and says what to do next. Observes only: it
@@ -645,7 +645,7 @@ final class DoctorCommand implements Callable<Integer> {
         try {
             byTunnel.forEach((tunnel, list) -> checkTargets(group, tunnel, ca, list));
         } finally {
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+            Shutdown.andWait(group);
         }
     }
 

@@ -5,7 +5,7 @@ import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.ingress.BrowserConnectionLimits;
 import dev.previewtunnel.ingress.IngressConfig;
-import dev.previewtunnel.mux.local.LocalHttpServer;
+import dev.previewtunnel.local.http.LocalHttpServer;
 import dev.previewtunnel.mux.wire.MuxProtocol;
 import dev.previewtunnel.mux.wire.MuxSettings;
 import picocli.CommandLine.Option;

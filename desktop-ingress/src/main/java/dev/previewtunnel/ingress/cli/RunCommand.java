@@ -7,7 +7,8 @@ import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
-import dev.previewtunnel.cli.MetricsServer;
+import dev.previewtunnel.local.http.MetricsServer;
+import dev.previewtunnel.local.http.LocalHttpServer;
 import dev.previewtunnel.cli.ServiceLifecycle;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.grants.UnverifiedGrantView;
@@ -23,8 +24,7 @@ import dev.previewtunnel.ingress.session.SessionStore;
 import dev.previewtunnel.ingress.session.StateFiles;
 import dev.previewtunnel.ingress.session.VirtualHostTakenException;
 import dev.previewtunnel.ingress.tunnel.EnvironmentGateway;
-import dev.previewtunnel.mux.audit.AuditLog;
-import dev.previewtunnel.mux.local.LocalHttpServer;
+import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.mux.wire.MuxProtocol;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.handler.ssl.SslContext;
@@ -359,7 +359,7 @@ final class RunCommand implements Callable<Integer> {
                 controlServer = startControl(running, dir, controlAddress, localLimits);
             }
             if (metricsAddress != null) {
-                metricsServer = MetricsServer.startForCommand(metricsAddress, registry, localLimits);
+                metricsServer = Cli.startMetrics(metricsAddress, registry, localLimits);
             }
         } catch (RuntimeException e) {
             if (controlServer != null) {

@@ -11,10 +11,10 @@ import dev.previewtunnel.ingress.session.SessionStore;
 import dev.previewtunnel.ingress.session.StateFiles;
 import dev.previewtunnel.ingress.session.VirtualHostTakenException;
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
-import dev.previewtunnel.mux.local.LocalApi;
-import dev.previewtunnel.mux.local.LocalApi.ApiException;
-import dev.previewtunnel.mux.local.LocalApi.Response;
-import dev.previewtunnel.mux.local.LocalHttpServer;
+import dev.previewtunnel.local.http.LocalApi;
+import dev.previewtunnel.local.http.LocalApi.ApiException;
+import dev.previewtunnel.local.http.LocalApi.Response;
+import dev.previewtunnel.local.http.LocalHttpServer;
 import io.netty.channel.Channel;
 import io.netty.util.NetUtil;
 

@@ -1,6 +1,6 @@
 package dev.previewtunnel.ingress.proxy;
 
-import dev.previewtunnel.mux.net.AddressClass;
+import dev.previewtunnel.local.net.AddressClass;
 import dev.previewtunnel.mux.relay.ReadBuffers;
 import dev.previewtunnel.mux.relay.SocketHalfCloseHandler;
 import dev.previewtunnel.mux.wire.Authority;

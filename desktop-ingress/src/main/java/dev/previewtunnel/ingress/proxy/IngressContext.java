@@ -6,7 +6,7 @@ import dev.previewtunnel.ingress.session.Route;
 import dev.previewtunnel.ingress.session.SessionRegistry;
 import dev.previewtunnel.ingress.tunnel.EnvironmentPools;
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
-import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.local.audit.AuditLog;
 
 import java.util.concurrent.atomic.AtomicReference;
 

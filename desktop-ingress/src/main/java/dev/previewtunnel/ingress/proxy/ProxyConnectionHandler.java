@@ -7,7 +7,7 @@ import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.EgressPolicy;
 import dev.previewtunnel.ingress.session.Route;
 import dev.previewtunnel.mux.local.FatalErrors;
-import dev.previewtunnel.mux.net.ConnectionBudget;
+import dev.previewtunnel.local.net.ConnectionBudget;
 import dev.previewtunnel.mux.relay.CrossLoopWrites;
 import dev.previewtunnel.mux.relay.RelayHandler;
 import dev.previewtunnel.mux.wire.Authority;

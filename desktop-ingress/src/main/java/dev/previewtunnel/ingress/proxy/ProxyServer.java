@@ -1,7 +1,7 @@
 package dev.previewtunnel.ingress.proxy;
 
 import dev.previewtunnel.ingress.BrowserConnectionLimits;
-import dev.previewtunnel.mux.net.ConnectionBudget;
+import dev.previewtunnel.local.net.ConnectionBudget;
 import dev.previewtunnel.mux.relay.ByteActivity;
 import dev.previewtunnel.mux.relay.ReadBuffers;
 import dev.previewtunnel.mux.relay.SocketHalfCloseHandler;

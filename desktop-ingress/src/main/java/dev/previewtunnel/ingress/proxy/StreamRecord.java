@@ -2,7 +2,7 @@ package dev.previewtunnel.ingress.proxy;
 
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.Route;
-import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.mux.relay.OutputShutdown;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufHolder;

@@ -2,7 +2,7 @@ package dev.previewtunnel.ingress.session;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-import dev.previewtunnel.mux.local.OwnerOnlyFiles;
+import dev.previewtunnel.local.files.OwnerOnlyFiles;
 
 import java.io.IOException;
 import java.nio.file.Path;

@@ -2,7 +2,7 @@ package dev.previewtunnel.ingress.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.previewtunnel.cli.MetricsServer;
+import dev.previewtunnel.local.http.MetricsServer;
 import dev.previewtunnel.grants.GrantFailure;
 import dev.previewtunnel.grants.GrantSpec;
 import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;

@@ -17,7 +17,7 @@ import dev.previewtunnel.ingress.proxy.IngressFuzzAccess;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.SessionRegistry;
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
-import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.mux.client.TunnelClient;
 import dev.previewtunnel.mux.relay.Transports;
 import dev.previewtunnel.mux.wire.MuxProtocol;

@@ -1,10 +1,10 @@
 package dev.previewtunnel.ingress.hostile;
 
-import dev.previewtunnel.cli.MetricsServer;
+import dev.previewtunnel.local.http.MetricsServer;
 import dev.previewtunnel.ingress.Ingress;
 import dev.previewtunnel.ingress.IngressConfig;
-import dev.previewtunnel.mux.local.LocalApi;
-import dev.previewtunnel.mux.local.LocalHttpServer;
+import dev.previewtunnel.local.http.LocalApi;
+import dev.previewtunnel.local.http.LocalHttpServer;
 import dev.previewtunnel.testing.RawHttp;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.channel.Channel;

@@ -4,11 +4,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.previewtunnel.gateway.GatewayServer;
 import dev.previewtunnel.gateway.RevocationStore;
 import dev.previewtunnel.grants.RevocationList;
-import dev.previewtunnel.mux.local.LocalApi;
-import dev.previewtunnel.mux.local.LocalHttpServer;
-import dev.previewtunnel.mux.local.OwnerOnlyFiles;
-import dev.previewtunnel.mux.local.LocalApi.ApiException;
-import dev.previewtunnel.mux.local.LocalApi.Response;
+import dev.previewtunnel.local.http.LocalApi;
+import dev.previewtunnel.local.http.LocalHttpServer;
+import dev.previewtunnel.local.files.OwnerOnlyFiles;
+import dev.previewtunnel.local.http.LocalApi.ApiException;
+import dev.previewtunnel.local.http.LocalApi.Response;
+import dev.previewtunnel.local.shutdown.Shutdown;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.ServerSocketChannel;
@@ -119,7 +120,7 @@ public final class AdminServer implements AutoCloseable {
     @Override
     public void close() {
         channel.close().syncUninterruptibly();
-        group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+        Shutdown.begin(group);
         try {
             Files.deleteIfExists(tokenFile);
         } catch (IOException ignored) {

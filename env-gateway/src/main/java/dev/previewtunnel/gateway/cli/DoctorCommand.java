@@ -3,7 +3,7 @@ package dev.previewtunnel.gateway.cli;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.DoctorReport;
 import dev.previewtunnel.cli.ExitCodes;
-import dev.previewtunnel.cli.ListenAddress;
+import dev.previewtunnel.local.net.ListenAddress;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.gateway.policy.Cidr;
 import dev.previewtunnel.gateway.policy.PolicyException;

@@ -7,7 +7,7 @@ import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.cli.TrustedPaths;
-import dev.previewtunnel.mux.local.LocalApi;
+import dev.previewtunnel.local.http.LocalApi;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;

@@ -6,7 +6,8 @@ import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
-import dev.previewtunnel.cli.MetricsServer;
+import dev.previewtunnel.local.http.MetricsServer;
+import dev.previewtunnel.local.http.LocalHttpServer;
 import dev.previewtunnel.cli.ServiceLifecycle;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.cli.TrustedPaths;
@@ -20,9 +21,8 @@ import dev.previewtunnel.grants.GrantIssuer;
 import dev.previewtunnel.grants.KeyDirectory;
 import dev.previewtunnel.grants.ReloadingVerificationKeys;
 import dev.previewtunnel.grants.VerifierPolicy;
-import dev.previewtunnel.mux.audit.AuditLog;
-import dev.previewtunnel.mux.local.LocalHttpServer;
-import dev.previewtunnel.mux.local.OwnerOnlyFiles;
+import dev.previewtunnel.local.audit.AuditLog;
+import dev.previewtunnel.local.files.OwnerOnlyFiles;
 import dev.previewtunnel.mux.wire.MuxProtocol;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -294,7 +294,7 @@ final class ServeCommand implements Callable<Integer> {
                 writeAdminState(adminFile, admin);
             }
             if (metricsAddress != null) {
-                metricsServer = MetricsServer.startForCommand(metricsAddress, prometheus, localLimits);
+                metricsServer = Cli.startMetrics(metricsAddress, prometheus, localLimits);
             }
         } catch (RuntimeException e) {
             running.close(); // closes the admin endpoint too

@@ -1,6 +1,6 @@
 package dev.previewtunnel.gateway.policy;
 
-import dev.previewtunnel.mux.net.AddressClass;
+import dev.previewtunnel.local.net.AddressClass;
 import io.netty.util.NetUtil;
 
 import java.net.Inet6Address;

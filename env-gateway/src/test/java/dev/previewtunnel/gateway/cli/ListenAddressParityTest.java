@@ -1,7 +1,7 @@
 package dev.previewtunnel.gateway.cli;
 
 import dev.previewtunnel.cli.Cli;
-import dev.previewtunnel.cli.ListenAddress;
+import dev.previewtunnel.local.net.ListenAddress;
 import io.netty.util.NetUtil;
 import org.junit.jupiter.api.Test;
 

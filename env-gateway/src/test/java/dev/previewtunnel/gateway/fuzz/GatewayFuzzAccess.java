@@ -2,7 +2,7 @@ package dev.previewtunnel.gateway;
 
 import dev.previewtunnel.grants.GrantVerifier;
 import dev.previewtunnel.grants.RevocationList;
-import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.local.audit.AuditLog;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;

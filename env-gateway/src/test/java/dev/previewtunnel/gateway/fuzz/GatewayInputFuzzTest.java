@@ -20,7 +20,7 @@ import dev.previewtunnel.grants.GrantVerifier;
 import dev.previewtunnel.grants.KeyDirectory;
 import dev.previewtunnel.grants.RevocationList;
 import dev.previewtunnel.grants.UnverifiedGrantView;
-import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.mux.client.TunnelClient;
 import dev.previewtunnel.mux.client.TunnelConnection;
 import dev.previewtunnel.mux.codec.MuxPipeline;

@@ -1,11 +1,11 @@
 package dev.previewtunnel.gateway.hostile;
 
-import dev.previewtunnel.cli.MetricsServer;
+import dev.previewtunnel.local.http.MetricsServer;
 import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayServer;
 import dev.previewtunnel.gateway.admin.AdminServer;
 import dev.previewtunnel.grants.KeyDirectory;
-import dev.previewtunnel.mux.local.LocalHttpServer;
+import dev.previewtunnel.local.http.LocalHttpServer;
 import dev.previewtunnel.testing.RawHttp;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.AfterEach;

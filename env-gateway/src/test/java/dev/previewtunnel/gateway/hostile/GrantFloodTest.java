@@ -6,7 +6,7 @@ import ch.qos.logback.core.AppenderBase;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.gateway.GatewayMetrics;
-import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.mux.client.TunnelConnection;
 import dev.previewtunnel.mux.wire.Authority;
 import dev.previewtunnel.mux.wire.TunnelError;

@@ -1,4 +1,4 @@
-package dev.previewtunnel.mux.net;
+package dev.previewtunnel.local.net;
 
 import java.net.Inet4Address;
 import java.net.Inet6Address;

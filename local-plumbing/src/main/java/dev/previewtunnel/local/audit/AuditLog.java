@@ -1,4 +1,4 @@
-package dev.previewtunnel.mux.audit;
+package dev.previewtunnel.local.audit;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;

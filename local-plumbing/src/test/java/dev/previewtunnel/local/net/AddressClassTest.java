@@ -1,4 +1,4 @@
-package dev.previewtunnel.mux.net;
+package dev.previewtunnel.local.net;
 
 import io.netty.util.NetUtil;
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,7 @@
-package dev.previewtunnel.mux.local;
+package dev.previewtunnel.local.http;
 
-import dev.previewtunnel.mux.net.ConnectionBudget;
+import dev.previewtunnel.local.net.ConnectionBudget;
+import dev.previewtunnel.mux.local.FatalErrors;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -38,9 +39,8 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The one loopback HTTP server behind every local endpoint: the ingress's control API, the gateway's admin API and
- * both programs' metrics. (It sits in mux-protocol's {@code local} package because that is the module both programs
- * and cli-support can depend on; the design's "local plumbing" module is where a later refactor moves it.)
+ * The one loopback HTTP server behind every local endpoint: the ingress's control API, the gateway's admin API
+ * ({@link LocalApi}) and both programs' metrics ({@link MetricsEndpoint}); each is a {@link Handler} bound here.
  *
  * <p>What no local client can do to the others: every phase of a connection (waiting for a whole request, head and
  * body; producing and writing its answer) has the same deadline, so half a request head holds a connection at most

@@ -1,4 +1,4 @@
-package dev.previewtunnel.mux.audit;
+package dev.previewtunnel.local.audit;
 
 import java.time.Duration;
 import java.util.ArrayList;

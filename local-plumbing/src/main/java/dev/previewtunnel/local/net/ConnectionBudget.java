@@ -1,4 +1,4 @@
-package dev.previewtunnel.mux.net;
+package dev.previewtunnel.local.net;
 
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;

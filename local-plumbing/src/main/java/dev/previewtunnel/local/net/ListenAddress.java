@@ -1,4 +1,4 @@
-package dev.previewtunnel.cli;
+package dev.previewtunnel.local.net;
 
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -7,9 +7,9 @@ import java.net.UnknownHostException;
 import java.util.regex.Pattern;
 
 /**
- * A {@code HOST:PORT} or {@code [V6]:PORT} address to listen on. Unlike a target, port 0 (any free port) is
- * allowed. IPv4 dotted-quad and IPv6 literals are used as they are, never looked up; a name is resolved once, by
- * {@link #resolve()}.
+ * A {@code HOST:PORT} or {@code [V6]:PORT} address to listen on. A bind address, not a stream target (that is
+ * the mux {@code Authority}): port 0 (any free port) and IPv6 zone ids are allowed. IPv4 dotted-quad and IPv6
+ * literals are used as they are, never looked up; a name is resolved once, by {@link #resolve()}.
  *
  * @param host an IPv4 literal, an IPv6 literal (without brackets) or a name
  * @param port 0 to 65535

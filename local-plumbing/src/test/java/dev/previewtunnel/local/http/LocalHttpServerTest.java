@@ -1,6 +1,6 @@
-package dev.previewtunnel.mux.local;
+package dev.previewtunnel.local.http;
 
-import dev.previewtunnel.mux.local.LocalHttpServer.Reply;
+import dev.previewtunnel.local.http.LocalHttpServer.Reply;
 import dev.previewtunnel.mux.relay.Transports;
 import dev.previewtunnel.testing.RawHttp;
 import io.netty.channel.Channel;

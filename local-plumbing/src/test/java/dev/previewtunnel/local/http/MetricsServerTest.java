@@ -1,4 +1,4 @@
-package dev.previewtunnel.cli;
+package dev.previewtunnel.local.http;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -33,7 +33,7 @@ class MetricsServerTest {
             HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create(server.url())).build(),
                     HttpResponse.BodyHandlers.ofString());
             assertEquals(200, r.statusCode());
-            assertEquals(MetricsServer.CONTENT_TYPE, r.headers().firstValue("Content-Type").orElse(""));
+            assertEquals(MetricsEndpoint.CONTENT_TYPE, r.headers().firstValue("Content-Type").orElse(""));
             assertTrue(r.body().contains("# TYPE ptun_test_things_total counter"), r.body());
             assertTrue(r.body().contains("ptun_test_things_total 3.0"), r.body());
             assertTrue(r.body().contains("jvm_memory_used_bytes"), "JVM meters are bound");
@@ -61,10 +61,10 @@ class MetricsServerTest {
     @Test
     void loopbackHosts() {
         for (String ok : new String[] {"localhost", "localhost:9", "127.0.0.1:9464", "127.1.2.3", "[::1]:9464"}) {
-            assertTrue(MetricsServer.loopbackHost(ok), ok);
+            assertTrue(LocalApi.loopbackHost(ok), ok);
         }
         for (String bad : new String[] {"", "example.com", "10.0.0.1:9464", "[::2]:1", "127.0.0.1.nip.io"}) {
-            assertTrue(!MetricsServer.loopbackHost(bad), bad);
+            assertTrue(!LocalApi.loopbackHost(bad), bad);
         }
     }
 

@@ -1,4 +1,4 @@
-package dev.previewtunnel.mux.local;
+package dev.previewtunnel.local.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

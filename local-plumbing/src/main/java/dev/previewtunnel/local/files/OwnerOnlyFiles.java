@@ -1,4 +1,4 @@
-package dev.previewtunnel.mux.local;
+package dev.previewtunnel.local.files;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -1,4 +1,4 @@
-package dev.previewtunnel.mux.local;
+package dev.previewtunnel.local.http;
 
 import dev.previewtunnel.mux.relay.Transports;
 import io.netty.channel.Channel;

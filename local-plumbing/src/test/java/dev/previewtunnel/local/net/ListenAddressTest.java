@@ -1,4 +1,4 @@
-package dev.previewtunnel.cli;
+package dev.previewtunnel.local.net;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
