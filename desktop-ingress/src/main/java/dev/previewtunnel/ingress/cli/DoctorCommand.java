@@ -5,17 +5,11 @@ import dev.previewtunnel.cli.DoctorReport;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.ingress.doctor.CredentialsCheck;
-import dev.previewtunnel.ingress.doctor.GatewayCheck;
-import dev.previewtunnel.ingress.doctor.GatewayLabel;
-import dev.previewtunnel.ingress.doctor.GatewayTunnel;
 import dev.previewtunnel.ingress.doctor.OwnerOnlyFileCheck;
 import dev.previewtunnel.ingress.doctor.RunningIngressCheck;
 import dev.previewtunnel.ingress.doctor.StateDirCheck;
-import dev.previewtunnel.ingress.doctor.TargetCheck;
-import dev.previewtunnel.ingress.doctor.TokenFile;
+import dev.previewtunnel.ingress.doctor.TunnelChecks;
 import dev.previewtunnel.ingress.doctor.UnnamedEnvironmentsCheck;
-import dev.previewtunnel.mux.TunnelProbe;
-import io.netty.handler.ssl.SslContext;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -32,7 +26,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.function.Supplier;
 
 /**
  * {@code doctor}: checks what usually goes wrong on the desktop side and says what to do next. Observes only: it
@@ -122,7 +115,9 @@ final class DoctorCommand implements Callable<Integer> {
         List<Path> grantPaths = read == null ? List.of() : read;
         Path refreshToken = report.setting(() -> s.path("grant-refresh-token-file", grantRefreshTokenFile, null));
         Map<String, EnvironmentOptions.Endpoint> endpoints = report.setting(() -> environments.endpoints(spec, s));
-        Map<String, EnvironmentOptions.Endpoint> ownGateways = endpoints == null ? Map.of() : endpoints;
+        Map<String, TunnelChecks.OwnGateway> own = new LinkedHashMap<>();
+        (endpoints == null ? Map.<String, EnvironmentOptions.Endpoint>of() : endpoints).forEach((environment, e) ->
+                own.put(environment, new TunnelChecks.OwnGateway(e.url(), e.tokenFile())));
         report.setting(() -> environments.suffix(s)); // only validated, as 'run' would
 
         JsonNode running = null;
@@ -133,32 +128,15 @@ final class DoctorCommand implements Callable<Integer> {
             running = new RunningIngressCheck(dir, proxyAddress, () -> ControlClient.open(dir).get("/v1/status"),
                     TIMEOUT).run(report);
         }
-        Map<String, Path> ownTokenFiles = new LinkedHashMap<>();
-        ownGateways.forEach((environment, endpoint) -> ownTokenFiles.put(environment, endpoint.tokenFile()));
-        OwnerOnlyFileCheck.ofRun(token, ownTokenFiles, grantPaths, ca, refreshToken).forEach(c -> c.run(report));
+        OwnerOnlyFileCheck.ofRun(token, own, grantPaths, ca, refreshToken).forEach(c -> c.run(report));
         if (running != null) {
-            new UnnamedEnvironmentsCheck(running, ownGateways.keySet()).run(report);
+            new UnnamedEnvironmentsCheck(running, own.keySet()).run(report);
             if (gatewayText == null && running.hasNonNull("gateway")) {
                 gatewayText = running.get("gateway").asText();
             }
         }
-        URI gatewayUri = gatewayUri(report, gatewayText);
-        Supplier<SslContext> tls = () -> IngressCli.clientTls(spec, ca);
-        try (TunnelProbe probe = new TunnelProbe(TIMEOUT, clock)) {
-            String tokenValue = token == null ? null : TokenFile.read(report, GatewayLabel.DEFAULT, token);
-            GatewayTunnel defaultGateway = gatewayUri == null ? new GatewayTunnel(GatewayLabel.DEFAULT, null)
-                    : new GatewayCheck(GatewayLabel.DEFAULT, gatewayUri, tokenValue, token, tls, probe, TIMEOUT)
-                    .run(report);
-            // Each environment's own gateway, as 'run' would use it: the same checks, labelled with the environment.
-            Map<String, GatewayTunnel> own = new LinkedHashMap<>();
-            ownGateways.forEach((environment, endpoint) -> {
-                GatewayLabel label = new GatewayLabel(environment);
-                String ownToken = TokenFile.read(report, label, endpoint.tokenFile());
-                own.put(environment, new GatewayCheck(label, endpoint.url(), ownToken, endpoint.tokenFile(), tls,
-                        probe, TIMEOUT).run(report));
-            });
-            new TargetCheck(grantPaths, defaultGateway, own, probe).run(report);
-        }
+        new TunnelChecks(gatewayUri(report, gatewayText), token, own, grantPaths, () -> IngressCli.clientTls(spec, ca),
+                TIMEOUT, clock).run(report);
         report.summary("desktop-ingress");
         return report.exitCode();
     }

@@ -26,13 +26,14 @@ public record OwnerOnlyFileCheck(String check, Path file, boolean secret, String
      * The checks of the files 'run' reads, in the order they are reported: the token, each environment's token,
      * the grants, the gateway CA and the grant refresh token. Null paths are not given and not checked.
      */
-    public static List<OwnerOnlyFileCheck> ofRun(Path token, Map<String, Path> environmentTokens, List<Path> grants,
+    public static List<OwnerOnlyFileCheck> ofRun(Path token, Map<String, TunnelChecks.OwnGateway> ownGateways,
+                                                 List<Path> grants,
                                                  Path ca, Path refreshToken) {
         List<OwnerOnlyFileCheck> checks = new ArrayList<>();
         checks.add(new OwnerOnlyFileCheck("token-file", token, true, "the connection token: anyone on this machine "
                 + "could open tunnel connections to the environment with it"));
-        environmentTokens.forEach((environment, file) -> checks.add(new OwnerOnlyFileCheck("environment-token-file",
-                file, true, "the connection token of the gateway of environment '" + Cli.shown(environment) + "' "
+        ownGateways.forEach((environment, own) -> checks.add(new OwnerOnlyFileCheck("environment-token-file",
+                own.tokenFile(), true, "the connection token of the gateway of environment '" + Cli.shown(environment) + "' "
                 + "(--environment-token-file): anyone on this machine could open tunnel connections to that "
                 + "environment with it")));
         for (Path grant : grants) {
