@@ -124,6 +124,29 @@ class TunnelProbeTest {
         }
     }
 
+    /** A program that answers something that is not HTTP (an SSH banner): said as such, not as a refusal. */
+    @Test
+    void aListenerThatDoesNotSpeakHttpIsOther() throws Exception {
+        try (ServerSocket ssh = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+             TunnelProbe probe = new TunnelProbe(TIMEOUT, Clock.systemUTC())) {
+            CompletableFuture<Void> banner = CompletableFuture.runAsync(() -> {
+                try (Socket s = ssh.accept()) {
+                    head(s.getInputStream());
+                    s.getOutputStream().write("SSH-2.0-OpenSSH_9.6\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                    s.getOutputStream().flush();
+                    s.getInputStream().read(); // until the probe closes
+                } catch (IOException e) {
+                    // the probe closed first
+                }
+            });
+            TunnelProbe.Dial dial = probe.dial(url(ssh.getLocalPort(), "/tunnel"), null, null);
+            banner.get(10, TimeUnit.SECONDS);
+            assertEquals(TunnelConnectException.Reason.OTHER, dial.failure().reason(), dial.failure()::getMessage);
+            assertNull(dial.answer());
+            assertEquals("gateway answered the upgrade with something that is not HTTP", dial.failure().getMessage());
+        }
+    }
+
     private static String head(InputStream in) throws IOException {
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         while (!buf.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n\r\n")) {
