@@ -4,6 +4,8 @@ import dev.previewtunnel.cli.DoctorReport;
 import dev.previewtunnel.cli.DoctorReport.Status;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.mux.TunnelProbe;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -86,5 +88,50 @@ class GatewayCheckTest {
             assertTrue(checks.get(0).message().startsWith("the gateway at 127.0.0.1:" + silent.getLocalPort()
                     + " did not answer within 1 s"), checks.get(0).message());
         }
+    }
+
+    /** wss:// to a listener that answers in clear text: the TLS handshake fails, and the fix is about trust. */
+    @Test
+    void aWssGatewayWhoseTlsFailsSaysSo() throws Exception {
+        try (ServerSocket plain = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+             TunnelProbe probe = new TunnelProbe(Duration.ofSeconds(5), Clock.systemUTC())) {
+            CompletableFuture<Void> server = CompletableFuture.runAsync(() -> {
+                try (Socket s = plain.accept()) {
+                    s.getOutputStream().write("HTTP/1.1 400 Bad Request\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                    s.getOutputStream().flush();
+                    s.getInputStream().read(); // until the probe closes
+                } catch (IOException e) {
+                    // the probe closed first
+                }
+            });
+            SslContext client = SslContextBuilder.forClient().build();
+            DoctorReport report = Reports.quiet();
+            GatewayTunnel tunnel = new GatewayCheck(GatewayLabel.DEFAULT, URI.create("wss://127.0.0.1:"
+                    + plain.getLocalPort() + "/tunnel"), "token-value", null, () -> client, probe, TIMEOUT).run(report);
+            server.get(10, TimeUnit.SECONDS);
+            assertFalse(tunnel.accepted());
+            DoctorReport.Check c = Reports.only(report);
+            assertEquals(ExitCodes.REFUSED, c.exitCode(), c::toString);
+            assertTrue(c.message().startsWith("TLS with the gateway at 127.0.0.1:" + plain.getLocalPort() + " failed (")
+                    && c.message().endsWith("trust its CA with --gateway-ca PEM, and check its certificate names "
+                    + "127.0.0.1"), c.message());
+            assertFalse(c.message().contains("token-value"), c.message());
+        }
+    }
+
+    /** A CA file that cannot be used is the gateway check's failure; nothing is dialed. */
+    @Test
+    void aTlsSetupThatFailsIsReportedWithoutDialing() {
+        DoctorReport report = Reports.quiet();
+        try (TunnelProbe probe = new TunnelProbe(TIMEOUT, Clock.systemUTC())) {
+            new GatewayCheck(new GatewayLabel("staging"), URI.create("wss://127.0.0.1:1/tunnel"), null, null,
+                    () -> {
+                        throw new IllegalStateException("cannot load --gateway-ca ca.pem: not a certificate");
+                    }, probe, TIMEOUT).run(report);
+        }
+        DoctorReport.Check c = Reports.only(report);
+        assertEquals("environment-gateway", c.id());
+        assertEquals("cannot set up TLS for the gateway of environment 'staging' at 127.0.0.1:1: cannot load "
+                + "--gateway-ca ca.pem: not a certificate", c.message());
     }
 }
