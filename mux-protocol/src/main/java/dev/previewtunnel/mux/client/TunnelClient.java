@@ -11,6 +11,7 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
@@ -18,6 +19,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -73,7 +75,8 @@ public final class TunnelClient {
      * Cancel the returned future to abandon the attempt: its connection is closed, even if the handshake completes.
      *
      * @param url    {@code ws://host:port/path} or {@code wss://...}
-     * @param token  connection token, sent as {@code Authorization: Bearer}; never put in the URL
+     * @param token  connection token, sent as {@code Authorization: Bearer}; never put in the URL; null sends no
+     *               token (a diagnostic asking only whether a gateway answers: it refuses with 401)
      * @param ssl    client TLS context for {@code wss://}, or null for {@code ws://}
      */
     public Future<TunnelConnection> connect(URI url, String token, SslContext ssl, Duration timeout) {
@@ -105,7 +108,9 @@ public final class TunnelClient {
         }
         int port = url.getPort() > 0 ? url.getPort() : (tls ? 443 : 80);
         HttpHeaders headers = new DefaultHttpHeaders();
-        headers.set(MuxProtocol.TOKEN_HEADER, MuxProtocol.TOKEN_SCHEME + token);
+        if (token != null) {
+            headers.set(MuxProtocol.TOKEN_HEADER, MuxProtocol.TOKEN_SCHEME + token);
+        }
         WebSocketClientHandshaker handshaker = WebSocketClientHandshakerFactory.newHandshaker(
                 url, WebSocketVersion.V13, subprotocol, false, headers,
                 settings.maxWebSocketMessage(), true, false);
@@ -124,7 +129,8 @@ public final class TunnelClient {
                             // Say why TLS failed (untrusted certificate, wrong name) before the close is seen.
                             sslHandler.handshakeFuture().addListener(h -> {
                                 if (!h.isSuccess()) {
-                                    promise.tryFailure(new TunnelConnectException("TLS handshake with the gateway "
+                                    promise.tryFailure(new TunnelConnectException(
+                                            TunnelConnectException.Reason.TLS_FAILED, "TLS handshake with the gateway "
                                             + "failed: " + rootMessage(h.cause()) + " (is the gateway CA trusted, "
                                             + "and does its certificate name " + url.getHost() + "?)"));
                                 }
@@ -148,18 +154,20 @@ public final class TunnelClient {
         });
         connect.addListener(f -> {
             if (!f.isSuccess()) {
-                promise.tryFailure(new TunnelConnectException("cannot reach gateway " + url.getHost() + ":" + port
-                        + ": " + f.cause().getMessage()));
+                promise.tryFailure(new TunnelConnectException(f.cause() instanceof ConnectTimeoutException
+                        ? TunnelConnectException.Reason.NO_ANSWER : TunnelConnectException.Reason.UNREACHABLE,
+                        "cannot reach gateway " + url.getHost() + ":" + port + ": " + f.cause().getMessage()));
             } else {
                 Channel ch = connect.channel();
                 ch.eventLoop().schedule(() -> {
-                    if (promise.tryFailure(new TunnelConnectException(
+                    if (promise.tryFailure(new TunnelConnectException(TunnelConnectException.Reason.NO_ANSWER,
                             "gateway did not complete the WebSocket handshake within " + timeout.toMillis() + " ms"))) {
                         ch.close();
                     }
                 }, timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
                 ch.closeFuture().addListener(c -> promise.tryFailure(
-                        new TunnelConnectException("gateway closed the connection during the handshake")));
+                        new TunnelConnectException(TunnelConnectException.Reason.CLOSED,
+                                "gateway closed the connection during the handshake")));
             }
         });
         return promise;
@@ -193,8 +201,15 @@ public final class TunnelClient {
 
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, FullHttpResponse response) {
+            if (response.decoderResult().isFailure()) {
+                promise.tryFailure(new TunnelConnectException("gateway answered the upgrade with something that is "
+                        + "not HTTP"));
+                ctx.close();
+                return;
+            }
             if (!HttpResponseStatus.SWITCHING_PROTOCOLS.equals(response.status())) {
-                promise.tryFailure(new TunnelConnectException(describeRefusal(response, subprotocol)));
+                promise.tryFailure(new TunnelConnectException(TunnelConnectException.Reason.REFUSED,
+                        describeRefusal(response, subprotocol), answer(response)));
                 ctx.close();
                 return;
             }
@@ -225,7 +240,7 @@ public final class TunnelClient {
                 ch.pipeline().remove("http-aggregator");
             }
             ch.pipeline().remove(this);
-            TunnelConnection connection = new TunnelConnection(ch, settings);
+            TunnelConnection connection = new TunnelConnection(ch, settings, answer(response));
             MuxPipeline.install(ch, false, settings, null, connection.connectionHandler());
             if (!promise.trySuccess(connection)) {
                 ch.close(); // cancelled or timed out meanwhile: nobody will own this connection
@@ -272,17 +287,32 @@ public final class TunnelClient {
         return why + (body.isEmpty() ? "" : " [" + body + "]");
     }
 
+    /** The answer as a caller may act on it: status, the JSON refusal's error and message, the Date header. */
+    private static UpgradeAnswer answer(FullHttpResponse response) {
+        String body = response.content().toString(StandardCharsets.UTF_8);
+        return new UpgradeAnswer(response.status().code(), refusalField(body, "error"), refusalMessage(body),
+                response.headers().get(HttpHeaderNames.DATE));
+    }
+
     /** The {@code message} of a gateway's JSON refusal, printable characters only; null if there is none. */
     private static String refusalMessage(String body) {
+        return refusalField(body, "message");
+    }
+
+    /** A text field of a gateway's JSON refusal, printable characters only, at most 300; null if there is none. */
+    private static String refusalField(String body, String field) {
+        if (body.isEmpty()) {
+            return null;
+        }
         try {
             com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper()
                     .readTree(body);
-            String message = json == null ? null : json.path("message").asText(null);
-            if (message == null) {
+            String value = json == null ? null : json.path(field).asText(null);
+            if (value == null) {
                 return null;
             }
-            message = message.replaceAll("[^\\x20-\\x7e]", " ").trim();
-            return message.length() > 300 ? message.substring(0, 300) : message;
+            value = value.replaceAll("[^\\x20-\\x7e]", " ").trim();
+            return value.length() > 300 ? value.substring(0, 300) : value;
         } catch (java.io.IOException | RuntimeException e) {
             return null;
         }

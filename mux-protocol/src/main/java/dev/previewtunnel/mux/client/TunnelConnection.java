@@ -41,10 +41,17 @@ public final class TunnelConnection {
     private final Set<Http2StreamChannel> streams = new HashSet<>();
     private volatile boolean draining;
     private volatile Runnable drainListener = () -> { };
+    private final UpgradeAnswer upgrade;
 
-    TunnelConnection(Channel parent, MuxSettings settings) {
+    TunnelConnection(Channel parent, MuxSettings settings, UpgradeAnswer upgrade) {
         this.parent = parent;
         this.settings = settings;
+        this.upgrade = upgrade;
+    }
+
+    /** The gateway's 101 answer to the upgrade (its Date header measures the clock skew; see {@link UpgradeAnswer}). */
+    public UpgradeAnswer upgrade() {
+        return upgrade;
     }
 
     /** The last handler of the parent pipeline: watches GOAWAY. Install via {@link MuxPipeline#install}. */
