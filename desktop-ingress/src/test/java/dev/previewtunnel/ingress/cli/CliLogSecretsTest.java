@@ -113,7 +113,8 @@ class CliLogSecretsTest {
         List<String> secrets = new ArrayList<>();
         try (TestStack stack = TestStack.start(tmp);
              AdminServer admin = AdminServer.start(stack.gateway::status, stack.gateway.revocations(),
-                     new InetSocketAddress("127.0.0.1", 0), tmp.resolve("admin.token"), LocalHttpServer.Limits.defaults())) {
+                     new InetSocketAddress("127.0.0.1", 0), tmp.resolve("admin.token"),
+                     LocalHttpServer.Limits.defaults())) {
             String adminToken = Files.readString(admin.tokenFile()).strip();
             String token = stack.token();
             String grant = stack.grant("default", stack.app.port());

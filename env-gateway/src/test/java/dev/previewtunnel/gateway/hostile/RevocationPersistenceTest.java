@@ -102,8 +102,8 @@ class RevocationPersistenceTest {
             Future<TunnelConnection> before = connect(first, revokedToken);
             assertTrue(before.await(10, TimeUnit.SECONDS) && before.isSuccess(), () -> "connect: " + before.cause());
             before.getNow().close();
-            first.revocations().revokeGrant(new GrantVerifier(keys.verificationKeys(), Clock.systemUTC(), VerifierPolicy.defaults())
-                    .verifyConnectionToken(revokedToken, ENV).jti());
+            first.revocations().revokeGrant(new GrantVerifier(keys.verificationKeys(), Clock.systemUTC(),
+                    VerifierPolicy.defaults()).verifyConnectionToken(revokedToken, ENV).jti());
             first.revocations().revokeSession("s-revoked");
         } finally {
             first.close();
