@@ -64,8 +64,6 @@ public final class GatewayServer implements AutoCloseable {
     private final AtomicLong connectionIds = new AtomicLong();
     private final AtomicBoolean closing = new AtomicBoolean();
     private Channel serverChannel;
-    /** Tunnel connections in all, and those still in the handshake: both capped (docs/security.md, 5). */
-    private ConnectionBudget budget;
     private volatile Duration drainIdle = DEFAULT_DRAIN_IDLE;
 
     private GatewayServer(GatewayConfig config, GrantVerifier verifier, RevocationList revocations,
@@ -143,8 +141,9 @@ public final class GatewayServer implements AutoCloseable {
         group.next().scheduleAtFixedRate(() -> context.audit().flushRepeated(false), 1, 1, TimeUnit.SECONDS);
         int total = ConnectionBudget.clipToFdLimit("max-tunnel-connections", config.limits().maxConnections(),
                 ConnectionBudget.fdLimit());
-        // The handshake deadline is HandshakeDeadline's; the budget only counts.
-        budget = new ConnectionBudget("gateway tunnel listener", total,
+        // Tunnel connections in all, and those still in the handshake: both capped (docs/security.md, 5). The
+        // handshake deadline is HandshakeDeadline's; the budget only counts.
+        ConnectionBudget budget = new ConnectionBudget("gateway tunnel listener", total,
                 Math.min(total, config.limits().maxHandshaking()), null);
         serverChannel = new ServerBootstrap()
                 .group(group)
@@ -281,11 +280,6 @@ public final class GatewayServer implements AutoCloseable {
         return revocations;
     }
 
-    /** The tunnel listener's connection budget (open, handshaking and refused counts). */
-    public ConnectionBudget connectionBudget() {
-        return budget;
-    }
-
     public int connectionCount() {
         return connections.size();
     }
@@ -351,9 +345,5 @@ public final class GatewayServer implements AutoCloseable {
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }
-    }
-
-    static Clock clock() {
-        return Clock.systemUTC();
     }
 }
