@@ -127,7 +127,7 @@ public final class GatewayMetrics {
         dials.increment();
     }
 
-    /** TCP connects attempted so far: the attack-matrix tests assert a refusal never reached this point. */
+    /** TCP connects attempted so far ({@code ptun.gateway.dials}, counted just before each connect). */
     public long dialAttempts() {
         return (long) dials.count();
     }
