@@ -20,12 +20,7 @@ final class ConnectionState {
         this.token = token;
     }
 
-    /** The state of a new connection of a gateway configured by {@code config}. */
-    static ConnectionState of(String id, GatewayConfig config) {
-        return of(id, config, "", null);
-    }
-
-    /** As above for a connection authenticated by the token {@code tokenId}, limited by {@code token}. */
+    /** The state of a new connection authenticated by the token {@code tokenId}, limited by {@code token}. */
     static ConnectionState of(String id, GatewayConfig config, String tokenId, TokenLimiter.Token token) {
         return new ConnectionState(id, new StreamWriteShares(config.limits().queuedBytesPerConnection(),
                 config.mux().streamWriteHighWaterMark()), tokenId, token);

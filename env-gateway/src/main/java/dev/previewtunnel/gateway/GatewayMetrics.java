@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   ptun_gateway_connections_by_state{state}      gauge    of those: open (taking streams) or draining (GOAWAY
  *                                                          sent at shutdown, streams in flight finishing)
  *   ptun_gateway_connections_opened_total         counter  tunnel connections accepted (token verified)
- *   ptun_gateway_token_failures_total{reason}     counter  upgrades refused, by token failure (grant_expired...)
+ *   ptun_gateway_token_failures_total{reason}     counter  upgrades refused, by token failure (token_expired...)
  *   ptun_gateway_streams_live                     gauge    streams open now
  *   ptun_gateway_streams_opened_total             counter  streams answered 200 (target dialed)
  *   ptun_gateway_streams_refused_total{code,reason} counter streams refused, by ptun-error code and detail
@@ -103,7 +103,7 @@ public final class GatewayMetrics {
                 .tag("state", "draining").description("tunnel connections open now, by state").register(registry);
         for (GrantFailure failure : GrantFailure.values()) {
             grantFailures(failure.code());
-            tokenFailures(failure.code());
+            tokenFailures(failure.tokenCode());
         }
         this.bytesToTarget = Counter.builder("ptun.gateway.stream.bytes").tag("direction", "to_target")
                 .description("DATA payload bytes relayed").register(registry);
@@ -127,7 +127,7 @@ public final class GatewayMetrics {
         dials.increment();
     }
 
-    /** TCP connects attempted so far: the attack-matrix tests assert a refusal never reached this point. */
+    /** TCP connects attempted so far ({@code ptun.gateway.dials}, counted just before each connect). */
     public long dialAttempts() {
         return (long) dials.count();
     }
@@ -183,7 +183,7 @@ public final class GatewayMetrics {
                 .register(registry);
     }
 
-    /** A WebSocket upgrade refused because of its connection token ({@code failure}: grant_expired, ...). */
+    /** A WebSocket upgrade refused because of its connection token ({@code failure}: token_expired, ...). */
     void tokenRefused(String failure) {
         tokenFailures(failure).increment();
     }

@@ -1,6 +1,7 @@
 package dev.previewtunnel.gateway;
 
-import dev.previewtunnel.gateway.admin.AdminServer;
+import dev.previewtunnel.gateway.revocation.RevocationStore;
+import dev.previewtunnel.gateway.revocation.Revocations;
 import dev.previewtunnel.grants.GrantVerifier;
 import dev.previewtunnel.grants.RevocationList;
 import dev.previewtunnel.grants.VerificationKeysSource;
@@ -8,7 +9,6 @@ import dev.previewtunnel.grants.VerifiedToken;
 import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.mux.codec.MuxPipeline;
 import dev.previewtunnel.mux.local.FatalErrors;
-import dev.previewtunnel.local.http.LocalHttpServer;
 import dev.previewtunnel.local.net.ConnectionBudget;
 import dev.previewtunnel.mux.relay.ReadBuffers;
 import dev.previewtunnel.mux.relay.Transports;
@@ -26,15 +26,12 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.group.ChannelGroup;
-import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.ssl.OpenSslContext;
 import io.netty.handler.ssl.SslContext;
-import io.netty.util.concurrent.GlobalEventExecutor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,19 +59,16 @@ public final class GatewayServer implements AutoCloseable {
     private final Transports transports = Transports.best();
     private final EventLoopGroup group;
     private final ExecutorService blocking;
-    private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+    private final TunnelConnections connections = new TunnelConnections();
     private final GatewayContext context;
+    private final Revocations revocations;
     private final AtomicLong connectionIds = new AtomicLong();
     private final AtomicBoolean closing = new AtomicBoolean();
     private Channel serverChannel;
-    /** Tunnel connections in all, and those still in the handshake: both capped (docs/security.md, 5). */
-    private ConnectionBudget budget;
-    private volatile AdminServer admin;
-    private volatile RevocationStore store; // null: revocations last until this process ends
     private volatile Duration drainIdle = DEFAULT_DRAIN_IDLE;
 
     private GatewayServer(GatewayConfig config, GrantVerifier verifier, RevocationList revocations,
-                          MeterRegistry registry) {
+                          RevocationStore store, MeterRegistry registry) {
         this.config = config;
         this.group = transports.newGroup(config.ioThreads(), "ptun-gateway");
         FatalErrors.watch(group, closing::get); // a loop that dies unasked ends the process (when installed)
@@ -90,6 +84,7 @@ public final class GatewayServer implements AutoCloseable {
         this.context = new GatewayContext(config, verifier, revocations, dialer, live,
                 new SessionLimiter(config.limits()), new GatewayMetrics(registry, live), new AuditLog("gateway"),
                 blocking);
+        this.revocations = new Revocations(revocations, store, live, connections, context.audit());
     }
 
     /**
@@ -128,8 +123,7 @@ public final class GatewayServer implements AutoCloseable {
     private static GatewayServer start(GatewayConfig config, GrantVerifier verifier, RevocationList revocations,
                                        RevocationStore store, SslContext tls, MeterRegistry registry)
             throws InterruptedException {
-        GatewayServer server = new GatewayServer(config, verifier, revocations, registry);
-        server.store = store;
+        GatewayServer server = new GatewayServer(config, verifier, revocations, store, registry);
         try {
             server.bind(tls);
         } catch (InterruptedException | RuntimeException e) {
@@ -148,8 +142,9 @@ public final class GatewayServer implements AutoCloseable {
         group.next().scheduleAtFixedRate(() -> context.audit().flushRepeated(false), 1, 1, TimeUnit.SECONDS);
         int total = ConnectionBudget.clipToFdLimit("max-tunnel-connections", config.limits().maxConnections(),
                 ConnectionBudget.fdLimit());
-        // The handshake deadline is HandshakeDeadline's; the budget only counts.
-        budget = new ConnectionBudget("gateway tunnel listener", total,
+        // Tunnel connections in all, and those still in the handshake: both capped (docs/security.md, 5). The
+        // handshake deadline is HandshakeDeadline's; the budget only counts.
+        ConnectionBudget budget = new ConnectionBudget("gateway tunnel listener", total,
                 Math.min(total, config.limits().maxHandshaking()), null);
         serverChannel = new ServerBootstrap()
                 .group(group)
@@ -216,10 +211,9 @@ public final class GatewayServer implements AutoCloseable {
             parent.pipeline().remove(HandshakeDeadline.NAME);
             ConnectionBudget.trust(parent); // token verified: off the handshaking cap
             VerifiedToken verified = (VerifiedToken) principal;
-            parent.attr(TOKEN_ID).set(verified.jti());
-            connections.add(parent);
+            connections.add(parent, verified.jti());
             if (context.revocations().isRevoked(verified.jti())) {
-                parent.close(); // revoked between its verification and now: revokeGrant may have missed it
+                parent.close(); // revoked between its verification and now: Revocations.revokeGrant may have missed it
                 return;
             }
             context.metrics().connectionOpened(parent);
@@ -255,9 +249,6 @@ public final class GatewayServer implements AutoCloseable {
         }
     }
 
-    /** The jti of the connection token a tunnel connection was opened with (revoking it closes the connection). */
-    private static final io.netty.util.AttributeKey<String> TOKEN_ID =
-            io.netty.util.AttributeKey.valueOf("ptun.gateway.tokenId");
     private static final io.netty.util.AttributeKey<String> CONNECTION_ID =
             io.netty.util.AttributeKey.valueOf("ptun.connectionId");
 
@@ -285,63 +276,9 @@ public final class GatewayServer implements AutoCloseable {
         return context.metrics();
     }
 
-    /**
-     * Revokes one grant: refused from now on, and every live stream opened with it is reset now.
-     * Returns how many live streams were closed.
-     */
-    public int revokeGrant(String jti) {
-        context.revocations().revokeGrant(jti);
-        int closed = context.liveStreams().closeGrant(jti);
-        // The id may be a connection token's: its tunnel connections end too, not only its future upgrades.
-        int closedConnections = 0;
-        for (Channel c : connections) {
-            if (jti.equals(c.attr(TOKEN_ID).get())) {
-                c.close();
-                closedConnections++;
-            }
-        }
-        context.audit().event("revoked").put("grant", jti).put("closedStreams", closed)
-                .put("closedConnections", closedConnections).write();
-        persistRevocations();
-        return closed;
-    }
-
-    /** Revokes every grant of a browser session issued until now, closing its live streams. */
-    public int revokeSession(String session) {
-        context.revocations().revokeSession(session);
-        int closed = context.liveStreams().closeSession(session);
-        context.audit().event("revoked").put("session", session).put("closedStreams", closed).write();
-        persistRevocations();
-        return closed;
-    }
-
-    /** The tunnel listener's connection budget (open, handshaking and refused counts). */
-    public ConnectionBudget connectionBudget() {
-        return budget;
-    }
-
-    /**
-     * Writes the whole list to the store (blocking: fsync). The revocation is already in force and its streams
-     * closed; a failure here means it would not survive a restart, which the caller must be told.
-     */
-    private void persistRevocations() {
-        RevocationStore s = store;
-        if (s == null) {
-            return;
-        }
-        try {
-            s.save(context.revocations()::entries);
-        } catch (java.io.IOException e) {
-            throw new RevocationNotPersistedException(s.file(), e);
-        }
-    }
-
-    /** A revocation in force in this process that could not be written to the state directory. */
-    public static final class RevocationNotPersistedException extends IllegalStateException {
-        RevocationNotPersistedException(java.nio.file.Path file, java.io.IOException cause) {
-            super("revoked, but could not write " + file + " (" + cause.getClass().getSimpleName()
-                    + "): the revocation holds until this gateway restarts");
-        }
+    /** Revoking grants, tokens and sessions on this gateway (the admin endpoint's revocations). */
+    public Revocations revocations() {
+        return revocations;
     }
 
     public int connectionCount() {
@@ -352,30 +289,14 @@ public final class GatewayServer implements AutoCloseable {
         return transports.name();
     }
 
-    /**
-     * Starts the admin endpoint (revocation, status) on a loopback address, on this gateway's event loops; it
-     * stops with the gateway. The token goes to {@code tokenFile} (owner-only), never to any output.
-     */
-    public AdminServer startAdmin(InetSocketAddress listen, java.nio.file.Path tokenFile)
-            throws java.io.IOException, InterruptedException {
-        return startAdmin(listen, tokenFile, LocalHttpServer.Limits.defaults());
+    /** The tunnel connections open right now. */
+    public TunnelConnections connections() {
+        return connections;
     }
 
-    /** As above, with the request deadline and connection cap of {@code limits}. */
-    public AdminServer startAdmin(InetSocketAddress listen, java.nio.file.Path tokenFile,
-                                  LocalHttpServer.Limits limits) throws java.io.IOException, InterruptedException {
-        // Its own loop: a revocation is fsync-ed before the answer, which must not stall tunnel traffic.
-        EventLoopGroup adminGroup = transports.newGroup(1, "ptun-gateway-admin");
-        AdminServer server;
-        try {
-            server = AdminServer.start(this, config.environment(), listen, tokenFile, adminGroup,
-                    transports.serverSocketChannel(), limits);
-        } catch (java.io.IOException | InterruptedException | RuntimeException e) {
-            Shutdown.begin(adminGroup);
-            throw e;
-        }
-        admin = server;
-        return server;
+    /** Environment, open tunnel connections and live streams right now. */
+    public GatewayStatus status() {
+        return new GatewayStatus(config.environment(), connections.size(), context.liveStreams().size());
     }
 
     /** How long a stream may move no bytes during a drain before it is cut (default {@link #DEFAULT_DRAIN_IDLE}). */
@@ -394,19 +315,14 @@ public final class GatewayServer implements AutoCloseable {
         if (!closing.compareAndSet(false, true)) {
             return; // closed already (its event loops are gone): a second close has nothing to do
         }
-        if (admin != null) {
-            admin.close();
-        }
-        if (serverChannel != null) {
-            serverChannel.close().syncUninterruptibly();
-        }
+        stopAccepting();
         // GOAWAY on every connection; each closes once its open streams end, within the drain timeout (not the
         // codec's default bound, the keepalive timeout). The codec's own bound is set past ours, so that what is
         // still open at our deadline is reported as cut at the maximum (drain.finish) before it is closed.
         long deadline = System.nanoTime() + config.drainTimeout().toNanos();
         GatewayDrain drain = GatewayDrain.start(context, drainIdle, group.next());
         List<ChannelFuture> drains = new ArrayList<>();
-        for (Channel c : connections) {
+        for (Channel c : connections.all()) {
             context.metrics().connectionDraining(c);
             drains.add(MuxPipeline.closeGracefully(c, config.drainTimeout().plusSeconds(2)));
         }
@@ -416,34 +332,19 @@ public final class GatewayServer implements AutoCloseable {
         drain.finish(); // what is still open now is cut at the maximum: said here, closed just below
         // Whatever the drain left open is closed here, not left to the loops' shutdown: with no quiet period
         // Netty 4.2 does not reliably close the channels still registered, and their sockets would stay open.
-        connections.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
+        connections.closeAll().awaitUninterruptibly(2, TimeUnit.SECONDS);
         context.audit().flushRepeated(true);
         Shutdown.andWait(group);
         blocking.shutdownNow();
     }
 
-    /** Abrupt stop for tests of failure handling: drops every connection without GOAWAY, as a crash would. */
-    public void kill() {
-        if (!closing.compareAndSet(false, true)) {
-            return;
-        }
+    /**
+     * Closes the tunnel listener: no new connections, while those open keep running (a replacement may bind the
+     * address now). {@link #close()} begins with it.
+     */
+    public void stopAccepting() {
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }
-        for (Channel c : connections) {
-            // Close from the head of the pipeline: the socket goes (RST, no GOAWAY written), while every handler
-            // still sees channelInactive and frees what it holds, as the process's own teardown would not need to.
-            c.eventLoop().execute(() -> {
-                c.config().setOption(ChannelOption.SO_LINGER, 0);
-                c.pipeline().firstContext().close();
-            });
-            c.closeFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
-        }
-        Shutdown.andWait(group);
-        blocking.shutdownNow();
-    }
-
-    static Clock clock() {
-        return Clock.systemUTC();
     }
 }

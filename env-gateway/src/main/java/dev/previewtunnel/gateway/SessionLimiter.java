@@ -59,10 +59,6 @@ final class SessionLimiter {
         }
     }
 
-    int trackedSessions() {
-        return sessions.size();
-    }
-
     private void refill(Bucket b, long now) {
         double elapsed = (now - b.refilledAt) / 1e9;
         b.tokens = Math.min(limits.openBurst(), b.tokens + elapsed * limits.opensPerSecond());

@@ -46,7 +46,8 @@ final class TokenAuthenticator implements ConnectionAuthenticator {
         } catch (GrantException e) {
             context.metrics().tokenVerified(false);
             guard.failed();
-            refused(null, e.failure().code());
+            refused(null, e.failure().tokenCode());
+            // The wire keeps the grant_* code: the ingress's doctor reads it (docs/mux-protocol.md, handshake).
             throw new RefusedException("token_refused", "connection token refused (" + e.failure().code() + ")");
         }
         guard.verified(key, verified.expiresAt());

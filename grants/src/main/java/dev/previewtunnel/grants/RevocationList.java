@@ -102,10 +102,6 @@ public final class RevocationList implements RevokedGrants {
         return ids.size() + sessions.size();
     }
 
-    public int maxEntries() {
-        return maxEntries;
-    }
-
     /** How long an entry of this kind is kept after it was made. */
     public Duration retention(Kind kind) {
         return kind == Kind.ID ? idRetention : sessionRetention;

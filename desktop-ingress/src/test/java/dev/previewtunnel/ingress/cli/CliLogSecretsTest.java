@@ -16,6 +16,7 @@ import dev.previewtunnel.cli.InProcessCli.Captured;
 import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
 import dev.previewtunnel.local.audit.AuditLog;
+import dev.previewtunnel.local.http.LocalHttpServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
@@ -110,8 +111,10 @@ class CliLogSecretsTest {
         audit.addAppender(capture); // the audit logger does not pass its events to root (additivity false)
         List<String> outputs = new ArrayList<>();
         List<String> secrets = new ArrayList<>();
-        try (TestStack stack = TestStack.start(tmp)) {
-            AdminServer admin = stack.gateway.startAdmin(new InetSocketAddress("127.0.0.1", 0), tmp.resolve("admin.token"));
+        try (TestStack stack = TestStack.start(tmp);
+             AdminServer admin = AdminServer.start(stack.gateway::status, stack.gateway.revocations(),
+                     new InetSocketAddress("127.0.0.1", 0), tmp.resolve("admin.token"),
+                     LocalHttpServer.Limits.defaults())) {
             String adminToken = Files.readString(admin.tokenFile()).strip();
             String token = stack.token();
             String grant = stack.grant("default", stack.app.port());

@@ -57,13 +57,13 @@ class FailureMetricsTest {
         try (TestStack stack = TestStack.start(tmp, registry);
              MetricsServer metrics = MetricsServer.start(new InetSocketAddress("127.0.0.1", 0), registry)) {
             String grantFailure = "ptun_gateway_grant_failures_total{reason=\"grant_wrong_environment\"}";
-            String tokenFailure = "ptun_gateway_token_failures_total{reason=\"grant_wrong_environment\"}";
+            String tokenFailure = "ptun_gateway_token_failures_total{reason=\"token_wrong_environment\"}";
             String before = scrape(metrics.url());
             for (GrantFailure f : GrantFailure.values()) {
                 assertEquals(0, value(before, "ptun_gateway_grant_failures_total{reason=\"" + f.code() + "\"}"),
                         "registered at 0 before any failure: " + f.code());
-                assertEquals(0, value(before, "ptun_gateway_token_failures_total{reason=\"" + f.code() + "\"}"),
-                        "registered at 0 before any failure: " + f.code());
+                assertEquals(0, value(before, "ptun_gateway_token_failures_total{reason=\"" + f.tokenCode() + "\"}"),
+                        "registered at 0 before any failure: " + f.tokenCode());
             }
 
             // A grant for another environment: the ingress passes it on, the gateway refuses the stream.

@@ -1,6 +1,7 @@
 package dev.previewtunnel.ingress.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.previewtunnel.gateway.GatewayCrash;
 import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayServer;
 import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
@@ -70,7 +71,7 @@ class GatewayRestartFaultTest {
 
                 InetSocketAddress address = stack.gateway.address();
                 long killedAt = System.nanoTime();
-                stack.gateway.kill();
+                GatewayCrash.crash(stack.gateway);
                 long backAt = killedAt + OUTAGE.toNanos();
                 Await.until("the outage", OUTAGE.plusSeconds(5), () -> System.nanoTime() >= backAt);
                 returned = GatewayServer.start(GatewayConfig.defaults(TestStack.ENV, address),

@@ -80,7 +80,8 @@ class GrantExpiryLiveStreamTest {
                                 "a new stream with the expired grant is refused: " + head);
                     }
 
-                    assertEquals(1, stack.gateway.revokeGrant(view.jti()), "revocation finds the live stream");
+                    assertEquals(1, stack.gateway.revocations().revokeGrant(view.jti()),
+                            "revocation finds the live stream");
                     tunnel.setSoTimeout(5_000);
                     assertEquals(-1, readOrEnd(in), "revocation ends the live stream at once");
                 }

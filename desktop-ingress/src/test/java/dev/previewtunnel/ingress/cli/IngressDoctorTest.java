@@ -2,6 +2,7 @@ package dev.previewtunnel.ingress.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.gateway.GatewayCrash;
 import dev.previewtunnel.cli.FakeEnvironment;
 import dev.previewtunnel.grants.GrantIssuer;
 import dev.previewtunnel.grants.GrantSpec;
@@ -201,7 +202,7 @@ class IngressDoctorTest {
 
                 // Staging's gateway dies: doctor sees the running ingress's staging pool reconnecting, and fails
                 // the staging gateway check naming the environment; the default gateway's checks stay ok.
-                staging.gateway.kill();
+                GatewayCrash.crash(staging.gateway);
                 Await.until("the staging pool lost its connections", Duration.ofSeconds(10),
                         () -> running.command.ingress().pools().forEnvironment("staging").status().connected() == 0);
                 Result down = doctor("--config", config.toString());

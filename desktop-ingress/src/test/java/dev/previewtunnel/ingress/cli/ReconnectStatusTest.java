@@ -2,6 +2,7 @@ package dev.previewtunnel.ingress.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.gateway.GatewayCrash;
 import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayServer;
@@ -75,7 +76,7 @@ class ReconnectStatusTest {
 
                 InetSocketAddress address = stack.gateway.address();
                 Instant killedAt = Instant.now().minusSeconds(1);
-                stack.gateway.kill();
+                GatewayCrash.crash(stack.gateway);
                 killed = true;
 
                 Await.until("status says reconnecting", Duration.ofSeconds(20),

@@ -130,7 +130,7 @@ class RunConfigTest {
                 "--grant-refresh-arg", freshFile.toString(), "--drain-timeout", "PT0.1S");
         try {
             JsonNode ready = running.readyLine();
-            stack.gateway.revokeGrant(UnverifiedGrantView.decode(old).jti());
+            stack.gateway.revocations().revokeGrant(UnverifiedGrantView.decode(old).jti());
             HttpResponse<String> hello = TestStack.proxiedClient(ready.get("proxy").asText(),
                     Path.of(ready.get("credentialsFile").asText())).send(HttpRequest.newBuilder(URI.create(
                     "http://localhost:" + stack.app.port() + "/hello")).timeout(Duration.ofSeconds(20)).build(),

@@ -2,6 +2,7 @@ package dev.previewtunnel.ingress.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.gateway.GatewayCrash;
 import dev.previewtunnel.cli.FakeEnvironment;
 import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.gateway.GatewayConfig;
@@ -467,7 +468,7 @@ class RunEnvironmentsTest {
 
         /** Drops every tunnel connection and the listener at once, as a crashed gateway would. */
         void kill() {
-            gateway.kill();
+            GatewayCrash.crash(gateway);
         }
 
         @Override

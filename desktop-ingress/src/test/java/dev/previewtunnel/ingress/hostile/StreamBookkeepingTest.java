@@ -205,7 +205,7 @@ class StreamBookkeepingTest {
         try (Socket b = connect()) {
             send(b, "ping");
             assertEquals("ping", read(b, 4));
-            gateway.revokeSession("books");
+            gateway.revocations().revokeSession("books");
             assertEquals(-1, readOrReset(b));
             JsonNode closed = assertBalanced(1, "connect");
             assertEquals("reset", closed.path("why").asText(), closed.toString());

@@ -1,8 +1,10 @@
 package dev.previewtunnel.gateway.admin;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.previewtunnel.gateway.GatewayServer;
-import dev.previewtunnel.gateway.RevocationStore;
+import dev.previewtunnel.gateway.GatewayStatus;
+import dev.previewtunnel.gateway.revocation.RevocationNotPersistedException;
+import dev.previewtunnel.gateway.revocation.RevocationStore;
+import dev.previewtunnel.gateway.revocation.Revocations;
 import dev.previewtunnel.grants.RevocationList;
 import dev.previewtunnel.local.http.LocalApi;
 import dev.previewtunnel.local.http.LocalHttpServer;
@@ -11,19 +13,21 @@ import dev.previewtunnel.local.http.LocalApi.ApiException;
 import dev.previewtunnel.local.http.LocalApi.Response;
 import dev.previewtunnel.local.shutdown.Shutdown;
 import io.netty.channel.Channel;
+import dev.previewtunnel.mux.relay.Transports;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.socket.ServerSocketChannel;
 import io.netty.util.NetUtil;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.function.Supplier;
 
 /**
  * The gateway's admin endpoint: HTTP+JSON on a loopback address ({@link LocalApi}: no web pages, loopback Host,
  * bearer token), the token kept in an owner-only file and never printed. Revoking a grant or a session refuses
- * it from then on and resets its live streams at once.
+ * it from then on and resets its live streams at once ({@link Revocations}). {@code serve --admin-listen} starts
+ * it beside the gateway and closes it first at stop.
  *
  * <pre>
  *   POST /v1/revoke   {"grant":"JTI"} or {"session":"SESSION"}  -> {"revoked":"grant","id":...,"closedStreams":N}
@@ -44,36 +48,35 @@ public final class AdminServer implements AutoCloseable {
     }
 
     /**
-     * Starts the admin endpoint on {@code listen} (must be loopback) and writes a fresh token to
-     * {@code tokenFile} with owner-only permissions. {@code group} is the endpoint's own (it waits for the
-     * revocation file's fsync) and is shut down by {@link #close()}.
+     * Starts the admin endpoint on {@code listen} (must be loopback) with the request deadline and connection cap
+     * of {@code limits}, and writes a fresh token to {@code tokenFile} with owner-only permissions. It runs on an
+     * event loop of its own: a revocation is fsync-ed before the answer, which must not stall tunnel traffic.
      */
-    public static AdminServer start(GatewayServer gateway, String environment, InetSocketAddress listen,
-                                    Path tokenFile, EventLoopGroup group,
-                                    Class<? extends ServerSocketChannel> channelType)
+    public static AdminServer start(Supplier<GatewayStatus> status, Revocations revocations,
+                                    InetSocketAddress listen, Path tokenFile, LocalHttpServer.Limits limits)
             throws IOException, InterruptedException {
-        return start(gateway, environment, listen, tokenFile, group, channelType, LocalHttpServer.Limits.defaults());
+        Transports transports = Transports.best();
+        EventLoopGroup group = transports.newGroup(1, "ptun-gateway-admin");
+        try {
+            String token = LocalApi.newToken();
+            OwnerOnlyFiles.write(tokenFile, token + "\n");
+            Channel ch = LocalApi.bind(group, transports.serverSocketChannel(), listen, token, "preview-tunnel-admin",
+                    (method, path, body) -> handle(status, revocations, method, path, body), limits);
+            return new AdminServer(ch, tokenFile, group);
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            Shutdown.begin(group);
+            throw e;
+        }
     }
 
-    /** As above, with the request deadline and connection cap of {@code limits}. */
-    public static AdminServer start(GatewayServer gateway, String environment, InetSocketAddress listen,
-                                    Path tokenFile, EventLoopGroup group,
-                                    Class<? extends ServerSocketChannel> channelType, LocalHttpServer.Limits limits)
-            throws IOException, InterruptedException {
-        String token = LocalApi.newToken();
-        OwnerOnlyFiles.write(tokenFile, token + "\n");
-        Channel ch = LocalApi.bind(group, channelType, listen, token, "preview-tunnel-admin",
-                (method, path, body) -> handle(gateway, environment, method, path, body), limits);
-        return new AdminServer(ch, tokenFile, group);
-    }
-
-    private static Response handle(GatewayServer gateway, String environment, String method, String path,
-                                   JsonNode body) throws ApiException {
+    private static Response handle(Supplier<GatewayStatus> status, Revocations revocations, String method,
+                                   String path, JsonNode body) throws ApiException {
         if ("/v1/status".equals(path) && "GET".equals(method)) {
+            GatewayStatus now = status.get();
             return Response.ok(LocalApi.object()
-                    .put("env", environment)
-                    .put("connections", gateway.connectionCount())
-                    .put("liveStreams", gateway.liveStreams().size()));
+                    .put("env", now.environment())
+                    .put("connections", now.connections())
+                    .put("liveStreams", now.liveStreams()));
         }
         if ("/v1/revoke".equals(path) && "POST".equals(method)) {
             String grant = LocalApi.text(body, "grant", false);
@@ -88,13 +91,13 @@ public final class AdminServer implements AutoCloseable {
             }
             int closed;
             try {
-                closed = grant != null ? gateway.revokeGrant(grant) : gateway.revokeSession(session);
+                closed = grant != null ? revocations.revokeGrant(grant) : revocations.revokeSession(session);
             } catch (RevocationList.Full e) {
                 // Nothing is forgotten to make room: the operator rotates the key or raises --max-revocations.
                 throw new ApiException(507, "revocation_list_full", e.getMessage() + "; nothing was revoked: "
                         + "rotate the signing key (keys rotate) to end every grant and token, or raise "
                         + "--max-revocations");
-            } catch (GatewayServer.RevocationNotPersistedException e) {
+            } catch (RevocationNotPersistedException e) {
                 throw new ApiException(500, "revocation_not_saved", e.getMessage());
             }
             return Response.ok(LocalApi.object()

@@ -13,8 +13,8 @@ import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.cli.TrustedPaths;
 import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayServer;
-import dev.previewtunnel.gateway.RevocationStore;
 import dev.previewtunnel.gateway.admin.AdminServer;
+import dev.previewtunnel.gateway.revocation.RevocationStore;
 import dev.previewtunnel.gateway.policy.Cidr;
 import dev.previewtunnel.gateway.policy.TargetPolicy;
 import dev.previewtunnel.grants.GrantIssuer;
@@ -187,6 +187,7 @@ final class ServeCommand implements Callable<Integer> {
     private final Object lock = new Object();
     private GatewayServer server; // guarded by lock
     private MetricsServer metrics; // guarded by lock
+    private AdminServer adminServer; // guarded by lock
     private Path adminStateFile; // guarded by lock
     private boolean stopRequested; // guarded by lock
     private final ServiceLifecycle lifecycle = new ServiceLifecycle();
@@ -297,7 +298,10 @@ final class ServeCommand implements Callable<Integer> {
                 metricsServer = Cli.startMetrics(metricsAddress, prometheus, localLimits);
             }
         } catch (RuntimeException e) {
-            running.close(); // closes the admin endpoint too
+            if (admin != null) {
+                admin.close();
+            }
+            running.close();
             if (metricsServer != null) {
                 metricsServer.close();
             }
@@ -308,11 +312,12 @@ final class ServeCommand implements Callable<Integer> {
         synchronized (lock) {
             server = running;
             metrics = metricsServer;
+            adminServer = admin;
             adminStateFile = adminFile;
             closeNow = stopRequested;
         }
         if (closeNow) { // stop() came while binding
-            closeGracefully(running, metricsServer, adminFile, "stop requested during start");
+            closeGracefully(running, metricsServer, admin, adminFile, "stop requested during start");
             return ExitCodes.OK;
         }
         Thread hook = ServiceLifecycle.addShutdownHook(this::onSignal, "ptun-gateway-shutdown");
@@ -399,7 +404,7 @@ final class ServeCommand implements Callable<Integer> {
     private static AdminServer startAdmin(GatewayServer running, InetSocketAddress address, Path tokenFile,
                                           LocalHttpServer.Limits localLimits) {
         try {
-            return running.startAdmin(address, tokenFile, localLimits);
+            return AdminServer.start(running::status, running.revocations(), address, tokenFile, localLimits);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
@@ -470,31 +475,38 @@ final class ServeCommand implements Callable<Integer> {
     private void stop(String reason) {
         GatewayServer toClose;
         MetricsServer metricsToClose;
+        AdminServer adminToClose;
         Path adminFile;
         synchronized (lock) {
             if (stopRequested) {
                 toClose = null;
                 metricsToClose = null;
+                adminToClose = null;
                 adminFile = null;
             } else {
                 stopRequested = true;
                 toClose = server;
                 metricsToClose = metrics;
+                adminToClose = adminServer;
                 adminFile = adminStateFile;
             }
         }
         if (toClose != null) {
-            closeGracefully(toClose, metricsToClose, adminFile, reason);
+            closeGracefully(toClose, metricsToClose, adminToClose, adminFile, reason);
         }
         lifecycle.awaitStoppedUninterruptibly();
     }
 
-    private void closeGracefully(GatewayServer s, MetricsServer metricsServer, Path adminFile, String reason) {
+    private void closeGracefully(GatewayServer s, MetricsServer metricsServer, AdminServer admin, Path adminFile,
+                                 String reason) {
         long t0 = System.nanoTime();
         try {
             // The listeners a replacement on the same addresses needs go first, before the drain: the admin
-            // endpoint (GatewayServer.close, first thing) with its token, and the metrics endpoint.
+            // endpoint with its token, and the metrics endpoint.
             ServiceLifecycle.deleteQuietly(log, adminFile);
+            if (admin != null) {
+                admin.close();
+            }
             if (metricsServer != null) {
                 metricsServer.close();
             }

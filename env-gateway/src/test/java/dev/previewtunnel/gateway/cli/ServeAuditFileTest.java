@@ -84,6 +84,9 @@ class ServeAuditFileTest {
         List<String> events = lines.stream().map(ServeAuditFileTest::auditEvent).toList();
         assertTrue(events.containsAll(List.of("connection_refused", "connection_opened", "connection_closed")),
                 events::toString);
+        // A token's refusal is a token_* code in the audit line (the wire's message keeps grant_*).
+        assertTrue(lines.stream().anyMatch(l -> l.contains("\"event\":\"connection_refused\"")
+                && l.contains("\"code\":\"token_wrong_environment\"")), lines::toString);
         String err = serve.captured.err();
         assertTrue(err.contains("\"loggerName\":\"dev.previewtunnel.gateway"), "stderr has the application log");
         assertFalse(err.contains("\"side\":") || err.contains("connection_refused")

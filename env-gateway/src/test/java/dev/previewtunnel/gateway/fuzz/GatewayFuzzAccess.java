@@ -39,7 +39,7 @@ public final class GatewayFuzzAccess {
 
     /** The inbound-stream handler of one connection, as {@code GatewayServer.Acceptor#inboundStreamHandler}. */
     public ChannelHandler streamHandler(String connectionId) {
-        ConnectionState state = ConnectionState.of(connectionId, context.config());
+        ConnectionState state = ConnectionState.of(connectionId, context.config(), "", null);
         return new ChannelInitializer<Http2StreamChannel>() {
             @Override
             protected void initChannel(Http2StreamChannel ch) {

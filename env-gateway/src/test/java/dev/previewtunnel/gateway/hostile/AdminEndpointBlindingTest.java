@@ -44,7 +44,8 @@ class AdminEndpointBlindingTest {
         gateway = GatewayServer.start(GatewayConfig.defaults("e-admin", new InetSocketAddress("127.0.0.1", 0)),
                 keys.verificationKeys(), null, registry);
         LocalHttpServer.Limits limits = LocalHttpServer.Limits.defaults().withRequestTimeout(DEADLINE);
-        admin = gateway.startAdmin(new InetSocketAddress("127.0.0.1", 0), dir.resolve("admin/admin.token"), limits);
+        admin = AdminServer.start(gateway::status, gateway.revocations(), new InetSocketAddress("127.0.0.1", 0),
+                dir.resolve("admin/admin.token"), limits);
         adminToken = Files.readString(admin.tokenFile(), StandardCharsets.US_ASCII).trim();
         metrics = MetricsServer.start(new InetSocketAddress("127.0.0.1", 0), registry, limits);
     }
@@ -54,8 +55,11 @@ class AdminEndpointBlindingTest {
         if (metrics != null) {
             metrics.close();
         }
+        if (admin != null) {
+            admin.close();
+        }
         if (gateway != null) {
-            gateway.close(); // closes the admin endpoint too
+            gateway.close();
         }
     }
 

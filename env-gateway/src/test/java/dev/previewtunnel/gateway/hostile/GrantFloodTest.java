@@ -170,7 +170,7 @@ class GrantFloodTest {
         TunnelConnection c = gw.connect(gw.newToken());
         String revoked = gw.grant("revoked-session", echo.port());
         SecurityOpen.openAndClose(c, target, revoked);
-        gw.gateway.revokeSession("revoked-session");
+        gw.gateway.revocations().revokeSession("revoked-session");
         // An ingress retrying a revoked session's grant, far beyond the budget: each is refused grant_revoked...
         for (int i = 0; i < 5 * BUDGET; i++) {
             try {

@@ -5,7 +5,7 @@ import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayLimits;
 import dev.previewtunnel.gateway.GatewayServer;
-import dev.previewtunnel.gateway.RevocationStore;
+import dev.previewtunnel.gateway.revocation.RevocationStore;
 import dev.previewtunnel.gateway.cli.GatewayMain;
 import dev.previewtunnel.grants.GrantIssuer;
 import dev.previewtunnel.grants.GrantSpec;
@@ -102,9 +102,9 @@ class RevocationPersistenceTest {
             Future<TunnelConnection> before = connect(first, revokedToken);
             assertTrue(before.await(10, TimeUnit.SECONDS) && before.isSuccess(), () -> "connect: " + before.cause());
             before.getNow().close();
-            first.revokeGrant(new GrantVerifier(keys.verificationKeys(), Clock.systemUTC(), VerifierPolicy.defaults())
-                    .verifyConnectionToken(revokedToken, ENV).jti());
-            first.revokeSession("s-revoked");
+            first.revocations().revokeGrant(new GrantVerifier(keys.verificationKeys(), Clock.systemUTC(),
+                    VerifierPolicy.defaults()).verifyConnectionToken(revokedToken, ENV).jti());
+            first.revocations().revokeSession("s-revoked");
         } finally {
             first.close();
         }
@@ -144,7 +144,7 @@ class RevocationPersistenceTest {
             Future<TunnelConnection> kept = connect(gateway, goodToken);
             assertTrue(doomed.await(10, TimeUnit.SECONDS) && doomed.isSuccess(), () -> "connect: " + doomed.cause());
             assertTrue(kept.await(10, TimeUnit.SECONDS) && kept.isSuccess(), () -> "connect: " + kept.cause());
-            gateway.revokeGrant(new GrantVerifier(keys.verificationKeys(), Clock.systemUTC(),
+            gateway.revocations().revokeGrant(new GrantVerifier(keys.verificationKeys(), Clock.systemUTC(),
                     VerifierPolicy.defaults()).verifyConnectionToken(revokedToken, ENV).jti());
             assertTrue(doomed.getNow().channel().closeFuture().await(5, TimeUnit.SECONDS),
                     "the revoked token's open connection is closed, not only its future upgrades refused");
@@ -160,9 +160,9 @@ class RevocationPersistenceTest {
         GatewayLimits two = GatewayLimits.defaults().withMaxRevocations(2);
         GatewayServer gateway = start(two);
         try {
-            gateway.revokeGrant("jti-1");
-            gateway.revokeSession("s-1");
-            assertThrows(RevocationList.Full.class, () -> gateway.revokeGrant("jti-2"));
+            gateway.revocations().revokeGrant("jti-1");
+            gateway.revocations().revokeSession("s-1");
+            assertThrows(RevocationList.Full.class, () -> gateway.revocations().revokeGrant("jti-2"));
         } finally {
             gateway.close();
         }

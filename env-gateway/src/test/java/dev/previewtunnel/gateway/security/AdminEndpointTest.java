@@ -8,6 +8,7 @@ import dev.previewtunnel.mux.client.TunnelConnection;
 import dev.previewtunnel.mux.wire.Authority;
 import dev.previewtunnel.mux.wire.TunnelError;
 import dev.previewtunnel.mux.wire.TunnelStreamException;
+import dev.previewtunnel.local.http.LocalHttpServer;
 import dev.previewtunnel.sampleapp.RawEchoServer;
 import dev.previewtunnel.testing.Await;
 import io.netty.handler.codec.http2.Http2StreamChannel;
@@ -49,13 +50,21 @@ class AdminEndpointTest {
     void start() throws Exception {
         echo = RawEchoServer.start("127.0.0.1", 0);
         fixture = SecurityFixture.start(dir, c -> c);
-        admin = fixture.gateway.startAdmin(new InetSocketAddress("127.0.0.1", 0), dir.resolve("admin/admin.token"));
+        admin = startAdmin(new InetSocketAddress("127.0.0.1", 0), dir.resolve("admin/admin.token"));
         adminToken = Files.readString(admin.tokenFile(), StandardCharsets.US_ASCII).trim();
         connection = fixture.connect();
     }
 
+    private AdminServer startAdmin(InetSocketAddress listen, Path tokenFile) throws Exception {
+        return AdminServer.start(fixture.gateway::status, fixture.gateway.revocations(), listen, tokenFile,
+                LocalHttpServer.Limits.defaults());
+    }
+
     @AfterEach
     void stop() {
+        if (admin != null) {
+            admin.close();
+        }
         if (connection != null) {
             connection.close();
         }
@@ -108,7 +117,7 @@ class AdminEndpointTest {
         assertTrue(adminToken.length() >= 43, "a 256-bit token");
         assertTrue(admin.address().getAddress().isLoopbackAddress());
         assertThrows(IllegalArgumentException.class,
-                () -> fixture.gateway.startAdmin(new InetSocketAddress("0.0.0.0", 0), dir.resolve("other.token")));
+                () -> startAdmin(new InetSocketAddress("0.0.0.0", 0), dir.resolve("other.token")));
     }
 
     @Test

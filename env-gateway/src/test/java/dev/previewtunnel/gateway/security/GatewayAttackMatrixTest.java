@@ -462,7 +462,7 @@ class GatewayAttackMatrixTest {
                 // ---- revocation
                 refused("revoked grant", "grant_revoked", "grant_revoked", 410, () -> {
                     String g = grant();
-                    a.gateway.revokeGrant(UnverifiedGrantView.decode(g).jti());
+                    a.gateway.revocations().revokeGrant(UnverifiedGrantView.decode(g).jti());
                     return stream(g);
                 }),
                 refused("replay after revocation (live stream reset within 1 s, re-open refused)", "grant_revoked",
@@ -473,7 +473,7 @@ class GatewayAttackMatrixTest {
                                     () -> targets() >= baseTargets + 1);
                             markBaseline(); // the live stream's own dial happened before the attack
                             long start = System.nanoTime();
-                            assertEquals(1, a.gateway.revokeGrant(UnverifiedGrantView.decode(g).jti()));
+                            assertEquals(1, a.gateway.revocations().revokeGrant(UnverifiedGrantView.decode(g).jti()));
                             Await.until("revoked live stream reset", Duration.ofSeconds(1), () -> !live.isActive());
                             long resetMillis = (System.nanoTime() - start) / 1_000_000;
                             Outcome o = stream(g);
@@ -482,7 +482,7 @@ class GatewayAttackMatrixTest {
                         }),
                 refused("revoked session", "grant_revoked", "grant_revoked", 410, () -> {
                     String g = a.grant("s-revoked-session", "127.0.0.1", port());
-                    a.gateway.revokeSession("s-revoked-session");
+                    a.gateway.revocations().revokeSession("s-revoked-session");
                     return stream(g);
                 }),
 

@@ -1,5 +1,6 @@
 package dev.previewtunnel.spikes.stack;
 
+import dev.previewtunnel.gateway.GatewayCrash;
 import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayServer;
 import dev.previewtunnel.grants.GrantIssuer;
@@ -158,7 +159,7 @@ public final class TunnelStack implements AutoCloseable {
     /** Abrupt gateway stop: every tunnel connection dropped without GOAWAY, as when the process dies. */
     public void killGateway() {
         gatewayStopped = true;
-        gateway.kill();
+        GatewayCrash.crash(gateway);
     }
 
     /** Starts a gateway again on the address the previous one had (the ingress keeps its URL). */

@@ -176,7 +176,7 @@ class ChainRefusalTest {
             String grant = stack.grant("localhost", revokedTarget.port());
             String grantId = dev.previewtunnel.grants.UnverifiedGrantView.decode(grant).jti();
             try {
-                assertEquals(0, stack.gateway().revokeGrant(grantId), "no live stream of it to close");
+                assertEquals(0, stack.gateway().revocations().revokeGrant(grantId), "no live stream of it to close");
                 HttpClient client = ProxyClients.httpClient(stack.proxy(), stack.session());
                 HttpResponse<String> page = client.send(HttpRequest.newBuilder(URI.create("http://localhost:"
                         + revokedTarget.port() + "/hello")).header("Accept", "text/html").build(),

@@ -228,7 +228,7 @@ class GrantRefreshTest {
     @Test
     void aRevokedGrantWhoseRefreshFailsGetsTheDistinctRevokedPage() throws Exception {
         String grant = stack.grant("localhost", app.port());
-        stack.gateway().revokeGrant(UnverifiedGrantView.decode(grant).jti());
+        stack.gateway().revocations().revokeGrant(UnverifiedGrantView.decode(grant).jti());
         Path calls = dir.resolve("calls");
         useCommand(hook("exit 1"), calls);
 

@@ -1,4 +1,4 @@
-package dev.previewtunnel.gateway;
+package dev.previewtunnel.gateway.revocation;
 
 import dev.previewtunnel.grants.RevocationList;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package dev.previewtunnel.gateway;
+package dev.previewtunnel.gateway.revocation;
 
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
