@@ -1,4 +1,4 @@
-package dev.previewtunnel.bench;
+package dev.previewtunnel.spikes.lab;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -10,6 +10,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,46 +22,48 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 
 /**
- * A real child process of the runner: its stdout is scanned for a JSON ready line (and then copied to a log
- * file), stderr goes to the log file. Every process started here is destroyed with its descendants on
- * {@link #close()}, at {@link #destroyAll()} and by a JVM shutdown hook, whatever happened.
+ * A long-running child process of a lab: its output goes to {@code <dir>/<name>.log} (stdout, when a ready line is
+ * awaited, is scanned for that JSON line and then copied there). Every process started here is stopped with its
+ * descendants on {@link #close()}, at {@link #destroyAll()} and by a JVM shutdown hook, whatever happened.
  */
-final class Proc implements AutoCloseable {
+public final class LabProcess implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final List<Proc> LIVE = new CopyOnWriteArrayList<>();
+    private static final List<LabProcess> LIVE = new CopyOnWriteArrayList<>();
 
     static {
-        Runtime.getRuntime().addShutdownHook(new Thread(Proc::destroyAll, "bench-destroy-processes"));
+        Runtime.getRuntime().addShutdownHook(new Thread(LabProcess::destroyAll, "lab-destroy-processes"));
     }
 
-    final String name;
-    final Process process;
-    final Path log;
+    private final String name;
+    private final Process process;
+    private final Path log;
     private final CompletableFuture<JsonNode> ready = new CompletableFuture<>();
 
-    private Proc(String name, Process process, Path log, Predicate<JsonNode> isReady) {
+    private LabProcess(String name, Process process, Path log, Predicate<JsonNode> isReady) {
         this.name = name;
         this.process = process;
         this.log = log;
-        Thread pump = new Thread(() -> pumpStdout(isReady), "bench-stdout-" + name);
+        Thread pump = new Thread(() -> pumpStdout(isReady), "lab-stdout-" + name);
         pump.setDaemon(true);
         pump.start();
     }
 
-    /** Starts {@code command}; {@code isReady} picks the ready line among the JSON lines on stdout (null: none). */
-    static Proc start(String name, List<String> command, Path dir, Predicate<JsonNode> isReady) {
+    /**
+     * Starts {@code command} in {@code dir} (without proxy variables, see {@link Processes#builder}); {@code isReady}
+     * picks the ready line among the JSON lines on stdout (null: none awaited, stdout goes to the log too).
+     */
+    public static LabProcess start(String name, List<String> command, Path dir, Predicate<JsonNode> isReady) {
         Path log = dir.resolve(name + ".log");
-        ProcessBuilder pb = new ProcessBuilder(command)
+        ProcessBuilder pb = Processes.builder(command, null)
                 .directory(dir.toFile())
-                .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+                .redirectErrorStream(false)
+                .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
         if (isReady == null) {
             pb.redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
         }
         try {
             Files.writeString(log, "$ " + String.join(" ", command) + "\n");
-            Process p = pb.start();
-            Proc proc = new Proc(name, p, log, isReady);
+            LabProcess proc = new LabProcess(name, pb.start(), log, isReady);
             LIVE.add(proc);
             return proc;
         } catch (IOException e) {
@@ -76,7 +79,7 @@ final class Proc implements AutoCloseable {
                 StandardCharsets.UTF_8))) {
             String line;
             while ((line = r.readLine()) != null) {
-                Files.writeString(log, "[stdout] " + line + "\n", java.nio.file.StandardOpenOption.APPEND);
+                Files.writeString(log, "[stdout] " + line + "\n", StandardOpenOption.APPEND);
                 if (!ready.isDone() && line.startsWith("{")) {
                     try {
                         JsonNode node = JSON.readTree(line);
@@ -96,7 +99,7 @@ final class Proc implements AutoCloseable {
     }
 
     /** The ready line; fails with the log's tail if the process exits first or takes longer than {@code timeout}. */
-    JsonNode awaitReady(Duration timeout) {
+    public JsonNode awaitReady(Duration timeout) {
         try {
             return ready.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
@@ -110,89 +113,44 @@ final class Proc implements AutoCloseable {
         }
     }
 
-    long pid() {
+    /** Waits (bounded) until this process accepts connections on loopback {@code port}; fails if it exits first. */
+    public void awaitPort(int port, Duration timeout) {
+        Processes.awaitPort("127.0.0.1", port, timeout, process, log);
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public Process process() {
+        return process;
+    }
+
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    public long pid() {
         return process.pid();
     }
 
-    String tail(int chars) {
-        try {
-            String s = Files.readString(log, StandardCharsets.UTF_8);
-            return s.length() <= chars ? s : s.substring(s.length() - chars);
-        } catch (IOException e) {
-            return "(no log: " + e + ")";
-        }
+    public Path log() {
+        return log;
+    }
+
+    public String tail(int chars) {
+        return Processes.tail(log, chars);
     }
 
     @Override
     public void close() {
         LIVE.remove(this);
-        destroy(process);
+        Processes.destroyTree(process);
     }
 
-    static void destroyAll() {
-        for (Proc p : new ArrayList<>(LIVE)) {
+    public static void destroyAll() {
+        for (LabProcess p : new ArrayList<>(LIVE)) {
             p.close();
-        }
-    }
-
-    /** SIGTERM to the process and its descendants, a bounded wait, then SIGKILL. */
-    static void destroy(Process p) {
-        if (p == null) {
-            return;
-        }
-        List<ProcessHandle> tree = new ArrayList<>();
-        p.toHandle().descendants().forEach(tree::add);
-        tree.add(p.toHandle());
-        for (ProcessHandle h : tree) {
-            h.destroy();
-        }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        for (ProcessHandle h : tree) {
-            try {
-                long left = Math.max(1, deadline - System.nanoTime());
-                h.onExit().get(left, TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (ExecutionException | TimeoutException e) {
-                // killed below
-            }
-            if (h.isAlive()) {
-                h.destroyForcibly();
-            }
-        }
-    }
-
-    /** Runs a short command to completion; returns its stdout+stderr. Fails on a non-zero exit. */
-    static String run(List<String> command, Path dir, Duration timeout) {
-        try {
-            ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
-            if (dir != null) {
-                pb.directory(dir.toFile());
-            }
-            Process p = pb.start();
-            CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-                } catch (IOException e) {
-                    return "";
-                }
-            });
-            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                destroy(p);
-                throw new IllegalStateException("timed out: " + command);
-            }
-            String text = out.get(5, TimeUnit.SECONDS);
-            if (p.exitValue() != 0) {
-                throw new IllegalStateException("exit " + p.exitValue() + " from " + command + ": " + text);
-            }
-            return text;
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot run " + command, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        } catch (ExecutionException | TimeoutException e) {
-            throw new IllegalStateException("no output from " + command, e);
         }
     }
 }
