@@ -1,8 +1,8 @@
 package dev.previewtunnel.cli;
 
-import dev.previewtunnel.mux.Transports;
 import dev.previewtunnel.mux.local.LocalHttpServer;
 import dev.previewtunnel.mux.local.LocalHttpServer.Reply;
+import dev.previewtunnel.mux.relay.Transports;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;

@@ -1,20 +1,20 @@
 package dev.previewtunnel.ingress;
 
-import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.ingress.proxy.DirectDialer;
 import dev.previewtunnel.ingress.proxy.IngressContext;
-import dev.previewtunnel.ingress.refresh.GrantRefresher;
 import dev.previewtunnel.ingress.proxy.ProxyServer;
+import dev.previewtunnel.ingress.refresh.GrantRefresher;
 import dev.previewtunnel.ingress.session.AuthorityMap;
 import dev.previewtunnel.ingress.session.SessionRegistry;
 import dev.previewtunnel.ingress.tunnel.EnvironmentGateway;
 import dev.previewtunnel.ingress.tunnel.EnvironmentPools;
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
-import dev.previewtunnel.mux.Transports;
-import dev.previewtunnel.mux.TunnelClient;
 import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.mux.client.TunnelClient;
+import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.mux.local.LocalApi;
 import dev.previewtunnel.mux.local.LocalHttpServer;
+import dev.previewtunnel.mux.relay.Transports;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.EventLoopGroup;
 import io.netty.handler.ssl.SslContext;

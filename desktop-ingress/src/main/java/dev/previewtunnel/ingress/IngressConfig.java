@@ -1,6 +1,6 @@
 package dev.previewtunnel.ingress;
 
-import dev.previewtunnel.mux.MuxSettings;
+import dev.previewtunnel.mux.wire.MuxSettings;
 
 import java.net.InetSocketAddress;
 import java.net.URI;

@@ -1,8 +1,8 @@
 package dev.previewtunnel.ingress;
 
-import dev.previewtunnel.mux.ByteActivity;
-import dev.previewtunnel.mux.DrainWatch;
 import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.mux.relay.ByteActivity;
+import dev.previewtunnel.mux.relay.DrainWatch;
 import io.netty.channel.Channel;
 import io.netty.util.concurrent.EventExecutor;
 import org.slf4j.Logger;

@@ -1,7 +1,7 @@
 package dev.previewtunnel.ingress;
 
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
-import dev.previewtunnel.mux.TunnelStreamException;
+import dev.previewtunnel.mux.wire.TunnelStreamException;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;

@@ -2,8 +2,8 @@ package dev.previewtunnel.gateway;
 
 import dev.previewtunnel.gateway.policy.TargetPolicy;
 import dev.previewtunnel.grants.VerifierPolicy;
-import dev.previewtunnel.mux.MuxProtocol;
-import dev.previewtunnel.mux.MuxSettings;
+import dev.previewtunnel.mux.wire.MuxProtocol;
+import dev.previewtunnel.mux.wire.MuxSettings;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;

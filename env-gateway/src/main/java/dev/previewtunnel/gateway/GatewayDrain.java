@@ -1,7 +1,7 @@
 package dev.previewtunnel.gateway;
 
-import dev.previewtunnel.mux.DrainWatch;
-import dev.previewtunnel.mux.RelayHandler;
+import dev.previewtunnel.mux.relay.DrainWatch;
+import dev.previewtunnel.mux.relay.RelayHandler;
 import io.netty.channel.Channel;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.util.concurrent.EventExecutor;

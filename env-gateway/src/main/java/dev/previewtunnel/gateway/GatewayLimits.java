@@ -5,7 +5,7 @@ import java.time.Duration;
 /**
  * Abuse limits of one gateway, each with the default documented in docs/security.md. Protocol-level limits
  * (streams per connection, frame, header-list and WebSocket message sizes, RST_STREAM rate) live in
- * {@link dev.previewtunnel.mux.MuxSettings}.
+ * {@link dev.previewtunnel.mux.wire.MuxSettings}.
  *
  * @param streamsPerSession     concurrent streams one browser session may hold across all connections
  * @param opensPerSecond        sustained stream opens per second per session (token bucket rate)

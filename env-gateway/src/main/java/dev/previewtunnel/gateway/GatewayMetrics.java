@@ -1,8 +1,8 @@
 package dev.previewtunnel.gateway;
 
 import dev.previewtunnel.grants.GrantFailure;
-import dev.previewtunnel.mux.MuxProtocol;
-import dev.previewtunnel.mux.TunnelError;
+import dev.previewtunnel.mux.wire.MuxProtocol;
+import dev.previewtunnel.mux.wire.TunnelError;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,6 +1,6 @@
 package dev.previewtunnel.gateway;
 
-import dev.previewtunnel.mux.MuxPipeline;
+import dev.previewtunnel.mux.codec.MuxPipeline;
 import io.netty.channel.Channel;
 import io.netty.handler.codec.http2.Http2FrameCodec;
 

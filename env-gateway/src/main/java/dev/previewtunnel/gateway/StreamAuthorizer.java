@@ -1,19 +1,19 @@
 package dev.previewtunnel.gateway;
 
-import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.gateway.policy.PolicyException;
 import dev.previewtunnel.gateway.policy.TargetPolicy;
 import dev.previewtunnel.grants.GrantException;
 import dev.previewtunnel.grants.GrantFailure;
 import dev.previewtunnel.grants.GrantVerifier;
 import dev.previewtunnel.grants.VerifiedGrant;
-import dev.previewtunnel.mux.ConnectRequest;
-import dev.previewtunnel.mux.RelayHandler;
-import dev.previewtunnel.mux.StreamByteAdapter;
-import dev.previewtunnel.mux.StreamResponses;
-import dev.previewtunnel.mux.TunnelError;
-import dev.previewtunnel.mux.TunnelStreamException;
 import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.mux.local.FatalErrors;
+import dev.previewtunnel.mux.relay.RelayHandler;
+import dev.previewtunnel.mux.relay.StreamByteAdapter;
+import dev.previewtunnel.mux.wire.ConnectHeaders;
+import dev.previewtunnel.mux.wire.ConnectRequest;
+import dev.previewtunnel.mux.wire.TunnelError;
+import dev.previewtunnel.mux.wire.TunnelStreamException;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -146,7 +146,7 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
             }
             gateway.liveStreams().register(grant, stream, connectionId, request.authority().toString());
             gateway.metrics().opened();
-            stream.writeAndFlush(StreamResponses.accepted());
+            stream.writeAndFlush(ConnectHeaders.accepted());
             stream.pipeline().remove(this);
             long idleMillis = gateway.config().limits().streamIdleTimeout().toMillis();
             stream.pipeline().addLast(new IdleStateHandler(0, 0, idleMillis, TimeUnit.MILLISECONDS));
@@ -191,7 +191,7 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
                         .put("jti", grant == null ? null : grant.jti()),
                 "tokenId", connection.tokenId, "code", error.code(), "detail", detail == null ? "" : detail);
         if (stream.isActive()) {
-            stream.writeAndFlush(StreamResponses.refused(error, detail));
+            stream.writeAndFlush(ConnectHeaders.refused(error, detail));
             // Auto-read went off when the HEADERS arrived; DATA the peer sent after them waits in the stream's
             // queue, and nobody will ever read a refused stream. Read again so channelRead releases it (and
             // anything still to come), and so the stream closes once the peer ends it; otherwise those buffers

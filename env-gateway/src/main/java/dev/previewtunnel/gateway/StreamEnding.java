@@ -1,6 +1,6 @@
 package dev.previewtunnel.gateway;
 
-import dev.previewtunnel.mux.RelayHandler;
+import dev.previewtunnel.mux.relay.RelayHandler;
 import io.netty.channel.Channel;
 import io.netty.util.AttributeKey;
 

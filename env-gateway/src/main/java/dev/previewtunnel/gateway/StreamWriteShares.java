@@ -24,7 +24,7 @@ import java.util.Set;
  *
  * <p>Bound: marks only stop reads, they release nothing, so a stream keeps what it queued under an earlier, larger
  * share. When a connection's streams are open before they fill: about {@code max(budget, streams x MIN_HIGH)} plus
- * one read (up to 16 KiB, {@link dev.previewtunnel.mux.ReadBuffers#MAX_READ}) per stream. When every stream fills
+ * one read (up to 16 KiB, {@link dev.previewtunnel.mux.relay.ReadBuffers#MAX_READ}) per stream. When every stream fills
  * before the next one opens, the worst case (held until those streams drain) is the sum of the shares each stream
  * had when it opened, {@code highFor(budget, maxHigh, 1) + ... + highFor(budget, maxHigh, n)}, plus one read
  * each: 2.9 MiB for 20 streams on a 1 MiB budget, about 63 MiB for 1,000 streams on the default 8 MiB, against

@@ -1,9 +1,9 @@
 package dev.previewtunnel.gateway;
 
-import dev.previewtunnel.mux.ReadBuffers;
-import dev.previewtunnel.mux.SocketHalfCloseHandler;
-import dev.previewtunnel.mux.TunnelError;
-import dev.previewtunnel.mux.TunnelStreamException;
+import dev.previewtunnel.mux.relay.ReadBuffers;
+import dev.previewtunnel.mux.relay.SocketHalfCloseHandler;
+import dev.previewtunnel.mux.wire.TunnelError;
+import dev.previewtunnel.mux.wire.TunnelStreamException;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;

@@ -2,8 +2,8 @@ package dev.previewtunnel.gateway;
 
 import dev.previewtunnel.grants.GrantException;
 import dev.previewtunnel.grants.VerifiedToken;
-import dev.previewtunnel.mux.TunnelServerUpgradeHandler.ConnectionAuthenticator;
-import dev.previewtunnel.mux.TunnelServerUpgradeHandler.RefusedException;
+import dev.previewtunnel.mux.server.TunnelServerUpgradeHandler.ConnectionAuthenticator;
+import dev.previewtunnel.mux.server.TunnelServerUpgradeHandler.RefusedException;
 import io.netty.channel.Channel;
 import io.netty.util.AttributeKey;
 

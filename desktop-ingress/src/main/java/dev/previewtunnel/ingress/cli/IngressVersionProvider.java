@@ -1,7 +1,7 @@
 package dev.previewtunnel.ingress.cli;
 
 import dev.previewtunnel.cli.VersionProvider;
-import dev.previewtunnel.mux.MuxProtocol;
+import dev.previewtunnel.mux.wire.MuxProtocol;
 
 /**
  * {@code desktop-ingress <version> (tunnel protocol ptun.v1)}. The version comes from the build-filtered

@@ -5,9 +5,9 @@ import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.ingress.BrowserConnectionLimits;
 import dev.previewtunnel.ingress.IngressConfig;
-import dev.previewtunnel.mux.MuxProtocol;
-import dev.previewtunnel.mux.MuxSettings;
 import dev.previewtunnel.mux.local.LocalHttpServer;
+import dev.previewtunnel.mux.wire.MuxProtocol;
+import dev.previewtunnel.mux.wire.MuxSettings;
 import picocli.CommandLine.Option;
 
 import java.time.Duration;

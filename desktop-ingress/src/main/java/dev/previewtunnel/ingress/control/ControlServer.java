@@ -12,9 +12,9 @@ import dev.previewtunnel.ingress.session.StateFiles;
 import dev.previewtunnel.ingress.session.VirtualHostTakenException;
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
 import dev.previewtunnel.mux.local.LocalApi;
-import dev.previewtunnel.mux.local.LocalHttpServer;
 import dev.previewtunnel.mux.local.LocalApi.ApiException;
 import dev.previewtunnel.mux.local.LocalApi.Response;
+import dev.previewtunnel.mux.local.LocalHttpServer;
 import io.netty.channel.Channel;
 import io.netty.util.NetUtil;
 
@@ -251,7 +251,7 @@ public final class ControlServer implements AutoCloseable {
                 .put("expiresAt", String.valueOf(e.view().expiresAt()));
         ArrayNode authorities = node.putArray("authorities");
         authorities.add(e.virtualHost().toString());
-        if (s.authorities().route(new dev.previewtunnel.mux.Authority("localhost", e.target().port()))
+        if (s.authorities().route(new dev.previewtunnel.mux.wire.Authority("localhost", e.target().port()))
                 .map(r -> r.grantId().equals(e.grantId())).orElse(false)) {
             authorities.add("localhost:" + e.target().port());
             authorities.add("127.0.0.1:" + e.target().port());

@@ -1,11 +1,11 @@
 package dev.previewtunnel.ingress.proxy;
 
-import dev.previewtunnel.mux.Authority;
-import dev.previewtunnel.mux.ReadBuffers;
-import dev.previewtunnel.mux.SocketHalfCloseHandler;
-import dev.previewtunnel.mux.TunnelError;
-import dev.previewtunnel.mux.TunnelStreamException;
 import dev.previewtunnel.mux.net.AddressClass;
+import dev.previewtunnel.mux.relay.ReadBuffers;
+import dev.previewtunnel.mux.relay.SocketHalfCloseHandler;
+import dev.previewtunnel.mux.wire.Authority;
+import dev.previewtunnel.mux.wire.TunnelError;
+import dev.previewtunnel.mux.wire.TunnelStreamException;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -127,7 +127,7 @@ public final class DirectDialer {
 
     /** A dialer with the best transport's socket type and a small daemon pool for DNS. */
     public static DirectDialer standard(Duration timeout) {
-        return new DirectDialer(dev.previewtunnel.mux.Transports.best().socketChannel(), DNS_POOL, timeout);
+        return new DirectDialer(dev.previewtunnel.mux.relay.Transports.best().socketChannel(), DNS_POOL, timeout);
     }
 
     private static final Executor DNS_POOL = java.util.concurrent.Executors.newFixedThreadPool(2, r -> {

@@ -1,7 +1,7 @@
 package dev.previewtunnel.ingress.proxy;
 
-import dev.previewtunnel.mux.MuxProtocol;
-import dev.previewtunnel.mux.TunnelError;
+import dev.previewtunnel.mux.wire.MuxProtocol;
+import dev.previewtunnel.mux.wire.TunnelError;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;

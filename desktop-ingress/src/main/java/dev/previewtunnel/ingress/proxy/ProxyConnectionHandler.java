@@ -1,18 +1,18 @@
 package dev.previewtunnel.ingress.proxy;
 
-import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.grants.UnverifiedGrantView;
 import dev.previewtunnel.ingress.refresh.GrantRefresher;
 import dev.previewtunnel.ingress.session.AuthorityMap;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.EgressPolicy;
 import dev.previewtunnel.ingress.session.Route;
-import dev.previewtunnel.mux.Authority;
-import dev.previewtunnel.mux.CrossLoopWrites;
-import dev.previewtunnel.mux.RelayHandler;
-import dev.previewtunnel.mux.TunnelError;
-import dev.previewtunnel.mux.TunnelStreamException;
+import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.mux.net.ConnectionBudget;
+import dev.previewtunnel.mux.relay.CrossLoopWrites;
+import dev.previewtunnel.mux.relay.RelayHandler;
+import dev.previewtunnel.mux.wire.Authority;
+import dev.previewtunnel.mux.wire.TunnelError;
+import dev.previewtunnel.mux.wire.TunnelStreamException;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;

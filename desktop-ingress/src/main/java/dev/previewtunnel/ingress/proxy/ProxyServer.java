@@ -1,23 +1,23 @@
 package dev.previewtunnel.ingress.proxy;
 
 import dev.previewtunnel.ingress.BrowserConnectionLimits;
-import dev.previewtunnel.mux.ByteActivity;
-import dev.previewtunnel.mux.ReadBuffers;
-import dev.previewtunnel.mux.SocketHalfCloseHandler;
-import dev.previewtunnel.mux.Transports;
 import dev.previewtunnel.mux.net.ConnectionBudget;
+import dev.previewtunnel.mux.relay.ByteActivity;
+import dev.previewtunnel.mux.relay.ReadBuffers;
+import dev.previewtunnel.mux.relay.SocketHalfCloseHandler;
+import dev.previewtunnel.mux.relay.Transports;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelFuture;
-import io.netty.channel.group.ChannelGroup;
-import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.util.concurrent.GlobalEventExecutor;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.util.concurrent.GlobalEventExecutor;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package dev.previewtunnel.ingress.proxy;
 
-import dev.previewtunnel.mux.Authority;
+import dev.previewtunnel.mux.wire.Authority;
 import io.netty.util.NetUtil;
 
 import java.net.URI;

@@ -2,8 +2,8 @@ package dev.previewtunnel.ingress.proxy;
 
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.Route;
-import dev.previewtunnel.mux.OutputShutdown;
 import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.mux.relay.OutputShutdown;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufHolder;
 import io.netty.channel.Channel;

@@ -1,8 +1,8 @@
 package dev.previewtunnel.ingress.proxy;
 
-import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.ingress.session.Route;
-import dev.previewtunnel.mux.TunnelDraining;
+import dev.previewtunnel.mux.client.TunnelDraining;
+import dev.previewtunnel.mux.local.FatalErrors;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;

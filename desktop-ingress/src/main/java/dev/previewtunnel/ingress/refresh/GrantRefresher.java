@@ -1,6 +1,6 @@
 package dev.previewtunnel.ingress.refresh;
 
-import dev.previewtunnel.mux.TunnelError;
+import dev.previewtunnel.mux.wire.TunnelError;
 
 import java.util.concurrent.CompletableFuture;
 

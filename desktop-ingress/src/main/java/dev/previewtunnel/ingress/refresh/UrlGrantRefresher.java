@@ -1,7 +1,7 @@
 package dev.previewtunnel.ingress.refresh;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.previewtunnel.mux.TunnelError;
+import dev.previewtunnel.mux.wire.TunnelError;
 
 import java.net.URI;
 import java.net.http.HttpClient;

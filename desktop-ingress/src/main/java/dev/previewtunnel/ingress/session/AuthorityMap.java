@@ -1,7 +1,7 @@
 package dev.previewtunnel.ingress.session;
 
 import dev.previewtunnel.grants.UnverifiedGrantView;
-import dev.previewtunnel.mux.Authority;
+import dev.previewtunnel.mux.wire.Authority;
 import io.netty.util.NetUtil;
 
 import java.util.ArrayList;

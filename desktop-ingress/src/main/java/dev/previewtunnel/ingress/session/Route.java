@@ -1,6 +1,6 @@
 package dev.previewtunnel.ingress.session;
 
-import dev.previewtunnel.mux.Authority;
+import dev.previewtunnel.mux.wire.Authority;
 
 /**
  * Where a browser-visible authority goes: the stream's {@code :authority} (exactly the grant's target, which

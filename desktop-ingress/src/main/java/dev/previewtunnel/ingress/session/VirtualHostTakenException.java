@@ -1,6 +1,6 @@
 package dev.previewtunnel.ingress.session;
 
-import dev.previewtunnel.mux.Authority;
+import dev.previewtunnel.mux.wire.Authority;
 
 /**
  * A grant's virtual host already names another target in the session: attach it under another name. The message

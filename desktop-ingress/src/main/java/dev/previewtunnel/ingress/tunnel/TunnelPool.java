@@ -1,10 +1,10 @@
 package dev.previewtunnel.ingress.tunnel;
 
-import dev.previewtunnel.mux.Authority;
-import dev.previewtunnel.mux.TunnelClient;
-import dev.previewtunnel.mux.TunnelConnection;
-import dev.previewtunnel.mux.TunnelError;
-import dev.previewtunnel.mux.TunnelStreamException;
+import dev.previewtunnel.mux.client.TunnelClient;
+import dev.previewtunnel.mux.client.TunnelConnection;
+import dev.previewtunnel.mux.wire.Authority;
+import dev.previewtunnel.mux.wire.TunnelError;
+import dev.previewtunnel.mux.wire.TunnelStreamException;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.ssl.SslContext;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
-import dev.previewtunnel.mux.MuxSettings;
+import dev.previewtunnel.mux.wire.MuxSettings;
 import dev.previewtunnel.testing.RawHttp;
 import dev.previewtunnel.testing.SteadyRequests;
 import dev.previewtunnel.testing.SteadyRequests.Outcome;

@@ -1,12 +1,12 @@
 package dev.previewtunnel.ingress.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.previewtunnel.cli.FakeEnvironment;
 import dev.previewtunnel.cli.InProcessCli;
 import dev.previewtunnel.cli.InProcessCli.Result;
-import dev.previewtunnel.cli.FakeEnvironment;
 import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
-import dev.previewtunnel.mux.MuxSettings;
+import dev.previewtunnel.mux.wire.MuxSettings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -1,10 +1,10 @@
 package dev.previewtunnel.ingress.hostile;
 
-import dev.previewtunnel.mux.MuxProtocol;
-import dev.previewtunnel.mux.MuxSettings;
-import dev.previewtunnel.mux.Transports;
-import dev.previewtunnel.mux.TunnelClient;
-import dev.previewtunnel.mux.TunnelConnection;
+import dev.previewtunnel.mux.client.TunnelClient;
+import dev.previewtunnel.mux.client.TunnelConnection;
+import dev.previewtunnel.mux.relay.Transports;
+import dev.previewtunnel.mux.wire.MuxProtocol;
+import dev.previewtunnel.mux.wire.MuxSettings;
 import io.netty.channel.EventLoopGroup;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

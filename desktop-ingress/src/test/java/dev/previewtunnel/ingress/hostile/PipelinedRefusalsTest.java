@@ -5,14 +5,14 @@ import dev.previewtunnel.ingress.proxy.IngressContext;
 import dev.previewtunnel.ingress.proxy.ProxyServer;
 import dev.previewtunnel.ingress.session.SessionRegistry;
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
-import dev.previewtunnel.mux.MuxSettings;
-import dev.previewtunnel.mux.Transports;
-import dev.previewtunnel.mux.TunnelClient;
 import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.mux.client.TunnelClient;
+import dev.previewtunnel.mux.relay.Transports;
+import dev.previewtunnel.mux.wire.MuxSettings;
 import io.netty.channel.EventLoopGroup;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Timeout;
 
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;

@@ -7,8 +7,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.ingress.Ingress;
 import dev.previewtunnel.ingress.IngressConfig;
-import dev.previewtunnel.mux.MuxProtocol;
 import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.mux.wire.MuxProtocol;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 

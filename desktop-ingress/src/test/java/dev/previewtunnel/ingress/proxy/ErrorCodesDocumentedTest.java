@@ -1,6 +1,6 @@
 package dev.previewtunnel.ingress.proxy;
 
-import dev.previewtunnel.mux.TunnelError;
+import dev.previewtunnel.mux.wire.TunnelError;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;

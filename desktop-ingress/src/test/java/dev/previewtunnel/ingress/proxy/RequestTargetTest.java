@@ -1,6 +1,6 @@
 package dev.previewtunnel.ingress.proxy;
 
-import dev.previewtunnel.mux.Authority;
+import dev.previewtunnel.mux.wire.Authority;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

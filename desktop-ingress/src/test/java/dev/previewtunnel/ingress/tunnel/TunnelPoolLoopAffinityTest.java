@@ -2,7 +2,7 @@ package dev.previewtunnel.ingress.tunnel;
 
 import dev.previewtunnel.ingress.tunnel.PoolFixtures.Pool;
 import dev.previewtunnel.ingress.tunnel.PoolFixtures.RealGateway;
-import dev.previewtunnel.mux.Authority;
+import dev.previewtunnel.mux.wire.Authority;
 import dev.previewtunnel.testing.Await;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http2.Http2StreamChannel;

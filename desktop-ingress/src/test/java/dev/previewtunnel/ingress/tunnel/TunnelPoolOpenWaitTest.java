@@ -1,9 +1,9 @@
 package dev.previewtunnel.ingress.tunnel;
 
 import dev.previewtunnel.ingress.tunnel.PoolFixtures.Pool;
-import dev.previewtunnel.mux.Authority;
-import dev.previewtunnel.mux.TunnelError;
-import dev.previewtunnel.mux.TunnelStreamException;
+import dev.previewtunnel.mux.wire.Authority;
+import dev.previewtunnel.mux.wire.TunnelError;
+import dev.previewtunnel.mux.wire.TunnelStreamException;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.util.concurrent.Future;
 import org.junit.jupiter.api.Test;

@@ -18,15 +18,15 @@ import dev.previewtunnel.grants.GrantVerifier;
 import dev.previewtunnel.grants.KeyDirectory;
 import dev.previewtunnel.grants.RevocationList;
 import dev.previewtunnel.grants.UnverifiedGrantView;
-import dev.previewtunnel.mux.Authority;
-import dev.previewtunnel.mux.MuxPipeline;
-import dev.previewtunnel.mux.MuxProtocol;
-import dev.previewtunnel.mux.MuxSettings;
-import dev.previewtunnel.mux.OutputShutdown;
-import dev.previewtunnel.mux.Transports;
-import dev.previewtunnel.mux.TunnelClient;
-import dev.previewtunnel.mux.TunnelConnection;
 import dev.previewtunnel.mux.audit.AuditLog;
+import dev.previewtunnel.mux.client.TunnelClient;
+import dev.previewtunnel.mux.client.TunnelConnection;
+import dev.previewtunnel.mux.codec.MuxPipeline;
+import dev.previewtunnel.mux.relay.OutputShutdown;
+import dev.previewtunnel.mux.relay.Transports;
+import dev.previewtunnel.mux.wire.Authority;
+import dev.previewtunnel.mux.wire.MuxProtocol;
+import dev.previewtunnel.mux.wire.MuxSettings;
 import dev.previewtunnel.sampleapp.RawEchoServer;
 import dev.previewtunnel.testing.Await;
 import dev.previewtunnel.testing.FuzzRunner;
@@ -40,8 +40,8 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.EventLoopGroup;
 import io.netty.channel.DefaultChannelId;
+import io.netty.channel.EventLoopGroup;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.channel.local.LocalServerChannel;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
@@ -281,7 +281,7 @@ class GatewayInputFuzzTest {
     void inProcessConnectionsSurviveRandomAndMutatedFrames() throws Exception {
         LoggedSecrets audit = LoggedSecrets.attach(AuditLog.LOGGER).watch(SECRETS);
         // Expected here, once per input that stops mid-frame: the keepalive gives up on a silent peer.
-        Logger keepalive = (Logger) LoggerFactory.getLogger(dev.previewtunnel.mux.PeerSilenceWatchdog.class);
+        Logger keepalive = (Logger) LoggerFactory.getLogger(dev.previewtunnel.mux.codec.PeerSilenceWatchdog.class);
         Level keepaliveLevel = keepalive.getLevel();
         keepalive.setLevel(Level.ERROR);
         LoggedWarnings warnings = LoggedWarnings.attach();
@@ -576,7 +576,7 @@ class GatewayInputFuzzTest {
             CharSequence code = h.get(MuxProtocol.ERROR_HEADER);
             CharSequence status = h.status();
             if (code != null && allowed.contains("code:" + code)) {
-                int expectedStatus = dev.previewtunnel.mux.TunnelError.fromCode(code).httpStatus();
+                int expectedStatus = dev.previewtunnel.mux.wire.TunnelError.fromCode(code).httpStatus();
                 if (status == null || !Integer.toString(expectedStatus).contentEquals(status)) {
                     throw new AssertionError("stream " + id + ": " + code + " with status " + status);
                 }

@@ -1,7 +1,7 @@
 package dev.previewtunnel.gateway.hostile;
 
-import dev.previewtunnel.mux.TunnelConnectException;
-import dev.previewtunnel.mux.TunnelConnection;
+import dev.previewtunnel.mux.client.TunnelConnectException;
+import dev.previewtunnel.mux.client.TunnelConnection;
 import dev.previewtunnel.testing.Await;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

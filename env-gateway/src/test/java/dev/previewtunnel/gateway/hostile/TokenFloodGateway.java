@@ -6,10 +6,10 @@ import dev.previewtunnel.gateway.GatewayServer;
 import dev.previewtunnel.grants.GrantIssuer;
 import dev.previewtunnel.grants.GrantSpec;
 import dev.previewtunnel.grants.KeyDirectory;
-import dev.previewtunnel.mux.MuxSettings;
-import dev.previewtunnel.mux.Transports;
-import dev.previewtunnel.mux.TunnelClient;
-import dev.previewtunnel.mux.TunnelConnection;
+import dev.previewtunnel.mux.client.TunnelClient;
+import dev.previewtunnel.mux.client.TunnelConnection;
+import dev.previewtunnel.mux.relay.Transports;
+import dev.previewtunnel.mux.wire.MuxSettings;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.channel.EventLoopGroup;
 

@@ -1,11 +1,11 @@
 package dev.previewtunnel.gateway.security;
 
 import dev.previewtunnel.gateway.GatewayLimits;
+import dev.previewtunnel.mux.client.TunnelConnection;
+import dev.previewtunnel.mux.relay.ReadBuffers;
+import dev.previewtunnel.mux.wire.Authority;
+import dev.previewtunnel.mux.wire.MuxSettings;
 import dev.previewtunnel.testing.Await;
-import dev.previewtunnel.mux.Authority;
-import dev.previewtunnel.mux.MuxSettings;
-import dev.previewtunnel.mux.ReadBuffers;
-import dev.previewtunnel.mux.TunnelConnection;
 import io.micrometer.core.instrument.Counter;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import org.junit.jupiter.api.Test;

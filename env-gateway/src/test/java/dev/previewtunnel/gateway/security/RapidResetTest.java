@@ -2,17 +2,17 @@ package dev.previewtunnel.gateway.security;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.gateway.GatewayLimits;
-import dev.previewtunnel.mux.Authority;
-import dev.previewtunnel.mux.MuxSettings;
-import dev.previewtunnel.mux.StreamResponses;
-import dev.previewtunnel.mux.TunnelConnection;
+import dev.previewtunnel.mux.client.TunnelConnection;
+import dev.previewtunnel.mux.codec.MuxPipeline;
+import dev.previewtunnel.mux.wire.Authority;
+import dev.previewtunnel.mux.wire.ConnectHeaders;
+import dev.previewtunnel.mux.wire.MuxSettings;
 import dev.previewtunnel.sampleapp.RawEchoServer;
 import dev.previewtunnel.testing.Await;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import dev.previewtunnel.mux.MuxPipeline;
 import io.netty.handler.codec.http2.DefaultHttp2PingFrame;
 import io.netty.handler.codec.http2.Http2Error;
 import io.netty.handler.codec.http2.Http2GoAwayFrame;
@@ -141,7 +141,7 @@ class RapidResetTest {
                         return;
                     }
                     Http2StreamChannel s = (Http2StreamChannel) f.getNow();
-                    s.write(StreamResponses.connect(target, grant));
+                    s.write(ConnectHeaders.connect(target, grant));
                     // Closing an open stream writes RST_STREAM(CANCEL): the rapid-reset pattern.
                     s.close().addListener(c -> resets.incrementAndGet());
                 });

@@ -1,7 +1,7 @@
 package dev.previewtunnel.gateway.security;
 
-import dev.previewtunnel.mux.Authority;
-import dev.previewtunnel.mux.TunnelConnection;
+import dev.previewtunnel.mux.client.TunnelConnection;
+import dev.previewtunnel.mux.wire.Authority;
 import dev.previewtunnel.sampleapp.RawEchoServer;
 import dev.previewtunnel.testing.Await;
 import io.netty.handler.codec.http2.Http2StreamChannel;

@@ -1,6 +1,6 @@
 package dev.previewtunnel.mux.local;
 
-import dev.previewtunnel.mux.Transports;
+import dev.previewtunnel.mux.relay.Transports;
 import io.netty.channel.EventLoopGroup;
 
 import java.util.concurrent.TimeUnit;

@@ -1,7 +1,7 @@
 package dev.previewtunnel.mux.local;
 
-import dev.previewtunnel.mux.Transports;
 import dev.previewtunnel.mux.local.LocalHttpServer.Reply;
+import dev.previewtunnel.mux.relay.Transports;
 import dev.previewtunnel.testing.RawHttp;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;

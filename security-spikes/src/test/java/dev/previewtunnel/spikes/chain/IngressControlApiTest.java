@@ -239,7 +239,7 @@ class IngressControlApiTest {
                 URI.create("http://localhost:" + app.port() + "/hello")).build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(200, r.statusCode(), r.body());
         assertEquals(UnverifiedGrantView.decode(fresh).jti(),
-                stack.session().authorities().route(new dev.previewtunnel.mux.Authority("localhost", app.port()))
+                stack.session().authorities().route(new dev.previewtunnel.mux.wire.Authority("localhost", app.port()))
                         .orElseThrow().grantId());
     }
 }

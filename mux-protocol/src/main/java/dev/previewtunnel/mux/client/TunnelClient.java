@@ -1,0 +1,297 @@
+package dev.previewtunnel.mux.client;
+
+import dev.previewtunnel.mux.codec.MuxPipeline;
+import dev.previewtunnel.mux.local.FatalErrors;
+import dev.previewtunnel.mux.relay.ReadBuffers;
+import dev.previewtunnel.mux.wire.MuxProtocol;
+import dev.previewtunnel.mux.wire.MuxSettings;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.websocketx.WebSocketClientHandshaker;
+import io.netty.handler.codec.http.websocketx.WebSocketClientHandshakerFactory;
+import io.netty.handler.codec.http.websocketx.WebSocketVersion;
+import io.netty.handler.ssl.SslContext;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.Promise;
+
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Dials a gateway: TCP (and TLS for {@code wss://}), the WebSocket upgrade carrying the connection token in a
+ * header and the protocol version as subprotocol, then the HTTP/2 client preface. A refused upgrade becomes a
+ * {@link TunnelConnectException} that says why (token refused, version mismatch, wrong path...).
+ */
+public final class TunnelClient {
+    private final EventLoopGroup group;
+    private final Class<? extends SocketChannel> channelType;
+    private final MuxSettings settings;
+    private final String subprotocol;
+    /** The group's loops, for {@link #loop(int)} (a group's loops never change). */
+    private final List<EventLoop> loops = new ArrayList<>();
+
+    public TunnelClient(EventLoopGroup group, Class<? extends SocketChannel> channelType, MuxSettings settings) {
+        this(group, channelType, settings, MuxProtocol.SUBPROTOCOL);
+    }
+
+    private TunnelClient(EventLoopGroup group, Class<? extends SocketChannel> channelType, MuxSettings settings,
+                         String subprotocol) {
+        this.group = group;
+        this.channelType = channelType;
+        this.settings = settings;
+        this.subprotocol = subprotocol;
+        for (EventExecutor e : group) {
+            loops.add((EventLoop) e);
+        }
+    }
+
+    /**
+     * A client that offers another protocol version than this build's ({@code ptun.v2}, say): for tests of how a
+     * gateway and a client of different builds fail. Production code never needs it.
+     */
+    public TunnelClient offering(String otherSubprotocol) {
+        return new TunnelClient(group, channelType, settings, otherSubprotocol);
+    }
+
+    /** The {@code index}-th event loop of this client's group, modulo their number. */
+    public EventLoop loop(int index) {
+        return loops.get(Math.floorMod(index, loops.size()));
+    }
+
+    /**
+     * Cancel the returned future to abandon the attempt: its connection is closed, even if the handshake completes.
+     *
+     * @param url    {@code ws://host:port/path} or {@code wss://...}
+     * @param token  connection token, sent as {@code Authorization: Bearer}; never put in the URL
+     * @param ssl    client TLS context for {@code wss://}, or null for {@code ws://}
+     */
+    public Future<TunnelConnection> connect(URI url, String token, SslContext ssl, Duration timeout) {
+        return connect(url, token, ssl, timeout, group.next());
+    }
+
+    /**
+     * As {@link #connect(URI, String, SslContext, Duration)}, on the given loop of this client's group: a pool
+     * spreads its connections over the loops itself (see {@link #loop(int)}).
+     */
+    public Future<TunnelConnection> connect(URI url, String token, SslContext ssl, Duration timeout, EventLoop loop) {
+        // One loop for the channel and its promise. Taking group.next() once for the promise and again in the
+        // bootstrap advanced the round-robin twice per connection: with two loops every tunnel connection of a
+        // pool landed on the same one, and the other loop only ever served browser sockets.
+        Promise<TunnelConnection> promise = loop.newPromise();
+        boolean tls = "wss".equalsIgnoreCase(url.getScheme());
+        if (!tls && !"ws".equalsIgnoreCase(url.getScheme())) {
+            promise.setFailure(new TunnelConnectException("gateway URL must be ws:// or wss://"));
+            return promise;
+        }
+        if (tls && ssl == null) {
+            promise.setFailure(new TunnelConnectException("wss:// needs a TLS context"));
+            return promise;
+        }
+        if (url.getRawQuery() != null || url.getRawUserInfo() != null) {
+            promise.setFailure(new TunnelConnectException(
+                    "gateway URL must not carry a query or user info (tokens travel in headers)"));
+            return promise;
+        }
+        int port = url.getPort() > 0 ? url.getPort() : (tls ? 443 : 80);
+        HttpHeaders headers = new DefaultHttpHeaders();
+        headers.set(MuxProtocol.TOKEN_HEADER, MuxProtocol.TOKEN_SCHEME + token);
+        WebSocketClientHandshaker handshaker = WebSocketClientHandshakerFactory.newHandshaker(
+                url, WebSocketVersion.V13, subprotocol, false, headers,
+                settings.maxWebSocketMessage(), true, false);
+
+        Bootstrap bootstrap = new Bootstrap()
+                .group(loop)
+                .channel(channelType)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) timeout.toMillis())
+                .option(ChannelOption.RCVBUF_ALLOCATOR, ReadBuffers.allocator())
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        if (tls) {
+                            io.netty.handler.ssl.SslHandler sslHandler = ssl.newHandler(ch.alloc(), url.getHost(), port);
+                            // Say why TLS failed (untrusted certificate, wrong name) before the close is seen.
+                            sslHandler.handshakeFuture().addListener(h -> {
+                                if (!h.isSuccess()) {
+                                    promise.tryFailure(new TunnelConnectException("TLS handshake with the gateway "
+                                            + "failed: " + rootMessage(h.cause()) + " (is the gateway CA trusted, "
+                                            + "and does its certificate name " + url.getHost() + "?)"));
+                                }
+                            });
+                            ch.pipeline().addLast("tls", sslHandler);
+                        }
+                        ch.pipeline().addLast("http", new HttpClientCodec());
+                        ch.pipeline().addLast("http-aggregator", new HttpObjectAggregator(16 * 1024));
+                        ch.pipeline().addLast("ws-handshake", new HandshakeHandler(handshaker, promise));
+                    }
+                });
+        ChannelFuture connect = bootstrap.connect(url.getHost(), port);
+        // Cancelling the returned future abandons the attempt: its channel is closed at once, whatever stage the
+        // handshake is at. An owner that stops must not leave that to its event loops' shutdown, which closes only
+        // the channels registered when it begins: a channel registered and connected by the shutdown's last tasks
+        // stays open, and the gateway kept it as a tunnel connection nobody would ever use or close.
+        promise.addListener(f -> {
+            if (f.isCancelled()) {
+                connect.channel().close();
+            }
+        });
+        connect.addListener(f -> {
+            if (!f.isSuccess()) {
+                promise.tryFailure(new TunnelConnectException("cannot reach gateway " + url.getHost() + ":" + port
+                        + ": " + f.cause().getMessage()));
+            } else {
+                Channel ch = connect.channel();
+                ch.eventLoop().schedule(() -> {
+                    if (promise.tryFailure(new TunnelConnectException(
+                            "gateway did not complete the WebSocket handshake within " + timeout.toMillis() + " ms"))) {
+                        ch.close();
+                    }
+                }, timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+                ch.closeFuture().addListener(c -> promise.tryFailure(
+                        new TunnelConnectException("gateway closed the connection during the handshake")));
+            }
+        });
+        return promise;
+    }
+
+    private final class HandshakeHandler extends SimpleChannelInboundHandler<FullHttpResponse> {
+        private final WebSocketClientHandshaker handshaker;
+        private final Promise<TunnelConnection> promise;
+
+        HandshakeHandler(WebSocketClientHandshaker handshaker, Promise<TunnelConnection> promise) {
+            this.handshaker = handshaker;
+            this.promise = promise;
+        }
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            io.netty.handler.ssl.SslHandler tls = ctx.pipeline().get(io.netty.handler.ssl.SslHandler.class);
+            if (tls == null) {
+                handshaker.handshake(ctx.channel());
+                return;
+            }
+            // Send the upgrade (with the token) only once TLS is up: nothing secret is queued before the peer is
+            // authenticated, and a failed TLS handshake leaves no request behind in SslHandler's queue (where
+            // it was seen to leak).
+            tls.handshakeFuture().addListener(h -> {
+                if (h.isSuccess()) {
+                    handshaker.handshake(ctx.channel());
+                }
+            });
+        }
+
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, FullHttpResponse response) {
+            if (!HttpResponseStatus.SWITCHING_PROTOCOLS.equals(response.status())) {
+                promise.tryFailure(new TunnelConnectException(describeRefusal(response, subprotocol)));
+                ctx.close();
+                return;
+            }
+            try {
+                handshaker.finishHandshake(ctx.channel(), response);
+            } catch (RuntimeException e) {
+                promise.tryFailure(new TunnelConnectException("WebSocket handshake failed: " + e.getMessage()));
+                ctx.close();
+                return;
+            }
+            if (!subprotocol.equals(handshaker.actualSubprotocol())) {
+                promise.tryFailure(new TunnelConnectException("gateway did not confirm protocol "
+                        + subprotocol + " (it is not a preview-tunnel gateway of this version)"));
+                ctx.close();
+                return;
+            }
+            Channel ch = ctx.channel();
+            if (group.isShuttingDown()) {
+                // The owner is stopping its event loops: the promise's listeners (on another loop of the group)
+                // may never run, so nobody would ever own, or close, this connection. Seen as a tunnel connection
+                // left open on the gateway after an ingress closed during a handshake.
+                promise.tryFailure(new TunnelConnectException("event loops are shutting down"));
+                ctx.close();
+                return;
+            }
+            // finishHandshake replaced the HTTP codec and removed the aggregator; only this handler remains.
+            if (ch.pipeline().get("http-aggregator") != null) {
+                ch.pipeline().remove("http-aggregator");
+            }
+            ch.pipeline().remove(this);
+            TunnelConnection connection = new TunnelConnection(ch, settings);
+            MuxPipeline.install(ch, false, settings, null, connection.connectionHandler());
+            if (!promise.trySuccess(connection)) {
+                ch.close(); // cancelled or timed out meanwhile: nobody will own this connection
+            }
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            FatalErrors.check(cause); // an Error means the process, not this connection, is broken
+            promise.tryFailure(new TunnelConnectException("gateway connection failed: " + cause.getMessage()));
+            ctx.close();
+        }
+    }
+
+    private static String rootMessage(Throwable t) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String m = root.getMessage();
+        return m == null ? root.getClass().getSimpleName() : m.replaceAll("[\\r\\n]", " ");
+    }
+
+    static String describeRefusal(FullHttpResponse response, String offered) {
+        int status = response.status().code();
+        String body = response.content().toString(StandardCharsets.UTF_8);
+        String gatewaySays = refusalMessage(body);
+        if (status == 426 && gatewaySays != null && body.contains("protocol_version_mismatch")) {
+            // The gateway's message names its version and ours: "gateway speaks ptun.v1, client offered ...".
+            return "tunnel protocol version mismatch: this client speaks " + offered + "; " + gatewaySays;
+        }
+        if (body.length() > 300) {
+            body = body.substring(0, 300);
+        }
+        body = body.replaceAll("[^\\x20-\\x7e]", " ").trim();
+        String why = switch (status) {
+            case 401 -> "gateway refused the connection token";
+            case 403 -> "gateway refused the connection";
+            case 404 -> "no tunnel endpoint at that path";
+            case 426 -> "tunnel protocol version mismatch: the gateway does not speak " + offered;
+            case 429 -> "gateway is limiting connections; retry later";
+            default -> "gateway answered the upgrade with HTTP " + status;
+        };
+        return why + (body.isEmpty() ? "" : " [" + body + "]");
+    }
+
+    /** The {@code message} of a gateway's JSON refusal, printable characters only; null if there is none. */
+    private static String refusalMessage(String body) {
+        try {
+            com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper()
+                    .readTree(body);
+            String message = json == null ? null : json.path("message").asText(null);
+            if (message == null) {
+                return null;
+            }
+            message = message.replaceAll("[^\\x20-\\x7e]", " ").trim();
+            return message.length() > 300 ? message.substring(0, 300) : message;
+        } catch (java.io.IOException | RuntimeException e) {
+            return null;
+        }
+    }
+}

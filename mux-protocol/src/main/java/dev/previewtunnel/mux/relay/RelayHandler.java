@@ -1,0 +1,215 @@
+package dev.previewtunnel.mux.relay;
+
+import dev.previewtunnel.mux.local.FatalErrors;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.util.ReferenceCountUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Moves bytes from its own channel to a peer channel, reading on demand: it asks its channel for the next read
+ * only while the peer is writable, and resumes when the peer becomes writable again (the read-on-demand pattern
+ * of Netty's proxy example). Memory per direction is therefore bounded by the peer's write high-water mark
+ * plus one read (one turn of reads towards a stream on another loop, see below), however fast one side is and
+ * however slow the other.
+ *
+ * <p>Half-close: end of input on this channel is passed on as {@link OutputShutdown} to the peer (TCP FIN or
+ * HTTP/2 END_STREAM). A channel is closed once both its directions are finished. Any other close or error
+ * aborts the peer (TCP close or RST_STREAM CANCEL), so a failure on one side never leaves the other hanging.
+ *
+ * <p>The two channels may live on different event loops. Each handler touches its own state only on its own
+ * loop; the cross-loop handoff for resuming reads re-checks writability after publishing the wish to read, so
+ * a writability change can never be missed.
+ *
+ * <p>Towards an HTTP/2 stream on another loop, whose writability counts a write only once it ran there, the relay
+ * asks whether to read on only after a round trip through the stream's loop ({@link CrossLoopWrites}).
+ */
+public final class RelayHandler extends ChannelInboundHandlerAdapter {
+    private static final Logger log = LoggerFactory.getLogger(RelayHandler.class);
+
+    private final Channel peer;
+    private RelayHandler partner;
+    private Channel self;
+    private boolean waitingForPeer;
+    private boolean inputDone;
+    private boolean outputDone;
+    private boolean finished;
+    private final AtomicLong bytesRead = new AtomicLong();
+    private RelayListener listener = RelayListener.NONE;
+
+    private RelayHandler(Channel peer) {
+        this.peer = peer;
+    }
+
+    /** Observer of a relay's end, for byte counts and audit. */
+    public interface RelayListener {
+        RelayListener NONE = (a, b, end) -> { };
+
+        /** Called once, on {@code a}'s loop, when channel {@code a} closed; counts are bytes read from each side. */
+        void closed(long bytesFromA, long bytesFromB, End end);
+    }
+
+    /** How a relay ended, as seen when channel {@code a} closed. */
+    public enum End {
+        /** Both directions finished (end of input passed on each way). */
+        BOTH_ENDED,
+        /** {@code a} closed (or was reset) while {@code b} was still open. */
+        A_CLOSED_FIRST,
+        /** {@code b} had closed already: its close ended {@code a}. */
+        B_CLOSED_FIRST
+    }
+
+    /**
+     * Links two active channels and starts moving bytes both ways. Both channels must have auto-read off; the
+     * relay issues the reads. Handlers are added last in each pipeline.
+     */
+    public static void link(Channel a, Channel b, RelayListener listenerOnA) {
+        RelayHandler ha = new RelayHandler(b);
+        RelayHandler hb = new RelayHandler(a);
+        ha.partner = hb;
+        hb.partner = ha;
+        ha.listener = listenerOnA == null ? RelayListener.NONE : listenerOnA;
+        a.config().setOption(ChannelOption.AUTO_READ, false);
+        b.config().setOption(ChannelOption.AUTO_READ, false);
+        a.pipeline().addLast("ptun-relay", ha);
+        b.pipeline().addLast("ptun-relay", hb);
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        self = ctx.channel();
+        // Only now, with this handler in place: a channel told earlier to read on could pass bytes to a pipeline
+        // that has no relay yet (link may run on the other channel's loop), and they would be dropped.
+        RelayReads.linkPeer(self, peer);
+        if (self.isActive()) {
+            self.read();
+        }
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof io.netty.buffer.ByteBuf buf) {
+            bytesRead.addAndGet(buf.readableBytes());
+            peer.write(msg, peer.voidPromise());
+        } else {
+            // Only bytes travel through a relay.
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        peer.flush();
+        CrossLoopWrites.whenAccounted(self, peer, this::readIfPeerWritable);
+    }
+
+    private void readIfPeerWritable() {
+        if (inputDone) {
+            return;
+        }
+        if (peer.isWritable()) {
+            waitingForPeer = false;
+            self.read();
+        } else {
+            waitingForPeer = true;
+            // Publish the wish first, then re-check: the peer may have turned writable in between.
+            if (peer.isWritable()) {
+                waitingForPeer = false;
+                self.read();
+            }
+        }
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (ctx.channel().isWritable()) {
+            RelayHandler p = partner;
+            p.self.eventLoop().execute(() -> {
+                if (p.waitingForPeer) {
+                    p.readIfPeerWritable();
+                }
+            });
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof ChannelInputShutdownEvent) {
+            if (!inputDone) {
+                inputDone = true;
+                peer.writeAndFlush(OutputShutdown.INSTANCE).addListener(f -> {
+                    if (f.isSuccess()) {
+                        partner.onOutputShutdown();
+                    } else {
+                        // The peer could not be half-closed (its socket was reset meanwhile): its output can
+                        // never finish, so it would stay open for good with nothing left to relay. Closed.
+                        peer.close();
+                    }
+                });
+                closeIfFinished();
+            }
+            return;
+        }
+        super.userEventTriggered(ctx, evt);
+    }
+
+    /** Called from any thread when this handler's channel finished its output (peer's input ended). */
+    private void onOutputShutdown() {
+        self.eventLoop().execute(() -> {
+            outputDone = true;
+            closeIfFinished();
+        });
+    }
+
+    private void closeIfFinished() {
+        if (inputDone && outputDone && !finished) {
+            finished = true;
+            self.close();
+        }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        boolean clean = inputDone && outputDone;
+        End end = clean ? End.BOTH_ENDED : peer.isActive() ? End.A_CLOSED_FIRST : End.B_CLOSED_FIRST;
+        if (!clean) {
+            // Aborted: end the other side now rather than leaving it half-open.
+            peer.close();
+        }
+        listener.closed(bytesRead.get(), partner.bytesRead.get(), end);
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        FatalErrors.check(cause); // an Error means the process, not this connection, is broken
+        if (log.isDebugEnabled()) {
+            log.debug("relay {} failed: {}", ctx.channel(), cause.toString());
+        }
+        ctx.close();
+        peer.close();
+    }
+
+    /** Bytes read so far from both channels of the relay: a drain's measure of activity; safe from any thread. */
+    public long bytesBothWays() {
+        RelayHandler p = partner;
+        return bytesRead.get() + (p == null ? 0 : p.bytesRead.get());
+    }
+
+    /** Bytes this relay has read from its own channel so far. */
+    public long bytesRead() {
+        return bytesRead.get();
+    }
+
+    static ChannelFutureListener closeOnFailure() {
+        return ChannelFutureListener.CLOSE_ON_FAILURE;
+    }
+}

@@ -1,0 +1,89 @@
+package dev.previewtunnel.mux.relay;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelConfig;
+import io.netty.channel.RecvByteBufAllocator;
+import io.netty.util.UncheckedBooleanSupplier;
+
+/**
+ * How much a relayed channel reads per {@code read()} call: up to {@link #MAX_READS} buffers (socket reads, or
+ * DATA frames on a stream channel) while the last read filled its buffer and the peer is still writable.
+ *
+ * <p>Why: with auto-read off, Netty's handles stop after one read per {@code read()} call, so a relay moved one
+ * 16 KiB read per event-loop turn, each followed by its own flush: an HTTP/2 DATA frame and a WebSocket message
+ * written with one {@code writev}, or one {@code send} to a socket, per 16 KiB. Reading on while the peer accepts
+ * more lets one flush carry several reads. The memory bound of the relay does not change: reading stops as soon
+ * as the peer turns unwritable, so at most one read lands beyond the peer's write high-water mark, as before;
+ * towards a stream on another loop, whose writability counts a write only once it ran there, one turn of reads
+ * ({@link RelayHandler} then asks to read on only after a round trip through the stream's loop,
+ * {@link CrossLoopWrites}).
+ *
+ * <p>One instance per channel, installed before the channel's first read (Netty keeps the first handle it makes);
+ * the peer is known only later, once {@link RelayHandler} is in the channel's pipeline. Until then, or on a channel
+ * without it, a {@code read()} reads once. Buffer sizes still come from {@link ReadBuffers#allocator()}.
+ */
+final class RelayReads implements RecvByteBufAllocator {
+    /** 8 x 16 KiB: a flush per 128 KiB at most, a turn short enough to keep the event loop fair among streams. */
+    static final int MAX_READS = 8;
+
+    private final RecvByteBufAllocator sizes;
+    private volatile Channel peer;
+
+    RelayReads(RecvByteBufAllocator sizes) {
+        this.sizes = sizes;
+    }
+
+    /** Lets {@code channel} read on while {@code peer} is writable, if its reads are a {@code RelayReads}. */
+    static void linkPeer(Channel channel, Channel peer) {
+        if (channel.config().getRecvByteBufAllocator() instanceof RelayReads reads) {
+            reads.peer = peer;
+        }
+    }
+
+    @Override
+    public Handle newHandle() {
+        return new ReadWhilePeerWritable(sizes.newHandle());
+    }
+
+    /** The sizes handle does the bookkeeping; only the decision to read on, and the count it needs, are ours. */
+    private final class ReadWhilePeerWritable extends DelegatingHandle implements ExtendedHandle {
+        private int reads;
+        private final UncheckedBooleanSupplier filledItsBuffer = () -> attemptedBytesRead() == lastBytesRead();
+
+        ReadWhilePeerWritable(Handle delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public void reset(ChannelConfig config) {
+            super.reset(config);
+            reads = 0;
+        }
+
+        @Override
+        public void incMessagesRead(int numMessages) {
+            super.incMessagesRead(numMessages);
+            reads += numMessages;
+        }
+
+        @Override
+        public boolean continueReading() {
+            return continueReading(filledItsBuffer);
+        }
+
+        @Override
+        public boolean continueReading(UncheckedBooleanSupplier maybeMoreDataSupplier) {
+            // Not the delegate's rule, which stops after one read whenever auto-read is off.
+            Channel p = peer;
+            return p != null && reads < MAX_READS && lastBytesRead() > 0 && maybeMoreDataSupplier.get()
+                    && p.isWritable();
+        }
+
+        @Override
+        public void readComplete() {
+            super.readComplete();
+            // A turn ends here. A stream channel fed by its parent's read loop gets no reset() between turns.
+            reads = 0;
+        }
+    }
+}

@@ -1,0 +1,137 @@
+package dev.previewtunnel.mux.wire;
+
+import java.time.Duration;
+
+/**
+ * Flow-control and limit settings of one tunnel connection. Both sides use the same type; each applies the
+ * values to what it receives.
+ *
+ * <p>Why these defaults (see docs/mux-protocol.md):
+ * <ul>
+ *   <li>{@code streamWindow} 1 MiB: a stream's window caps its throughput at window/RTT (1 MiB at 50 ms is
+ *       about 168 Mbit/s) and also bounds what one stream can make the receiver buffer.</li>
+ *   <li>{@code connectionWindow} = streams x stream window (at most 2^31-1, HTTP/2's largest window: settings
+ *       whose product is larger are refused, not capped): the connection window must
+ *       never be the throttle, or one stalled stream pins it and starves every other stream
+ *       (netty#4423, grpc-java#1175). Per-stream windows do the throttling.</li>
+ *   <li>{@code maxWriteBacklog} 64 MiB: a backstop, bytes the peer may leave unread before its connection is closed
+ *       ({@code WriteBacklogLimit}). Answers a peer provokes are bounded where they are made (one PONG in flight,
+ *       {@code PingAnswers}; Netty's 10,000 queued HTTP/2 control frames), so this only catches what nothing else
+ *       bounds. Not 4 MiB: relayed data between two flushes waits in the WebSocket bridge's queue, which the flow
+ *       controller does not see, so 200 streams of 1 MiB queued over 4 MiB on a healthy connection.</li>
+ *   <li>{@code maxRstPerWindow}: browsers abort hundreds of connections on navigation, so Netty's default of
+ *       200 RST_STREAM per 30 s would GOAWAY a healthy page load; the limit is raised, not removed.</li>
+ * </ul>
+ */
+public record MuxSettings(
+        int streamWindow,
+        int maxConcurrentStreams,
+        int maxFrameSize,
+        long maxHeaderListSize,
+        int maxWebSocketMessage,
+        int maxRstPerWindow,
+        int rstWindowSeconds,
+        Duration pingInterval,
+        Duration pingTimeout,
+        int streamWriteLowWaterMark,
+        int streamWriteHighWaterMark,
+        long maxWriteBacklog) {
+
+    public static final int MAX_WINDOW = Integer.MAX_VALUE;
+    /**
+     * The smallest accepted {@link #maxWriteBacklog}. Values near it can close healthy connections under many busy
+     * streams (see the class comment); the default is 64 MiB.
+     */
+    public static final long MIN_WRITE_BACKLOG = 1L << 20;
+
+    public MuxSettings {
+        requireRange("streamWindow", streamWindow, 65_535, MAX_WINDOW);
+        requireRange("maxConcurrentStreams", maxConcurrentStreams, 1, 100_000);
+        requireRange("maxFrameSize", maxFrameSize, 16_384, 16_777_215);
+        if (maxHeaderListSize < 1024) {
+            throw new IllegalArgumentException("maxHeaderListSize must be >= 1024, was " + maxHeaderListSize);
+        }
+        // At least what every peer sends (HTTP/2 frames may span messages, so the frame size does not matter).
+        requireRange("maxWebSocketMessage", maxWebSocketMessage, MuxProtocol.MAX_SENT_MESSAGE, 64 * 1024 * 1024);
+        requireRange("maxRstPerWindow", maxRstPerWindow, 1, Integer.MAX_VALUE);
+        requireRange("rstWindowSeconds", rstWindowSeconds, 1, 3600);
+        if (pingInterval.isZero() || pingInterval.isNegative() || pingTimeout.isZero() || pingTimeout.isNegative()) {
+            throw new IllegalArgumentException("ping interval and timeout must be positive");
+        }
+        String window = connectionWindowProblem(streamWindow, maxConcurrentStreams);
+        if (window != null) {
+            throw new IllegalArgumentException("streamWindow x maxConcurrentStreams: " + window);
+        }
+        if (streamWriteLowWaterMark <= 0 || streamWriteHighWaterMark < streamWriteLowWaterMark) {
+            throw new IllegalArgumentException("stream write water marks must satisfy 0 < low <= high");
+        }
+        requireRange("maxWriteBacklog", maxWriteBacklog, MIN_WRITE_BACKLOG, 1L << 30);
+    }
+
+    public static MuxSettings defaults() {
+        return new MuxSettings(
+                1024 * 1024,
+                1024,
+                64 * 1024,
+                16 * 1024,
+                256 * 1024,
+                2_000,
+                30,
+                Duration.ofSeconds(15),
+                Duration.ofSeconds(20),
+                256 * 1024,
+                512 * 1024,
+                64L * 1024 * 1024);
+    }
+
+    /** The connection-level receive window: large enough that no set of stalled streams can exhaust it. */
+    public int connectionWindow() {
+        return Math.toIntExact((long) streamWindow * maxConcurrentStreams); // checked at construction
+    }
+
+    /**
+     * Null when {@code streamWindow x streams} fits in an HTTP/2 window (2^31-1 bytes), else why not, with the
+     * largest stream window (whole KiB) that fits: a capped connection window would let stalled streams starve
+     * the others again, so the combination is refused instead.
+     */
+    public static String connectionWindowProblem(long streamWindow, long streams) {
+        long product = streamWindow * streams;
+        if (product <= MAX_WINDOW) {
+            return null;
+        }
+        long largest = (MAX_WINDOW / streams) & ~1023L;
+        return streamWindow + " x " + streams + " streams = " + product + " bytes of connection window, more than "
+                + "HTTP/2 allows (2^31-1); with " + streams + " streams the stream window can be at most " + largest
+                + " bytes (" + (largest >> 10) + "KiB)";
+    }
+
+    public MuxSettings withStreamWindow(int window) {
+        return new MuxSettings(window, maxConcurrentStreams, maxFrameSize, maxHeaderListSize, maxWebSocketMessage,
+                maxRstPerWindow, rstWindowSeconds, pingInterval, pingTimeout, streamWriteLowWaterMark,
+                streamWriteHighWaterMark, maxWriteBacklog);
+    }
+
+    public MuxSettings withMaxConcurrentStreams(int streams) {
+        return new MuxSettings(streamWindow, streams, maxFrameSize, maxHeaderListSize, maxWebSocketMessage,
+                maxRstPerWindow, rstWindowSeconds, pingInterval, pingTimeout, streamWriteLowWaterMark,
+                streamWriteHighWaterMark, maxWriteBacklog);
+    }
+
+    public MuxSettings withKeepAlive(Duration interval, Duration timeout) {
+        return new MuxSettings(streamWindow, maxConcurrentStreams, maxFrameSize, maxHeaderListSize,
+                maxWebSocketMessage, maxRstPerWindow, rstWindowSeconds, interval, timeout, streamWriteLowWaterMark,
+                streamWriteHighWaterMark, maxWriteBacklog);
+    }
+
+    public MuxSettings withMaxWriteBacklog(long backlog) {
+        return new MuxSettings(streamWindow, maxConcurrentStreams, maxFrameSize, maxHeaderListSize,
+                maxWebSocketMessage, maxRstPerWindow, rstWindowSeconds, pingInterval, pingTimeout,
+                streamWriteLowWaterMark, streamWriteHighWaterMark, backlog);
+    }
+
+    private static void requireRange(String name, long value, long min, long max) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(name + " must be in [" + min + ", " + max + "], was " + value);
+        }
+    }
+}

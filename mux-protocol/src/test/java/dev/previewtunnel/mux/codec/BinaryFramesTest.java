@@ -1,0 +1,159 @@
+package dev.previewtunnel.mux.codec;
+
+import dev.previewtunnel.mux.wire.MuxProtocol;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocket08FrameDecoder;
+import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
+import org.junit.jupiter.api.Test;
+
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+/**
+ * Our own frame encoding, checked against Netty's decoder: masked frames in its server configuration (masked frames
+ * required, no mask mismatch allowed), unmasked ones in its client configuration. Every payload, split into any
+ * components and with any key, must come out of the decoder byte for byte, and the header must use the shortest
+ * length form RFC 6455 allows.
+ */
+class BinaryFramesTest {
+    private static final ByteBufAllocator ALLOC = ByteBufAllocator.DEFAULT;
+    private static final int[] EDGE_LENGTHS = {0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 125, 126, 127, 128, 4095,
+            MuxProtocol.MAX_SENT_MESSAGE - 1, MuxProtocol.MAX_SENT_MESSAGE, 65_535, 65_536, 70_001};
+
+    @Test
+    void edgeLengthsDecodeToTheSamePayload() {
+        Random random = new Random(1);
+        for (int length : EDGE_LENGTHS) {
+            roundTrip(random, length, true);
+            roundTrip(random, length, false);
+        }
+    }
+
+    @Test
+    void randomPayloadsSplitsAndKeysDecodeToTheSamePayload() {
+        Random random = new Random(20261130);
+        for (int i = 0; i < 400; i++) {
+            int length = random.nextInt(4) == 0 ? random.nextInt(130) : random.nextInt(70_000);
+            roundTrip(random, length, random.nextBoolean());
+        }
+    }
+
+    @Test
+    void headerUsesTheShortestLengthForm() {
+        assertHeader(125, 2, 125);
+        assertHeader(126, 4, 126);
+        assertHeader(65_535, 4, 126);
+        assertHeader(65_536, 10, 127);
+    }
+
+    @Test
+    void unmaskedFrameIsHeaderAndPayloadAsSent() {
+        byte[] payload = {1, 2, 3, (byte) 0xFF};
+        ByteBuf frame = BinaryFrames.unmasked(ALLOC, Unpooled.wrappedBuffer(payload));
+        try {
+            assertArrayEquals(new byte[]{(byte) 0x82, 4, 1, 2, 3, (byte) 0xFF}, bytesOf(frame));
+        } finally {
+            frame.release();
+        }
+    }
+
+    @Test
+    void slowPathForBuffersOfSeveralRegionsMasksTheSameWay() {
+        Random random = new Random(7);
+        for (int length : EDGE_LENGTHS) {
+            byte[] bytes = new byte[length];
+            random.nextBytes(bytes);
+            int key = random.nextInt();
+            ByteBuf flat = Unpooled.directBuffer(length).writeBytes(bytes);
+            CompositeByteBuf split = composite(random, bytes);
+            try {
+                BinaryFrames.maskInPlace(flat, 0, length, key);
+                BinaryFrames.maskInPlace(split, 0, length, key);
+                assertArrayEquals(bytesOf(flat), bytesOf(split), "length " + length);
+                assertArrayEquals(reference(bytes, key), bytesOf(flat), "length " + length);
+            } finally {
+                flat.release();
+                split.release();
+            }
+        }
+    }
+
+    private static void roundTrip(Random random, int length, boolean masked) {
+        byte[] bytes = new byte[length];
+        random.nextBytes(bytes);
+        CompositeByteBuf payload = composite(random, bytes);
+        ByteBuf frame = masked ? BinaryFrames.masked(ALLOC, payload, random.nextInt())
+                : BinaryFrames.unmasked(ALLOC, payload);
+        assertEquals(0, payload.refCnt(), "the payload is released once it is copied into the frame");
+        // The receiving end: the server expects masked frames, the client unmasked ones; neither allows the other.
+        EmbeddedChannel server = new EmbeddedChannel(new WebSocket08FrameDecoder(WebSocketDecoderConfig.newBuilder()
+                .expectMaskedFrames(masked).allowMaskMismatch(false).maxFramePayloadLength(1 << 20).build()));
+        try {
+            // Arrive in random pieces, as from a socket.
+            while (frame.isReadable()) {
+                server.writeInbound(frame.readRetainedSlice(1 + random.nextInt(frame.readableBytes())));
+            }
+            BinaryWebSocketFrame decoded = assertInstanceOf(BinaryWebSocketFrame.class, server.readInbound(),
+                    "length " + length + (masked ? " masked" : " unmasked"));
+            try {
+                assertEquals(true, decoded.isFinalFragment());
+                assertArrayEquals(bytes, bytesOf(decoded.content()),
+                        "length " + length + (masked ? " masked" : " unmasked"));
+            } finally {
+                decoded.release();
+            }
+            assertNull(server.readInbound());
+        } finally {
+            frame.release();
+            server.finishAndReleaseAll();
+        }
+    }
+
+    private static void assertHeader(int length, int headerBeforeKey, int lengthCode) {
+        ByteBuf frame = BinaryFrames.masked(ALLOC, Unpooled.wrappedBuffer(new byte[length]), 0x01020304);
+        try {
+            assertEquals(headerBeforeKey + 4 + length, frame.readableBytes());
+            assertEquals(0x82, frame.getUnsignedByte(0), "FIN and binary opcode");
+            assertEquals(0x80 | lengthCode, frame.getUnsignedByte(1), "mask bit and length code");
+            assertEquals(0x01020304, frame.getInt(headerBeforeKey), "masking key");
+        } finally {
+            frame.release();
+        }
+    }
+
+    /** The bytes in 1 to 4 components of random sizes, as the bridge's coalescing queue hands them over. */
+    private static CompositeByteBuf composite(Random random, byte[] bytes) {
+        CompositeByteBuf composite = ALLOC.compositeDirectBuffer();
+        int offset = 0;
+        int parts = 1 + random.nextInt(4);
+        for (int p = 0; p < parts; p++) {
+            int size = p == parts - 1 ? bytes.length - offset : random.nextInt(bytes.length - offset + 1);
+            composite.addComponent(true, ALLOC.directBuffer(size).writeBytes(bytes, offset, size));
+            offset += size;
+        }
+        return composite;
+    }
+
+    private static byte[] reference(byte[] bytes, int key) {
+        byte[] out = new byte[bytes.length];
+        for (int i = 0; i < bytes.length; i++) {
+            out[i] = (byte) (bytes[i] ^ (key >>> (24 - 8 * (i % 4))));
+        }
+        return out;
+    }
+
+    private static byte[] bytesOf(ByteBuf buf) {
+        byte[] out = new byte[buf.readableBytes()];
+        buf.getBytes(buf.readerIndex(), out);
+        return out;
+    }
+}
