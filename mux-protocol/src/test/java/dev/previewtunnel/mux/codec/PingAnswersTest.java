@@ -96,11 +96,17 @@ class PingAnswersTest {
         assertFalse(ch.finish());
     }
 
-    @Test
-    void aFailedPongReleasesTheWaitingPing() {
+    /** One PONG in flight and one ping waiting behind it; returns the waiting ping's payload. */
+    private ByteBuf oneWaiting() {
         ByteBuf waiting = payload("w");
         answers.answer(ctx, payload("a"));
         answers.answer(ctx, waiting);
+        return waiting;
+    }
+
+    @Test
+    void aFailedPongReleasesTheWaitingPing() {
+        ByteBuf waiting = oneWaiting();
         socket.writeOne(false);
         assertEquals(0, waiting.refCnt());
         assertTrue(socket.held.isEmpty(), "nothing more is sent on a connection whose write failed");
@@ -109,9 +115,7 @@ class PingAnswersTest {
 
     @Test
     void releaseFreesTheWaitingPayloadOnce() {
-        ByteBuf waiting = payload("w");
-        answers.answer(ctx, payload("a"));
-        answers.answer(ctx, waiting);
+        ByteBuf waiting = oneWaiting();
         answers.release();
         assertEquals(0, waiting.refCnt());
         answers.release(); // a second end of the connection releases nothing twice

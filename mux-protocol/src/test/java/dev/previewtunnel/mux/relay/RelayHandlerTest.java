@@ -27,17 +27,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * ended close both channels, and any other close or error closes the other side.
  */
 class RelayHandlerTest {
-    /** Counts read() calls reaching the transport. */
-    static final class Reads extends ChannelOutboundHandlerAdapter {
-        int count;
-
-        @Override
-        public void read(ChannelHandlerContext ctx) {
-            count++;
-            ctx.read();
-        }
-    }
-
     /** Holds flushes while {@code held}: what is written stays in the outbound buffer, the channel unwritable. */
     static final class Gate extends ChannelOutboundHandlerAdapter {
         boolean held;
@@ -64,8 +53,8 @@ class RelayHandlerTest {
     record Ended(long fromA, long fromB, RelayHandler.End end) {
     }
 
-    private final Reads readsA = new Reads();
-    private final Reads readsB = new Reads();
+    private final ReadCounter readsA = new ReadCounter();
+    private final ReadCounter readsB = new ReadCounter();
     private final Gate gateB = new Gate();
     private final EmbeddedChannel a = new EmbeddedChannel(readsA);
     private final EmbeddedChannel b = new EmbeddedChannel(gateB, readsB);

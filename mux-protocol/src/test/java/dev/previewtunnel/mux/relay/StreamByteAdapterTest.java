@@ -6,7 +6,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.ChannelInputShutdownReadComplete;
@@ -47,17 +46,7 @@ class StreamByteAdapterTest {
         }
     }
 
-    static final class Reads extends ChannelOutboundHandlerAdapter {
-        int count;
-
-        @Override
-        public void read(ChannelHandlerContext ctx) {
-            count++;
-            ctx.read();
-        }
-    }
-
-    private final Reads reads = new Reads();
+    private final ReadCounter reads = new ReadCounter();
     private final Above above = new Above();
     private final EmbeddedChannel ch = channel();
 
