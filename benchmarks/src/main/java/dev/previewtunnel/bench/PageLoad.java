@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -124,18 +125,12 @@ final class PageLoad implements AutoCloseable {
                 app.resolve("node_modules/vite/bin/vite.js").toString(),
                 "--host", "127.0.0.1", "--port", String.valueOf(port), "--strictPort", "--clearScreen", "false"),
                 app, null);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (true) {
-            try (java.net.Socket s = new java.net.Socket()) {
-                s.connect(new InetSocketAddress("127.0.0.1", port), 500);
-                return vite;
-            } catch (IOException e) {
-                if (!vite.process().isAlive() || System.nanoTime() > deadline) {
-                    vite.close();
-                    throw new IllegalStateException("vite did not start: " + vite.tail(2000));
-                }
-                Lab.sleep(100);
-            }
+        try {
+            vite.awaitPort(port, Duration.ofSeconds(60));
+            return vite;
+        } catch (AssertionError | RuntimeException e) {
+            vite.close();
+            throw new IllegalStateException("vite did not start: " + e.getMessage(), e);
         }
     }
 
