@@ -2,6 +2,7 @@ package dev.previewtunnel.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.previewtunnel.spikes.lab.LabProcess;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -94,7 +95,7 @@ public final class BenchRunner {
                 keptForPage.forEach(Lab.Tunnel::close);
             }
         } finally {
-            Proc.destroyAll();
+            LabProcess.destroyAll();
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
         doc.put("loadAverageAtEnd", read(Path.of("/proc/loadavg")));
@@ -135,10 +136,10 @@ public final class BenchRunner {
             case "ssh" -> {
                 try (Lab.Ssh ssh = lab.startSsh()) {
                     notes.put("ssh", ssh.version() + ", cipher " + ssh.cipher() + " (OpenSSH defaults)");
-                    Map<String, Object> r = measure(ssh.route(), c, new MemWatch(ssh.sshd(), ssh.ssh(), false, false), out);
+                    Map<String, Object> r = measure(ssh.route(), c, new MemWatch(ssh.sshd().process(), ssh.ssh(), false, false), out);
                     if (c.abortStreams > 0 && c.figures.contains("abort")) {
                         step(out, ssh.route(), "robustness: abort " + c.abortStreams + " busy streams");
-                        r.put("abort", Figures.abortProbe(ssh.route(), c, () -> ssh.ssh().process.isAlive() ? 0 : 1));
+                        r.put("abort", Figures.abortProbe(ssh.route(), c, () -> ssh.ssh().process().isAlive() ? 0 : 1));
                     }
                     return r;
                 }
@@ -228,7 +229,7 @@ public final class BenchRunner {
             String[] why = new String[1];
             try {
                 relays = PageRelays.start(lab.dir, lab.vitePort, why);
-            } catch (IOException | RuntimeException e) {
+            } catch (RuntimeException | AssertionError e) {
                 why[0] = "nginx did not start: " + e.getMessage();
             }
             if (relays == null) {
@@ -323,8 +324,8 @@ public final class BenchRunner {
             new java.util.concurrent.atomic.AtomicReference<>(new Config());
 
     /** Lines of a process's log containing both strings. */
-    private static long countLines(Proc p, String a, String b) {
-        try (var lines = Files.lines(p.log, StandardCharsets.UTF_8)) {
+    private static long countLines(LabProcess p, String a, String b) {
+        try (var lines = Files.lines(p.log(), StandardCharsets.UTF_8)) {
             return lines.filter(l -> l.contains(a) && l.contains(b)).count();
         } catch (IOException | java.io.UncheckedIOException e) {
             return -1;
@@ -332,9 +333,9 @@ public final class BenchRunner {
     }
 
     /** The WARN/ERROR log lines of a gateway or ingress (JSON logs on stderr), first few. */
-    private static String errors(Proc p) {
+    private static String errors(LabProcess p) {
         try {
-            return Files.readAllLines(p.log, StandardCharsets.UTF_8).stream()
+            return Files.readAllLines(p.log(), StandardCharsets.UTF_8).stream()
                     .filter(l -> l.contains("\"level\":\"ERROR\"") || l.contains("\"level\":\"WARN\"")
                             || l.contains("Exception"))
                     .limit(5).reduce((a, b) -> a + "\n" + b).orElse("");

@@ -2,6 +2,10 @@ package dev.previewtunnel.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.spikes.lab.LabProcess;
+import dev.previewtunnel.spikes.lab.Processes;
+import dev.previewtunnel.spikes.lab.SelfSignedCertificate;
+import dev.previewtunnel.spikes.lab.Sshd;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -32,7 +36,7 @@ final class Lab implements AutoCloseable {
     final Path gatewayJar;
     final Path ingressJar;
     final String javaBin;
-    Proc target;
+    LabProcess target;
     List<Integer> targetPorts;
     Path tokenFile;
     Path grantFile;
@@ -40,7 +44,7 @@ final class Lab implements AutoCloseable {
     Path key;
     int vitePort;          // figure 7's dev server; 0 when figure 7 is skipped
     String pageSkipReason;
-    Proc vite;
+    LabProcess vite;
     PageLoad browser;
 
     Lab(Config config) throws IOException {
@@ -81,11 +85,7 @@ final class Lab implements AutoCloseable {
             nodeModules = PageLoad.viteNodeModules(config.root, why);
             pageSkipReason = why[0];
             if (nodeModules != null) {
-                try {
-                    vitePort = freePort();
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
+                vitePort = Processes.freePort();
                 grants.add(CompletableFuture.supplyAsync(() -> gatewayCli("grant", "issue", "--keys",
                         keys.toString(), "--env", ENV, "--session", "bench-vite", "--target",
                         "localhost:" + vitePort, "--ttl", "15m")));
@@ -114,13 +114,13 @@ final class Lab implements AutoCloseable {
     }
 
     /** {@link BenchTarget} in its own JVM on {@code ports} ports; {@link #targetPorts} waits for its ready line. */
-    static Proc startTarget(String javaBin, String classPath, int ports, Path dir) {
-        return Proc.start("target", List.of(javaBin, "-Xmx256m", "-XX:+UseParallelGC", "-cp", classPath,
+    static LabProcess startTarget(String javaBin, String classPath, int ports, Path dir) {
+        return LabProcess.start("target", List.of(javaBin, "-Xmx256m", "-XX:+UseParallelGC", "-cp", classPath,
                 BenchTarget.class.getName(), "--ports", String.valueOf(ports)), dir,
                 n -> "ready".equals(n.path("event").asText()));
     }
 
-    static List<Integer> targetPorts(Proc target) {
+    static List<Integer> targetPorts(LabProcess target) {
         List<Integer> ports = new ArrayList<>();
         target.awaitReady(Duration.ofSeconds(30)).get("ports").forEach(p -> ports.add(p.asInt()));
         return ports;
@@ -148,7 +148,7 @@ final class Lab implements AutoCloseable {
         List<String> cmd = new ArrayList<>(List.of(javaBin, "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-jar",
                 gatewayJar.toString()));
         cmd.addAll(List.of(args));
-        String out = Proc.run(cmd, dir, Duration.ofSeconds(60));
+        String out = Processes.runOk(cmd, dir, Duration.ofSeconds(60)).output();
         // stdout and stderr are merged (logs are JSON lines): a token or grant is the line that is a JWT.
         List<String> jwts = out.lines().map(String::strip).filter(l -> l.startsWith("eyJ")).toList();
         return jwts.isEmpty() ? out : jwts.get(jwts.size() - 1);
@@ -162,17 +162,9 @@ final class Lab implements AutoCloseable {
     }
 
     private void makeCertificate() {
-        cert = dir.resolve("gateway-cert.pem");
-        key = dir.resolve("gateway-key.pem");
-        Proc.run(List.of("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                "-nodes", "-keyout", key.toString(), "-out", cert.toString(), "-days", "2", "-subj",
-                "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"), dir,
-                Duration.ofSeconds(60));
-        try {
-            Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        SelfSignedCertificate tls = SelfSignedCertificate.create(dir);
+        cert = tls.certPem();
+        key = tls.keyPem();
     }
 
     Route directRoute() {
@@ -182,19 +174,20 @@ final class Lab implements AutoCloseable {
     // ------------------------------------------------------------------------------------------------ tunnel
 
     /** A running gateway + ingress pair and the route through it. */
-    record Tunnel(String key, Proc gateway, Proc ingress, Route route, String gatewayTransport,
+    record Tunnel(String key, LabProcess gateway, LabProcess ingress, Route route, String gatewayTransport,
                   InetSocketAddress proxy, String username, String password) implements AutoCloseable {
         @Override
         public void close() {
             // A profiling run (-XX:StartFlightRecording=filename=...) gets its recording: both CLIs halt the JVM
             // in their shutdown hook, before JFR's own dump-on-exit would run.
-            for (Proc p : List.of(gateway, ingress)) {
-                if (String.join(" ", p.process.info().arguments().map(List::of).orElse(List.of()))
+            for (LabProcess p : List.of(gateway, ingress)) {
+                if (String.join(" ", p.process().info().arguments().map(List::of).orElse(List.of()))
                         .contains("StartFlightRecording")) {
                     try {
-                        Proc.run(List.of("jcmd", String.valueOf(p.pid()), "JFR.dump"), null, Duration.ofSeconds(60));
+                        Processes.runOk(List.of("jcmd", String.valueOf(p.pid()), "JFR.dump"), null,
+                                Duration.ofSeconds(60));
                     } catch (RuntimeException e) {
-                        System.err.println("JFR.dump failed for " + p.name + ": " + e.getMessage());
+                        System.err.println("JFR.dump failed for " + p.name() + ": " + e.getMessage());
                     }
                 }
             }
@@ -217,8 +210,8 @@ final class Lab implements AutoCloseable {
         if (tls) {
             gw.addAll(List.of("--tls-cert", cert.toString(), "--tls-key", key.toString()));
         }
-        Proc gateway = Proc.start("gateway-" + name, gw, dir, n -> "ready".equals(n.path("event").asText()));
-        Proc ingress = null;
+        LabProcess gateway = LabProcess.start("gateway-" + name, gw, dir, n -> "ready".equals(n.path("event").asText()));
+        LabProcess ingress = null;
         try {
             JsonNode gReady = gateway.awaitReady(Duration.ofSeconds(60));
             String url = gReady.get("url").asText();
@@ -231,7 +224,7 @@ final class Lab implements AutoCloseable {
             if (tls) {
                 in.addAll(List.of("--gateway-ca", cert.toString()));
             }
-            ingress = Proc.start("ingress-" + name, in, dir, n -> "ready".equals(n.path("event").asText()));
+            ingress = LabProcess.start("ingress-" + name, in, dir, n -> "ready".equals(n.path("event").asText()));
             JsonNode iReady = ingress.awaitReady(Duration.ofSeconds(60));
             String[] proxy = iReady.get("proxy").asText().split(":");
             JsonNode creds = JSON.readTree(Path.of(iReady.get("credentialsFile").asText()).toFile());
@@ -273,8 +266,8 @@ final class Lab implements AutoCloseable {
 
     // ------------------------------------------------------------------------------------------------ ssh -L
 
-    /** {@code sshd} on a loopback port and {@code ssh -N -L} forwarding one local port per target port. */
-    record Ssh(Proc sshd, Proc ssh, Route route, String version, String cipher) implements AutoCloseable {
+    /** The lab's {@code sshd} on a loopback port and {@code ssh -N -L} forwarding one local port per target port. */
+    record Ssh(Sshd sshd, LabProcess ssh, Route route, String version, String cipher) implements AutoCloseable {
         @Override
         public void close() {
             ssh.close();
@@ -283,101 +276,31 @@ final class Lab implements AutoCloseable {
     }
 
     Ssh startSsh() throws IOException {
-        Path sd = Files.createDirectories(dir.resolve("ssh"));
-        Path hostKey = sd.resolve("host_ed25519");
-        Path userKey = sd.resolve("user_ed25519");
-        Proc.run(List.of("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "bench-host", "-f",
-                hostKey.toString()), sd, Duration.ofSeconds(30));
-        Proc.run(List.of("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "bench-user", "-f",
-                userKey.toString()), sd, Duration.ofSeconds(30));
-        Files.copy(sd.resolve("user_ed25519.pub"), sd.resolve("authorized_keys"));
-        String user = System.getProperty("user.name");
-        if ("root".equals(user)) {
-            Files.createDirectories(Path.of("/run/sshd")); // sshd as root insists on its privsep directory
-        }
-        int port = freePort();
-        Path conf = sd.resolve("sshd_config");
-        Files.writeString(conf, """
-                Port %2$d
-                ListenAddress 127.0.0.1
-                HostKey %1$s/host_ed25519
-                PidFile %1$s/sshd.pid
-                AuthorizedKeysFile %1$s/authorized_keys
-                UsePAM no
-                StrictModes no
-                PermitRootLogin prohibit-password
-                PubkeyAuthentication yes
-                PasswordAuthentication no
-                KbdInteractiveAuthentication no
-                AllowTcpForwarding local
-                X11Forwarding no
-                PrintMotd no
-                LogLevel ERROR
-                """.formatted(sd, port));
-        Proc sshd = Proc.start("sshd", List.of("/usr/sbin/sshd", "-D", "-e", "-f", conf.toString()), dir, null);
-        Proc ssh = null;
+        Sshd sshd = Sshd.start(Files.createDirectories(dir.resolve("ssh")), "ERROR");
+        LabProcess ssh = null;
         try {
-            awaitPort(port, Duration.ofSeconds(20), sshd);
-            List<String> common = List.of("-F", "/dev/null", "-i", userKey.toString(), "-p", String.valueOf(port),
-                    "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new",
-                    "-o", "UserKnownHostsFile=" + sd.resolve("known_hosts"));
             // One short verbose login first: it records the host key and tells which cipher OpenSSH negotiates.
-            List<String> probe = new ArrayList<>(List.of("ssh", "-v"));
-            probe.addAll(common);
-            probe.addAll(List.of(user + "@127.0.0.1", "true"));
-            String probeOut = Proc.run(probe, sd, Duration.ofSeconds(30));
+            List<String> probe = sshd.ssh(List.of("-v"));
+            probe.addAll(List.of(sshd.destination(), "true"));
+            String probeOut = Processes.runOk(probe, dir, Duration.ofSeconds(30)).output();
             String cipher = probeOut.lines().filter(l -> l.contains("kex: server->client cipher:")).findFirst()
                     .map(l -> l.replaceAll(".*cipher: (\\S+).*", "$1")).orElse("?");
             String version = probeOut.lines().filter(l -> l.startsWith("OpenSSH_")).findFirst().orElse("?")
                     .split(",")[0];
             List<Integer> local = new ArrayList<>();
-            List<String> cmd = new ArrayList<>(List.of("ssh", "-N"));
-            cmd.addAll(common);
-            cmd.addAll(List.of("-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=15"));
-            for (int tp : targetPorts) {
-                int lp = freePort();
-                local.add(lp);
-                cmd.addAll(List.of("-L", "127.0.0.1:" + lp + ":127.0.0.1:" + tp));
+            for (int i = 0; i < targetPorts.size(); i++) {
+                local.add(Processes.freePort());
             }
-            cmd.add(user + "@127.0.0.1");
-            ssh = Proc.start("ssh", cmd, dir, null);
-            for (int lp : local) {
-                awaitPort(lp, Duration.ofSeconds(30), ssh);
-            }
+            ssh = sshd.forward("ssh", local, targetPorts);
             Route route = Route.plain("ssh", "ssh -L", local);
             awaitRoute(route, Duration.ofSeconds(20));
             return new Ssh(sshd, ssh, route, version, cipher);
-        } catch (RuntimeException | IOException e) {
+        } catch (RuntimeException | Error e) {
             if (ssh != null) {
                 ssh.close();
             }
             sshd.close();
             throw e;
-        }
-    }
-
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
-
-    static void awaitPort(int port, Duration timeout, Proc owner) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (true) {
-            try (Socket s = new Socket()) {
-                s.connect(new InetSocketAddress("127.0.0.1", port), 500);
-                return;
-            } catch (IOException e) {
-                if (!owner.process.isAlive()) {
-                    throw new IllegalStateException(owner.name + " exited: " + owner.tail(2000));
-                }
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException(owner.name + " not listening on " + port + ": "
-                            + owner.tail(2000));
-                }
-                sleep(50);
-            }
         }
     }
 
@@ -402,21 +325,7 @@ final class Lab implements AutoCloseable {
             target.close();
         }
         if (!config.keepTemp) {
-            deleteTree(dir);
-        }
-    }
-
-    static void deleteTree(Path root) {
-        try (var walk = Files.walk(root)) {
-            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.deleteIfExists(p);
-                } catch (IOException e) {
-                    // best effort
-                }
-            });
-        } catch (IOException e) {
-            // best effort
+            Processes.deleteTree(dir);
         }
     }
 }

@@ -1,5 +1,7 @@
 package dev.previewtunnel.bench;
 
+import dev.previewtunnel.spikes.lab.Processes;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -69,8 +71,8 @@ final class Mem {
         Map<String, Long> out = new LinkedHashMap<>();
         String text;
         try {
-            text = Proc.run(List.of("jcmd", String.valueOf(pid), "VM.native_memory", "summary"), null,
-                    Duration.ofSeconds(30));
+            text = Processes.runOk(List.of("jcmd", String.valueOf(pid), "VM.native_memory", "summary"), null,
+                    Duration.ofSeconds(30)).output();
         } catch (RuntimeException e) {
             return out;
         }

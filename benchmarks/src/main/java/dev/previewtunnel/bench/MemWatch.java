@@ -1,5 +1,7 @@
 package dev.previewtunnel.bench;
 
+import dev.previewtunnel.spikes.lab.LabProcess;
+
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -12,15 +14,15 @@ import java.util.Map;
  * JVMs the native-memory summary while the phase's streams are still open.
  */
 final class MemWatch {
-    private final Proc env;
-    private final Proc desk;
+    private final LabProcess env;
+    private final LabProcess desk;
     private final boolean jvm;
     private final boolean nmt;
     private long[] envPids;
     private long[] deskPids;
     private Mem.Sampler sampler;
 
-    MemWatch(Proc env, Proc desk, boolean jvm, boolean nmt) {
+    MemWatch(LabProcess env, LabProcess desk, boolean jvm, boolean nmt) {
         this.env = env;
         this.desk = desk;
         this.jvm = jvm;
@@ -28,10 +30,10 @@ final class MemWatch {
     }
 
     /** sshd forks a process per connection (and a privilege-separated child): the whole tree counts. */
-    private static long[] pids(Proc p) {
+    private static long[] pids(LabProcess p) {
         List<Long> out = new ArrayList<>();
         out.add(p.pid());
-        p.process.toHandle().descendants().forEach(h -> out.add(h.pid()));
+        p.process().toHandle().descendants().forEach(h -> out.add(h.pid()));
         return out.stream().mapToLong(Long::longValue).toArray();
     }
 

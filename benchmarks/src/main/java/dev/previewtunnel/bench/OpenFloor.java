@@ -2,6 +2,9 @@ package dev.previewtunnel.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.previewtunnel.spikes.lab.LabProcess;
+import dev.previewtunnel.spikes.lab.Nginx;
+import dev.previewtunnel.spikes.lab.Processes;
 
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
@@ -56,7 +59,7 @@ public final class OpenFloor {
                 }
             }
         }
-        Path nginx = PageLoad.which("nginx");
+        Path nginx = Processes.find("nginx");
         if (nginx == null || !Files.isRegularFile(Path.of(STREAM_MODULE))) {
             System.err.println("open-floor needs nginx and its stream module (" + STREAM_MODULE + "); on Debian: "
                     + "apt-get install nginx libnginx-mod-stream");
@@ -65,13 +68,13 @@ public final class OpenFloor {
         Path dir = Files.createTempDirectory("ptun-open-floor");
         try {
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            Proc target = Lab.startTarget(java, Path.of(OpenFloor.class.getProtectionDomain().getCodeSource()
+            LabProcess target = Lab.startTarget(java, Path.of(OpenFloor.class.getProtectionDomain().getCodeSource()
                     .getLocation().toURI()).toString(), 1, dir);
             int targetPort = Lab.targetPorts(target).get(0);
-            int relay1 = Lab.freePort();
-            int relay2 = Lab.freePort();
+            int relay1 = Processes.freePort();
+            int relay2 = Processes.freePort();
             // Two listeners: relay1 -> target, relay2 -> relay1 -> target. One worker, as one tunnel process.
-            Proc relay = Nginx.start(nginx, dir, "nginx", dir, """
+            Nginx.start("nginx", dir.resolve("nginx"), """
                     load_module %s;
                     worker_processes 1;
                     pid %s;
@@ -82,9 +85,7 @@ public final class OpenFloor {
                       server { listen 127.0.0.1:%d; proxy_pass 127.0.0.1:%d; tcp_nodelay on; }
                     }
                     """.formatted(STREAM_MODULE, dir.resolve("nginx.pid"), dir.resolve("nginx-error.log"),
-                    relay1, targetPort, relay2, relay1));
-            Lab.awaitPort(relay1, Duration.ofSeconds(10), relay);
-            Lab.awaitPort(relay2, Duration.ofSeconds(10), relay);
+                    relay1, targetPort, relay2, relay1), List.of(relay1, relay2));
 
             List<String> names = List.of("direct", "one relay", "two relays");
             List<Route> routes = List.of(Route.plain("direct", "direct", List.of(targetPort)),
@@ -124,8 +125,8 @@ public final class OpenFloor {
             new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(json.toFile(), out);
             System.out.println("JSON: " + json.toAbsolutePath());
         } finally {
-            Proc.destroyAll();
-            Lab.deleteTree(dir);
+            LabProcess.destroyAll();
+            Processes.deleteTree(dir);
         }
     }
 

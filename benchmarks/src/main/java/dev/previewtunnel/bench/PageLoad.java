@@ -1,14 +1,17 @@
 package dev.previewtunnel.bench;
 
-import dev.previewtunnel.spikes.browser.Cdp;
-
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.previewtunnel.spikes.browser.Cdp;
+import dev.previewtunnel.spikes.lab.Chromium;
+import dev.previewtunnel.spikes.lab.LabProcess;
+import dev.previewtunnel.spikes.lab.Processes;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,14 +35,14 @@ final class PageLoad implements AutoCloseable {
     static final int MODULES = 300;
     private static final int GROUPS = 20;
 
-    private final Proc chromium;
+    private final Chromium chromium;
     private final Cdp cdp;
     private final Map<String, CompletableFuture<Void>> loaded = new ConcurrentHashMap<>();
     private final Map<String, String[]> credentials = new ConcurrentHashMap<>();
 
-    private PageLoad(Proc chromium, Cdp cdp) {
+    private PageLoad(Chromium chromium) {
         this.chromium = chromium;
-        this.cdp = cdp;
+        this.cdp = chromium.cdp();
         cdp.on("Page.loadEventFired", (p, session) -> {
             CompletableFuture<Void> f = session == null ? null : loaded.get(session);
             if (f != null) {
@@ -70,22 +73,12 @@ final class PageLoad implements AutoCloseable {
             return null;
         }
         for (String bin : List.of("node", "chromium")) {
-            if (which(bin) == null) {
+            if (Processes.find(bin) == null) {
                 why[0] = bin + " is not installed";
                 return null;
             }
         }
         return nm;
-    }
-
-    static Path which(String name) {
-        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(":")) {
-            Path p = Path.of(dir, name);
-            if (Files.isExecutable(p)) {
-                return p;
-            }
-        }
-        return null;
     }
 
     /** Writes the app: index.html, src/main.js importing 20 groups of 15 modules (~2 KiB each), public/prime.txt. */
@@ -127,54 +120,26 @@ final class PageLoad implements AutoCloseable {
         return app;
     }
 
-    static Proc startVite(Path app, int port, Path logDir) {
-        Proc vite = Proc.start("vite", List.of("node", app.resolve("node_modules/vite/bin/vite.js").toString(),
+    static LabProcess startVite(Path app, int port, Path logDir) {
+        LabProcess vite = LabProcess.start("vite", List.of("node",
+                app.resolve("node_modules/vite/bin/vite.js").toString(),
                 "--host", "127.0.0.1", "--port", String.valueOf(port), "--strictPort", "--clearScreen", "false"),
                 app, null);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (true) {
-            try (java.net.Socket s = new java.net.Socket()) {
-                s.connect(new InetSocketAddress("127.0.0.1", port), 500);
-                return vite;
-            } catch (IOException e) {
-                if (!vite.process.isAlive() || System.nanoTime() > deadline) {
-                    vite.close();
-                    throw new IllegalStateException("vite did not start: " + vite.tail(2000));
-                }
-                Lab.sleep(100);
-            }
+        try {
+            vite.awaitPort(port, Duration.ofSeconds(60));
+            return vite;
+        } catch (AssertionError | RuntimeException e) {
+            vite.close();
+            throw new IllegalStateException("vite did not start: " + e.getMessage(), e);
         }
     }
 
-    static PageLoad launch(Path dir) throws IOException {
-        Path profile = Files.createDirectories(dir.resolve("chromium-profile"));
-        Proc p = Proc.start("chromium", List.of(which("chromium").toString(), "--headless", "--no-sandbox",
-                "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--disable-extensions",
-                "--user-data-dir=" + profile, "--remote-debugging-port=0", "about:blank"), dir, null);
-        Path portFile = profile.resolve("DevToolsActivePort");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (true) {
-            try {
-                List<String> lines = Files.exists(portFile) ? Files.readAllLines(portFile) : List.of();
-                if (lines.size() >= 2 && !lines.get(1).isBlank()) {
-                    Cdp cdp = Cdp.connect(java.net.URI.create("ws://127.0.0.1:" + lines.get(0).trim()
-                            + lines.get(1).trim()));
-                    return new PageLoad(p, cdp);
-                }
-            } catch (IOException e) {
-                // not yet written
-            }
-            if (!p.process.isAlive() || System.nanoTime() > deadline) {
-                p.close();
-                throw new IllegalStateException("chromium did not start: " + p.tail(2000));
-            }
-            Lab.sleep(100);
-        }
+    static PageLoad launch(Path dir) {
+        return new PageLoad(Chromium.launch(List.of("--disable-extensions"), dir.resolve("chromium-profile")));
     }
 
     String version() {
-        return cdp.send("Browser.getVersion", null).path("product").asText();
+        return chromium.version();
     }
 
     /**
@@ -182,7 +147,7 @@ final class PageLoad implements AutoCloseable {
      * credential, or a relay of {@link PageRelays} with none); the processes on the way, whose CPU per load is
      * reported: the environment side ({@code gateway}) and the desktop side ({@code ingress}), either may be null.
      */
-    record Via(InetSocketAddress proxy, String user, String password, Proc gateway, Proc ingress) {
+    record Via(InetSocketAddress proxy, String user, String password, LabProcess gateway, LabProcess ingress) {
         static final Via DIRECT = new Via(null, null, null, null, null);
     }
 
@@ -192,7 +157,7 @@ final class PageLoad implements AutoCloseable {
      * and all their imports included). Returns each path's figure under its key.
      */
     Map<String, Map<String, Object>> measureInterleaved(String url, List<Via> vias, List<String> keys, int warm,
-                                                        int count, Proc vite) {
+                                                        int count, LabProcess vite) {
         int n = vias.size();
         List<List<Double>> ms = new ArrayList<>();
         List<List<Double>> wall = new ArrayList<>();
@@ -245,7 +210,7 @@ final class PageLoad implements AutoCloseable {
         return out;
     }
 
-    private static long[] cpuMillis(Proc vite, Via via) {
+    private static long[] cpuMillis(LabProcess vite, Via via) {
         return new long[]{vite == null ? 0 : Mem.cpuMillis(vite.pid()),
                 via.gateway() == null ? 0 : Mem.cpuMillis(via.gateway().pid()),
                 via.ingress() == null ? 0 : Mem.cpuMillis(via.ingress().pid())};
@@ -316,14 +281,6 @@ final class PageLoad implements AutoCloseable {
 
     @Override
     public void close() {
-        try {
-            cdp.sendAsync("Browser.close", null, null);
-            chromium.process.waitFor(5, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            // destroyed below
-        } finally {
-            cdp.close();
-            chromium.close();
-        }
+        chromium.close();
     }
 }

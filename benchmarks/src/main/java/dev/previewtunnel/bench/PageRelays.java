@@ -1,10 +1,11 @@
 package dev.previewtunnel.bench;
 
-import java.io.IOException;
+import dev.previewtunnel.spikes.lab.LabProcess;
+import dev.previewtunnel.spikes.lab.Nginx;
+import dev.previewtunnel.spikes.lab.Processes;
+
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 
 /**
@@ -19,12 +20,12 @@ final class PageRelays implements AutoCloseable {
     /** Result keys of the two paths, in the order of {@link #vias()}. */
     static final List<String> KEYS = List.of("nginx1", "nginx2");
 
-    final Proc first;
-    final Proc second;
+    final LabProcess first;
+    final LabProcess second;
     final InetSocketAddress oneHop;
     final InetSocketAddress twoHops;
 
-    private PageRelays(Proc first, Proc second, InetSocketAddress oneHop, InetSocketAddress twoHops) {
+    private PageRelays(LabProcess first, LabProcess second, InetSocketAddress oneHop, InetSocketAddress twoHops) {
         this.first = first;
         this.second = second;
         this.oneHop = oneHop;
@@ -32,29 +33,22 @@ final class PageRelays implements AutoCloseable {
     }
 
     /** Null when nginx is not installed (then the reason is in {@code why[0]}). */
-    static PageRelays start(Path dir, int vitePort, String[] why) throws IOException {
-        Path nginx = PageLoad.which("nginx");
-        if (nginx == null) {
+    static PageRelays start(Path dir, int vitePort, String[] why) {
+        if (Processes.find("nginx") == null) {
             why[0] = "nginx is not installed (Debian: apt-get install nginx-light or nginx)";
             return null;
         }
-        int relay1 = Lab.freePort();
-        int relay2 = Lab.freePort();
-        int relay3 = Lab.freePort();
-        Proc second = startNginx(nginx, dir, "page-relay-b", server(relay3, vitePort));
-        Proc first = null;
+        int relay1 = Processes.freePort();
+        int relay2 = Processes.freePort();
+        int relay3 = Processes.freePort();
+        Nginx second = startNginx(dir, "page-relay-b", server(relay3, vitePort), List.of(relay3));
         try {
-            first = startNginx(nginx, dir, "page-relay-a", server(relay1, vitePort) + server(relay2, relay3));
-            Lab.awaitPort(relay3, Duration.ofSeconds(10), second);
-            Lab.awaitPort(relay1, Duration.ofSeconds(10), first);
-            Lab.awaitPort(relay2, Duration.ofSeconds(10), first);
-            return new PageRelays(first, second, new InetSocketAddress("127.0.0.1", relay1),
+            Nginx first = startNginx(dir, "page-relay-a", server(relay1, vitePort) + server(relay2, relay3),
+                    List.of(relay1, relay2));
+            return new PageRelays(first.process(), second.process(), new InetSocketAddress("127.0.0.1", relay1),
                     new InetSocketAddress("127.0.0.1", relay2));
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             second.close();
-            if (first != null) {
-                first.close();
-            }
             throw e;
         }
     }
@@ -78,26 +72,13 @@ final class PageRelays implements AutoCloseable {
                 """.formatted(listen, upstreamPort);
     }
 
-    private static Proc startNginx(Path nginx, Path dir, String name, String servers) throws IOException {
-        Path prefix = Files.createDirectories(dir.resolve(name));
-        // Temp paths inside the prefix: Debian's compiled-in ones are under /var/lib/nginx. No worker ever
-        // writes there for these small responses, but nginx checks them at start.
-        return Nginx.start(nginx, prefix, name, dir, """
-                master_process off;
-                worker_processes 1;
-                pid %1$s/nginx.pid;
-                error_log %1$s/error.log warn;
-                events { worker_connections 1024; }
-                http {
+    /** A single nginx process (no master: its pid is the one that does the work) serving {@code servers}. */
+    private static Nginx startNginx(Path dir, String name, String servers, List<Integer> ports) {
+        return Nginx.start(name, dir.resolve(name), Nginx.config(dir.resolve(name), "master_process off;\n", 1024,
+                """
                   access_log off;
                   tcp_nodelay on;
-                  client_body_temp_path %1$s/body;
-                  proxy_temp_path %1$s/proxy;
-                  fastcgi_temp_path %1$s/fastcgi;
-                  uwsgi_temp_path %1$s/uwsgi;
-                  scgi_temp_path %1$s/scgi;
-                %2$s}
-                """.formatted(prefix, servers));
+                %s""".formatted(servers)), ports);
     }
 
     /** The two paths as figure 7 loads through them; their CPU per load is read from the nginx processes. */

@@ -1,10 +1,5 @@
 package dev.previewtunnel.ingress.fuzz;
 
-import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.Appender;
-import ch.qos.logback.core.AppenderBase;
 import dev.previewtunnel.grants.GrantIssuer;
 import dev.previewtunnel.grants.GrantSpec;
 import dev.previewtunnel.grants.KeyDirectory;
@@ -22,6 +17,9 @@ import dev.previewtunnel.mux.client.TunnelClient;
 import dev.previewtunnel.mux.relay.Transports;
 import dev.previewtunnel.mux.wire.MuxProtocol;
 import dev.previewtunnel.mux.wire.MuxSettings;
+import dev.previewtunnel.testing.FuzzRunner;
+import dev.previewtunnel.testing.LoggedSecrets;
+import dev.previewtunnel.testing.LoggedWarnings;
 import dev.previewtunnel.testing.NettyLeakGuard;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -47,7 +45,7 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
-import org.slf4j.LoggerFactory;
+
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -65,26 +63,17 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Comparator;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Property/fuzz test of the ingress's network input (issue 3): random and mutated proxy request heads.
@@ -121,13 +110,10 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ProxyInputFuzzTest {
-    static final long SEED = Long.getLong("fuzz.seed", 0x5EED_1A6EL);
-    static final int CASES = Integer.getInteger("fuzz.ingress.cases", 100_000);
-    static final int SOCKET_CASES = Integer.getInteger("fuzz.ingress.socketCases", 300);
-    static final long ONLY_CASE = Long.getLong("fuzz.case", -1L);
-    static final int THREADS = Integer.getInteger("fuzz.threads", Math.max(1, Math.min(2,
-            Runtime.getRuntime().availableProcessors())));
-    static final Duration HARD_LIMIT = Duration.ofSeconds(Long.getLong("fuzz.ingress.maxSeconds", 300));
+    static final FuzzRunner.Settings RUN = FuzzRunner.Settings.fromProperties("ingress", 0x5EED_1A6EL);
+    static final long SEED = RUN.seed();
+    static final int CASES = RUN.cases();
+    static final int SOCKET_CASES = RUN.socketCases();
     static final Set<Integer> ALLOWED = Set.of(400, 403, 407, 431, 502, 504);
     static final String ENV = "fuzz-env";
 
@@ -152,7 +138,7 @@ class ProxyInputFuzzTest {
     @BeforeAll
     static void setUp() throws Exception {
         System.out.println("[fuzz] ingress seed=" + SEED + " (override with -Dfuzz.seed), cases=" + CASES
-                + ", socketCases=" + SOCKET_CASES + ", threads=" + THREADS);
+                + ", socketCases=" + SOCKET_CASES + ", threads=" + RUN.threads());
         keysDir = Files.createTempDirectory("ptun-fuzz-ingress");
         Files.delete(keysDir);
         KeyDirectory keys = KeyDirectory.init(keysDir);
@@ -180,7 +166,7 @@ class ProxyInputFuzzTest {
         System.out.println("{\"fuzz\":\"ingress\",\"cases\":" + (inProcessCases.get() + socketCases.get())
                 + ",\"closedWithProtocolError\":" + refused.get() + ",\"accepted\":" + accepted.get() + ",\"seed\":"
                 + SEED + ",\"millis\":" + millis + "}");
-        System.out.println("[fuzz] ingress process CPU " + cpuMillis() + " ms; detail: inProcess="
+        System.out.println("[fuzz] ingress process CPU " + FuzzRunner.processCpuMillis() + " ms; detail: inProcess="
                 + inProcessCases.get() + " " + new TreeMap<>(OUTCOMES) + "; sockets=" + socketCases.get()
                 + ", valid 502s alongside: " + socketValid.get() + "; audit lines checked: " + auditLines.get());
         if (idleGroup != null) {
@@ -193,93 +179,15 @@ class ProxyInputFuzzTest {
         }
     }
 
-    static long cpuMillis() {
-        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory
-                .getOperatingSystemMXBean();
-        return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getProcessCpuTime() / 1_000_000 : -1;
-    }
-
-    // ==================================================================== logging
-
-    /** Keeps warnings and errors (Netty's leak reports are errors). */
-    static final class Warnings extends AppenderBase<ILoggingEvent> {
-        final List<String> seen = Collections.synchronizedList(new ArrayList<>());
-
-        @Override
-        protected void append(ILoggingEvent e) {
-            if (e.getLevel().isGreaterOrEqual(Level.WARN) && seen.size() < 50) {
-                seen.add(e.getLoggerName() + ": " + e.getFormattedMessage() + (e.getThrowableProxy() == null ? ""
-                        : " (" + e.getThrowableProxy().getClassName() + ": " + e.getThrowableProxy().getMessage()
-                        + ")"));
-            }
-        }
-    }
-
-    /**
-     * Replaces the audit logger's appenders while attached: every line is checked for credentials (and counted),
-     * none is printed.
-     */
-    static final class AuditCheck extends AppenderBase<ILoggingEvent> {
-        final Set<String> secrets = ConcurrentHashMap.newKeySet();
-        final List<String> leaks = Collections.synchronizedList(new ArrayList<>());
-        private final List<Appender<ILoggingEvent>> saved = new ArrayList<>();
-        private Logger audit;
-        private Level savedLevel;
-
-        @Override
-        protected void append(ILoggingEvent e) {
-            auditLines.incrementAndGet();
-            String line = e.getFormattedMessage();
-            for (String s : secrets) {
-                if (line.contains(s) && leaks.size() < 20) {
-                    leaks.add(line);
-                }
-            }
-        }
-
-        AuditCheck attach() {
-            audit = (Logger) LoggerFactory.getLogger(AuditLog.LOGGER);
-            savedLevel = audit.getLevel();
-            for (Iterator<Appender<ILoggingEvent>> it = audit.iteratorForAppenders(); it.hasNext(); ) {
-                saved.add(it.next());
-            }
-            saved.forEach(audit::detachAppender);
-            audit.setLevel(Level.INFO);
-            audit.setAdditive(false);
-            start();
-            audit.addAppender(this);
-            return this;
-        }
-
-        void detach() {
-            audit.detachAppender(this);
-            saved.forEach(audit::addAppender);
-            audit.setLevel(savedLevel);
-            stop();
-        }
-    }
-
-    static Warnings attachWarnings() {
-        Warnings w = new Warnings();
-        w.start();
-        ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).addAppender(w);
-        return w;
-    }
-
-    static void detach(Warnings w) {
-        ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(w);
-        w.stop();
-    }
-
-    static void addSecrets(AuditCheck check) {
-        check.secrets.add(s1.password());
-        check.secrets.add(s2.password());
-        check.secrets.add(ProxyFuzzCases.b64(s1.username() + ":" + s1.password()));
-        check.secrets.add(ProxyFuzzCases.b64(s2.username() + ":" + s2.password()));
+    /** Credentials no audit line may carry: the proxy passwords, the Basic values, the grants' signatures. */
+    static LoggedSecrets auditCheck() {
+        List<String> secrets = new ArrayList<>(List.of(s1.password(), s2.password(),
+                ProxyFuzzCases.b64(s1.username() + ":" + s1.password()),
+                ProxyFuzzCases.b64(s2.username() + ":" + s2.password())));
         for (BrowserSession s : List.of(s1, s2)) {
-            s.authorities().entries().forEach(e -> check.secrets.add(e.grant().substring(e.grant().lastIndexOf('.')
-                    + 1)));
+            s.authorities().entries().forEach(e -> secrets.add(e.grant().substring(e.grant().lastIndexOf('.') + 1)));
         }
+        return LoggedSecrets.attach(AuditLog.LOGGER).watch(secrets);
     }
 
     // ==================================================================== in process
@@ -367,8 +275,9 @@ class ProxyInputFuzzTest {
     static final Channel ACCEPTOR = new LocalServerChannel();
 
     /** One per worker: a context whose pool (never started, closed-port gateway) answers on the caller's thread. */
-    static final class Worker {
+    static final class Worker implements FuzzRunner.Worker<Case> {
         final EmbeddedChannel schedulerOwner = new EmbeddedChannel();
+        final ProxyFuzzCases gen = new ProxyFuzzCases(material);
         final IngressContext context;
 
         Worker() {
@@ -383,7 +292,26 @@ class ProxyInputFuzzTest {
             context = new IngressContext(config, sessions, pool, new AuditLog("ingress"), noDirect);
         }
 
-        void close() {
+        @Override
+        public Case generate(long index, long seed) {
+            return gen.generate(index, seed);
+        }
+
+        @Override
+        public void run(Case c, boolean verbose) {
+            String outcome = runCase(c, this, verbose);
+            if (verbose) {
+                System.out.println("[fuzz] outcome " + outcome);
+            }
+        }
+
+        @Override
+        public String describe(Case c) {
+            return c + "  wire=" + printable(java.util.Arrays.copyOf(c.wire, Math.min(c.wire.length, 400)));
+        }
+
+        @Override
+        public void close() {
             schedulerOwner.finishAndReleaseAll();
         }
     }
@@ -391,100 +319,29 @@ class ProxyInputFuzzTest {
     @Test
     @Order(1)
     void inProcessProxyConnectionsAnswerEveryHeadAndClose() throws Exception {
-        Warnings warnings = attachWarnings();
-        AuditCheck audit = new AuditCheck().attach();
-        addSecrets(audit);
+        LoggedWarnings warnings = LoggedWarnings.attach();
+        LoggedSecrets audit = auditCheck();
+        FuzzRunner runner = new FuzzRunner(RUN);
         try {
-            if (ONLY_CASE >= 0) {
-                Case c = new ProxyFuzzCases(material).generate(ONLY_CASE, caseSeed(SEED, ONLY_CASE));
-                System.out.println("[fuzz] replaying " + c + "\n  wire=" + printable(c.wire));
-                Worker w = new Worker();
-                System.out.println("[fuzz] outcome " + runCase(c, w, true));
-                w.close();
+            if (RUN.replaying()) {
+                runner.replay(Worker::new);
                 return;
             }
             long t0 = System.nanoTime();
-            runInProcess();
-            System.out.println("[fuzz] ingress in process: " + inProcessCases.get() + " cases in "
-                    + (System.nanoTime() - t0) / 1_000_000 + " ms (process CPU so far " + cpuMillis() + " ms)");
+            runner.runAll(Worker::new);
+            System.out.println("[fuzz] ingress in process: " + runner.done() + " cases in "
+                    + (System.nanoTime() - t0) / 1_000_000 + " ms (process CPU so far " + FuzzRunner.processCpuMillis()
+                    + " ms)");
         } finally {
+            inProcessCases.addAndGet(runner.done());
+            auditLines.addAndGet(audit.lines());
             audit.detach();
-            detach(warnings);
+            warnings.detach();
         }
-        assertTrue(audit.leaks.isEmpty(), "credential in audit lines:\n" + String.join("\n", audit.leaks));
-        assertTrue(warnings.seen.isEmpty(), "warnings/errors logged:\n" + String.join("\n", warnings.seen));
+        assertTrue(audit.leaks().isEmpty(), "credential in audit lines:\n" + String.join("\n", audit.leaks()));
+        assertTrue(warnings.seen().isEmpty(), "warnings/errors logged:\n" + String.join("\n", warnings.seen()));
         List<String> leaks = NettyLeakGuard.collectLeaks();
         assertTrue(leaks.isEmpty(), leaks.size() + " buffer leak(s) in process:\n" + String.join("\n\n", leaks));
-    }
-
-    private void runInProcess() throws Exception {
-        ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
-        AtomicBoolean stop = new AtomicBoolean();
-        long deadline = System.nanoTime() + HARD_LIMIT.toNanos();
-        ExecutorService pool = Executors.newFixedThreadPool(THREADS, r -> {
-            Thread t = new Thread(r, "fuzz-ingress");
-            t.setDaemon(true);
-            return t;
-        });
-        try {
-            List<Future<?>> workers = new ArrayList<>();
-            for (int t = 0; t < THREADS; t++) {
-                int worker = t;
-                workers.add(pool.submit(() -> {
-                    ProxyFuzzCases gen = new ProxyFuzzCases(material);
-                    Worker w = new Worker();
-                    try {
-                        for (long i = worker; i < CASES && !stop.get(); i += THREADS) {
-                            if (System.nanoTime() > deadline) {
-                                failures.add("time limit " + HARD_LIMIT + " reached after " + inProcessCases.get()
-                                        + " cases");
-                                stop.set(true);
-                                break;
-                            }
-                            Case c = gen.generate(i, caseSeed(SEED, i));
-                            try {
-                                runCase(c, w, false);
-                            } catch (Throwable e) {
-                                failures.add(describe(c, e));
-                                if (failures.size() >= 10) {
-                                    stop.set(true);
-                                }
-                            }
-                            inProcessCases.incrementAndGet();
-                        }
-                    } finally {
-                        w.close();
-                    }
-                }));
-            }
-            for (Future<?> f : workers) {
-                f.get();
-            }
-        } finally {
-            pool.shutdownNow();
-        }
-        if (!failures.isEmpty()) {
-            fail(failures.size() + " failing case(s) (seed " + SEED + "; re-run one with -Dfuzz.seed=" + SEED
-                    + " -Dfuzz.case=N):\n" + String.join("\n\n", failures));
-        }
-        assertEquals(CASES, inProcessCases.get());
-    }
-
-    static long caseSeed(long seed, long index) {
-        long z = seed + (index + 1) * 0x9E3779B97F4A7C15L;
-        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-        return z ^ (z >>> 31);
-    }
-
-    static String describe(Case c, Throwable t) {
-        java.io.StringWriter sw = new java.io.StringWriter();
-        t.printStackTrace(new java.io.PrintWriter(sw));
-        String trace = sw.toString();
-        if (trace.length() > 3000) {
-            trace = trace.substring(0, 3000) + "...";
-        }
-        return c + ": " + trace + "  wire=" + printable(java.util.Arrays.copyOf(c.wire, Math.min(c.wire.length, 400)));
     }
 
     static String printable(byte[] b) {
@@ -701,12 +558,11 @@ class ProxyInputFuzzTest {
     @Test
     @Order(2)
     void runningIngressKeepsAnsweringWhileHostileConnectionsComeAndGo() throws Exception {
-        Warnings warnings = attachWarnings();
-        AuditCheck audit = new AuditCheck().attach();
+        LoggedWarnings warnings = LoggedWarnings.attach();
+        LoggedSecrets audit = auditCheck();
         Ingress ingress = Ingress.start(config, () -> "no-gateway-token", null);
         ingress.sessions().add(s1);
         ingress.sessions().add(s2);
-        addSecrets(audit);
         List<String> failures = new ArrayList<>();
         try {
             InetSocketAddress proxy = ingress.proxyAddress();
@@ -715,7 +571,7 @@ class ProxyInputFuzzTest {
                     + ProxyFuzzCases.b64(s1.username() + ":" + s1.password()) + "\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII);
             for (int i = 0; i < SOCKET_CASES; i++) {
-                long seed = caseSeed(SEED ^ 0x50CE7L, i);
+                long seed = RUN.caseSeed(0x50CE7L, i);
                 Case c = gen.generate(i, seed);
                 try {
                     hostile(proxy, c);
@@ -741,12 +597,13 @@ class ProxyInputFuzzTest {
             }
         } finally {
             ingress.close();
+            auditLines.addAndGet(audit.lines());
             audit.detach();
-            detach(warnings);
+            warnings.detach();
         }
         assertTrue(failures.isEmpty(), failures.size() + " failure(s):\n" + String.join("\n", failures));
-        assertTrue(audit.leaks.isEmpty(), "credential in audit lines:\n" + String.join("\n", audit.leaks));
-        List<String> relevant = warnings.seen.stream().filter(w -> !w.startsWith(TunnelPool.class.getName()))
+        assertTrue(audit.leaks().isEmpty(), "credential in audit lines:\n" + String.join("\n", audit.leaks()));
+        List<String> relevant = warnings.seen().stream().filter(w -> !w.startsWith(TunnelPool.class.getName()))
                 .toList();
         assertTrue(relevant.isEmpty(), "warnings/errors logged:\n" + String.join("\n", relevant));
         List<String> leaks = NettyLeakGuard.collectLeaks();

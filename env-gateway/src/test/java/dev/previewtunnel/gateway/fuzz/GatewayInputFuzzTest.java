@@ -2,8 +2,6 @@ package dev.previewtunnel.gateway.fuzz;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.AppenderBase;
 import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayFuzzAccess;
 import dev.previewtunnel.gateway.GatewayLimits;
@@ -31,6 +29,9 @@ import dev.previewtunnel.mux.wire.MuxProtocol;
 import dev.previewtunnel.mux.wire.MuxSettings;
 import dev.previewtunnel.sampleapp.RawEchoServer;
 import dev.previewtunnel.testing.Await;
+import dev.previewtunnel.testing.FuzzRunner;
+import dev.previewtunnel.testing.LoggedSecrets;
+import dev.previewtunnel.testing.LoggedWarnings;
 import dev.previewtunnel.testing.NettyLeakGuard;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.buffer.ByteBuf;
@@ -138,13 +139,10 @@ import static org.junit.jupiter.api.Assertions.fail;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class GatewayInputFuzzTest {
     static final String ENV = "fuzz-env";
-    static final long SEED = Long.getLong("fuzz.seed", 0x5EED_6A7EL);
-    static final int CASES = Integer.getInteger("fuzz.gateway.cases", 100_000);
-    static final int SOCKET_CASES = Integer.getInteger("fuzz.gateway.socketCases", 300);
-    static final long ONLY_CASE = Long.getLong("fuzz.case", -1L);
-    static final int THREADS = Integer.getInteger("fuzz.threads", Math.max(1, Math.min(2,
-            Runtime.getRuntime().availableProcessors())));
-    static final Duration HARD_LIMIT = Duration.ofSeconds(Long.getLong("fuzz.gateway.maxSeconds", 300));
+    static final FuzzRunner.Settings RUN = FuzzRunner.Settings.fromProperties("gateway", 0x5EED_6A7EL);
+    static final long SEED = RUN.seed();
+    static final int CASES = RUN.cases();
+    static final int SOCKET_CASES = RUN.socketCases();
     static final MuxSettings SETTINGS = MuxSettings.defaults();
 
     static Path keysDir;
@@ -171,7 +169,7 @@ class GatewayInputFuzzTest {
     @BeforeAll
     static void setUp() throws Exception {
         System.out.println("[fuzz] gateway seed=" + SEED + " (override with -Dfuzz.seed), cases=" + CASES
-                + ", socketCases=" + SOCKET_CASES + ", threads=" + THREADS);
+                + ", socketCases=" + SOCKET_CASES + ", threads=" + RUN.threads());
         keysDir = Files.createTempDirectory("ptun-fuzz-keys");
         Files.delete(keysDir);
         keys = KeyDirectory.init(keysDir);
@@ -250,7 +248,7 @@ class GatewayInputFuzzTest {
         System.out.println("{\"fuzz\":\"gateway\",\"cases\":" + cases + ",\"closedWithProtocolError\":"
                 + (count(Outcome.CLOSED_PROTOCOL_ERROR) + socketProtocolErrors.get()) + ",\"accepted\":"
                 + count(Outcome.ACCEPTED) + ",\"seed\":" + SEED + ",\"millis\":" + millis + "}");
-        System.out.println("[fuzz] gateway process CPU " + cpuMillis() + " ms");
+        System.out.println("[fuzz] gateway process CPU " + FuzzRunner.processCpuMillis() + " ms");
         System.out.println("[fuzz] gateway detail: inProcess=" + inProcessCases.get() + " " + new TreeMap<>(OUTCOMES)
                 + " kinds=" + new TreeMap<>(KINDS) + "; sockets=" + socketCases.get() + " (gateway-closed with a "
                 + "protocol error: " + socketProtocolErrors.get() + "), valid round trips alongside: "
@@ -264,68 +262,12 @@ class GatewayInputFuzzTest {
         }
     }
 
-    static long cpuMillis() {
-        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory
-                .getOperatingSystemMXBean();
-        return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getProcessCpuTime() / 1_000_000 : -1;
-    }
-
     static long count(Outcome o) {
         LongAdder a = OUTCOMES.get(o);
         return a == null ? 0 : a.sum();
     }
 
     // ==================================================================== in process
-
-    /**
-     * Takes the audit logger's place while attached: every line is checked for the grants and the token this run
-     * issued (their signature part, which any copy or near-copy of them carries), and counted; none is printed.
-     */
-    static final class AuditCheck extends AppenderBase<ILoggingEvent> {
-        final Set<String> secrets = ConcurrentHashMap.newKeySet();
-        final List<String> leaks = java.util.Collections.synchronizedList(new ArrayList<>());
-        final AtomicLong lines = new AtomicLong();
-        private final List<ch.qos.logback.core.Appender<ILoggingEvent>> saved = new ArrayList<>();
-        private Logger audit;
-        private Level savedLevel;
-        private boolean savedAdditive;
-
-        @Override
-        protected void append(ILoggingEvent e) {
-            lines.incrementAndGet();
-            String line = e.getFormattedMessage();
-            for (String secret : secrets) {
-                if (line.contains(secret) && leaks.size() < 20) {
-                    leaks.add(line);
-                }
-            }
-        }
-
-        static AuditCheck attach() {
-            AuditCheck c = new AuditCheck();
-            c.audit = (Logger) LoggerFactory.getLogger(AuditLog.LOGGER);
-            c.savedLevel = c.audit.getLevel();
-            c.savedAdditive = c.audit.isAdditive();
-            for (var it = c.audit.iteratorForAppenders(); it.hasNext(); ) {
-                c.saved.add(it.next());
-            }
-            c.saved.forEach(c.audit::detachAppender);
-            c.audit.setLevel(Level.INFO);
-            c.audit.setAdditive(false);
-            c.start();
-            c.audit.addAppender(c);
-            c.secrets.addAll(SECRETS);
-            return c;
-        }
-
-        void detach() {
-            audit.detachAppender(this);
-            saved.forEach(audit::addAppender);
-            audit.setLevel(savedLevel);
-            audit.setAdditive(savedAdditive);
-            stop();
-        }
-    }
 
     /** Signature parts of every grant and token issued by this run. */
     static final Set<String> SECRETS = ConcurrentHashMap.newKeySet();
@@ -334,143 +276,74 @@ class GatewayInputFuzzTest {
         return jwt.substring(jwt.lastIndexOf('.') + 1);
     }
 
-    /** Keeps every warning or error logged while it is attached (Netty's leak reports are errors). */
-    static final class Warnings extends AppenderBase<ILoggingEvent> {
-        final List<String> seen = java.util.Collections.synchronizedList(new ArrayList<>());
-
-        @Override
-        protected void append(ILoggingEvent e) {
-            if (e.getLevel().isGreaterOrEqual(Level.WARN) && seen.size() < 50) {
-                seen.add(e.getLoggerName() + ": " + e.getFormattedMessage() + (e.getThrowableProxy() == null ? ""
-                        : " (" + e.getThrowableProxy().getClassName() + ": " + e.getThrowableProxy().getMessage()
-                        + ")"));
-            }
-        }
-
-        static Warnings attach() {
-            Warnings w = new Warnings();
-            w.start();
-            ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).addAppender(w);
-            return w;
-        }
-
-        void detach() {
-            ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(this);
-            stop();
-        }
-    }
-
     @Test
     @Order(1)
     void inProcessConnectionsSurviveRandomAndMutatedFrames() throws Exception {
-        AuditCheck audit = AuditCheck.attach();
+        LoggedSecrets audit = LoggedSecrets.attach(AuditLog.LOGGER).watch(SECRETS);
         // Expected here, once per input that stops mid-frame: the keepalive gives up on a silent peer.
         Logger keepalive = (Logger) LoggerFactory.getLogger(dev.previewtunnel.mux.codec.PeerSilenceWatchdog.class);
         Level keepaliveLevel = keepalive.getLevel();
         keepalive.setLevel(Level.ERROR);
-        Warnings warnings = Warnings.attach();
+        LoggedWarnings warnings = LoggedWarnings.attach();
+        FuzzRunner runner = new FuzzRunner(RUN);
         try {
-            if (ONLY_CASE >= 0) {
-                GatewayFuzzCases gen = new GatewayFuzzCases(grants);
-                Case c = gen.generate(ONLY_CASE, caseSeed(SEED, ONLY_CASE));
-                System.out.println("[fuzz] replaying " + c + "\n  wire=" + HexFormat.of().formatHex(c.wire));
-                Outcome o = runCase(c, true);
-                System.out.println("[fuzz] outcome " + o);
-                gen.close();
+            if (RUN.replaying()) {
+                runner.replay(Worker::new);
                 return;
             }
             long t0 = System.nanoTime();
-            runInProcess();
-            System.out.println("[fuzz] gateway in process: " + inProcessCases.get() + " cases in "
+            runner.runAll(Worker::new);
+            System.out.println("[fuzz] gateway in process: " + runner.done() + " cases in "
                     + (System.nanoTime() - t0) / 1_000_000 + " ms (CPU: workers " + WORKER_CPU.get() + " (user "
                     + WORKER_USER.get() + ")"
-                    + " ms, whole process so far " + cpuMillis() + " ms)");
+                    + " ms, whole process so far " + FuzzRunner.processCpuMillis() + " ms)");
         } finally {
+            inProcessCases.addAndGet(runner.done());
             warnings.detach();
             audit.detach();
             keepalive.setLevel(keepaliveLevel);
         }
-        System.out.println("[fuzz] gateway audit lines checked in process: " + audit.lines.get());
-        assertTrue(audit.leaks.isEmpty(), "a grant or token in audit lines:\n" + String.join("\n", audit.leaks));
+        System.out.println("[fuzz] gateway audit lines checked in process: " + audit.lines());
+        assertTrue(audit.leaks().isEmpty(), "a grant or token in audit lines:\n" + String.join("\n",
+                audit.leaks()));
         // An exception the tunnel pipeline did not expect is logged as a warning by its last handler: none allowed.
-        assertTrue(warnings.seen.isEmpty(), "warnings/errors logged in process:\n" + String.join("\n",
-                warnings.seen));
+        assertTrue(warnings.seen().isEmpty(), "warnings/errors logged in process:\n" + String.join("\n",
+                warnings.seen()));
         List<String> leaks = NettyLeakGuard.collectLeaks();
         assertTrue(leaks.isEmpty(), leaks.size() + " buffer leak(s) in process:\n" + String.join("\n\n", leaks));
     }
 
-    private void runInProcess() throws Exception {
-        ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
-        AtomicBoolean stop = new AtomicBoolean();
-        long deadline = System.nanoTime() + HARD_LIMIT.toNanos();
-        ExecutorService pool = Executors.newFixedThreadPool(THREADS, r -> {
-            Thread t = new Thread(r, "fuzz-gateway");
-            t.setDaemon(true);
-            return t;
-        });
-        try {
-            List<Future<?>> workers = new ArrayList<>();
-            for (int w = 0; w < THREADS; w++) {
-                int worker = w;
-                workers.add(pool.submit(() -> {
-                    GatewayFuzzCases gen = new GatewayFuzzCases(grants);
-                    try {
-                        for (long i = worker; i < CASES && !stop.get(); i += THREADS) {
-                            if (System.nanoTime() > deadline) {
-                                failures.add("time limit " + HARD_LIMIT + " reached after " + inProcessCases.get()
-                                        + " cases");
-                                stop.set(true);
-                                break;
-                            }
-                            Case c = gen.generate(i, caseSeed(SEED, i));
-                            try {
-                                runCase(c, false);
-                            } catch (Throwable t) {
-                                failures.add(describe(c, t));
-                                if (failures.size() >= 10) {
-                                    stop.set(true);
-                                }
-                            }
-                            inProcessCases.incrementAndGet();
-                        }
-                    } finally {
-                        gen.close();
-                        WORKER_CPU.addAndGet(java.lang.management.ManagementFactory.getThreadMXBean()
-                                .getCurrentThreadCpuTime() / 1_000_000);
-                        WORKER_USER.addAndGet(java.lang.management.ManagementFactory.getThreadMXBean()
-                                .getCurrentThreadUserTime() / 1_000_000);
-                    }
-                }));
-            }
-            for (Future<?> f : workers) {
-                f.get();
-            }
-        } finally {
-            pool.shutdownNow();
-        }
-        if (!failures.isEmpty()) {
-            fail(failures.size() + " failing case(s) (seed " + SEED + "; re-run one with -Dfuzz.seed=" + SEED
-                    + " -Dfuzz.case=N):\n" + String.join("\n\n", failures));
-        }
-        assertEquals(CASES, inProcessCases.get());
-    }
+    /** One worker thread: its own case generator; the CPU it used is added up when it is done. */
+    static final class Worker implements FuzzRunner.Worker<Case> {
+        private final GatewayFuzzCases gen = new GatewayFuzzCases(grants);
 
-    static String describe(Case c, Throwable t) {
-        java.io.StringWriter sw = new java.io.StringWriter();
-        t.printStackTrace(new java.io.PrintWriter(sw));
-        String trace = sw.toString();
-        if (trace.length() > 4000) {
-            trace = trace.substring(0, 4000) + "...";
+        @Override
+        public Case generate(long index, long seed) {
+            return gen.generate(index, seed);
         }
-        String hex = HexFormat.of().formatHex(c.wire, 0, Math.min(c.wire.length, 200));
-        return c + ": " + trace + "  wire[" + c.wire.length + "]=" + hex + (c.wire.length > 200 ? "..." : "");
-    }
 
-    static long caseSeed(long seed, long index) {
-        long z = seed + (index + 1) * 0x9E3779B97F4A7C15L;
-        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-        return z ^ (z >>> 31);
+        @Override
+        public void run(Case c, boolean verbose) {
+            Outcome o = runCase(c, verbose);
+            if (verbose) {
+                System.out.println("[fuzz] outcome " + o);
+            }
+        }
+
+        @Override
+        public String describe(Case c) {
+            String hex = HexFormat.of().formatHex(c.wire, 0, Math.min(c.wire.length, 200));
+            return c + "  wire[" + c.wire.length + "]=" + hex + (c.wire.length > 200 ? "..." : "");
+        }
+
+        @Override
+        public void close() {
+            gen.close();
+            WORKER_CPU.addAndGet(java.lang.management.ManagementFactory.getThreadMXBean()
+                    .getCurrentThreadCpuTime() / 1_000_000);
+            WORKER_USER.addAndGet(java.lang.management.ManagementFactory.getThreadMXBean()
+                    .getCurrentThreadUserTime() / 1_000_000);
+        }
     }
 
     /**
@@ -814,8 +687,8 @@ class GatewayInputFuzzTest {
     @Test
     @Order(2)
     void realGatewayKeepsServingWhileHostileConnectionsComeAndGo() throws Exception {
-        AuditCheck audit = AuditCheck.attach();
-        Warnings warnings = Warnings.attach();
+        LoggedSecrets audit = LoggedSecrets.attach(AuditLog.LOGGER).watch(SECRETS);
+        LoggedWarnings warnings = LoggedWarnings.attach();
         Transports transports = Transports.best();
         EventLoopGroup clientGroup = transports.newGroup(1, "fuzz-valid-client");
         RawEchoServer echo = RawEchoServer.start("127.0.0.1", 0);
@@ -838,8 +711,7 @@ class GatewayInputFuzzTest {
             String token = issuer.issueConnectionToken(ENV, Duration.ofHours(1));
             String echoGrant = issuer.issueGrant(GrantSpec.tcp(ENV, "valid-session", "127.0.0.1", echo.port()),
                     Duration.ofMinutes(10));
-            audit.secrets.add(signature(token));
-            audit.secrets.add(signature(echoGrant));
+            audit.watch(List.of(signature(token), signature(echoGrant)));
             Authority echoTarget = new Authority("127.0.0.1", echo.port());
             TunnelClient client = new TunnelClient(clientGroup, transports.socketChannel(), SETTINGS);
             URI url = URI.create(server.url(false));
@@ -870,7 +742,7 @@ class GatewayInputFuzzTest {
             try {
                 for (int i = 0; i < SOCKET_CASES; i++) {
                     turns.release();
-                    long seed = caseSeed(SEED ^ 0x50CE7L, i);
+                    long seed = RUN.caseSeed(0x50CE7L, i);
                     try {
                         if (hostileConnection(address, token, gen, i, seed)) {
                             socketProtocolErrors.incrementAndGet();
@@ -906,8 +778,8 @@ class GatewayInputFuzzTest {
             Await.until("no live stream left", Duration.ofSeconds(10), () -> server.liveStreams().size() == 0);
             valid.close();
 
-            assertTrue(warnings.seen.isEmpty(), "the gateway logged warnings/errors (an exception reaching the end "
-                    + "of a pipeline is an uncaught exception):\n" + String.join("\n", warnings.seen));
+            assertTrue(warnings.seen().isEmpty(), "the gateway logged warnings/errors (an exception reaching the end "
+                    + "of a pipeline is an uncaught exception):\n" + String.join("\n", warnings.seen()));
         } finally {
             done.set(true);
             background.shutdownNow();
@@ -917,7 +789,8 @@ class GatewayInputFuzzTest {
             clientGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
             audit.detach();
         }
-        assertTrue(audit.leaks.isEmpty(), "a grant or token in audit lines:\n" + String.join("\n", audit.leaks));
+        assertTrue(audit.leaks().isEmpty(), "a grant or token in audit lines:\n" + String.join("\n",
+                audit.leaks()));
         List<String> leaks = NettyLeakGuard.collectLeaks();
         assertTrue(leaks.isEmpty(), leaks.size() + " buffer leak(s) with real sockets:\n" + String.join("\n\n", leaks));
     }

@@ -2,7 +2,7 @@ package dev.previewtunnel.spikes.chain;
 
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
-import dev.previewtunnel.spikes.e2e.TestCertificate;
+import dev.previewtunnel.spikes.lab.SelfSignedCertificate;
 import dev.previewtunnel.spikes.stack.TunnelStack;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -36,7 +36,7 @@ class HttpsPassthroughTest {
 
     @Test
     void anHttpsDevServerIsReachedThroughConnectWithItsOwnCertificate(@TempDir Path dir) throws Exception {
-        TestCertificate cert = TestCertificate.create(dir);
+        SelfSignedCertificate cert = SelfSignedCertificate.create(dir);
         KeyStore keys = KeyStore.getInstance("PKCS12");
         try (InputStream in = Files.newInputStream(dir.resolve("relay.p12"))) {
             keys.load(in, PASS);

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.sampleapp.SampleApp;
 import dev.previewtunnel.spikes.browser.Browser;
 import dev.previewtunnel.spikes.browser.Page;
-import dev.previewtunnel.spikes.browser.Processes;
+import dev.previewtunnel.spikes.lab.Processes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

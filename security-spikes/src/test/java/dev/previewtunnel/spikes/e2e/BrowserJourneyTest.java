@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.sampleapp.SampleApp;
 import dev.previewtunnel.spikes.browser.Browser;
 import dev.previewtunnel.spikes.browser.Page;
-import dev.previewtunnel.spikes.browser.Processes;
+import dev.previewtunnel.spikes.lab.Processes;
 import dev.previewtunnel.spikes.stack.TunnelStack;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

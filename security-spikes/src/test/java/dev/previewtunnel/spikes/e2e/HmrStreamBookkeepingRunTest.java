@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.spikes.browser.Browser;
 import dev.previewtunnel.spikes.browser.Page;
-import dev.previewtunnel.spikes.browser.Processes;
+import dev.previewtunnel.spikes.lab.Processes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -4,7 +4,7 @@ import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
 import dev.previewtunnel.sampleapp.SampleApp;
 import dev.previewtunnel.spikes.browser.Browser;
-import dev.previewtunnel.spikes.browser.Processes;
+import dev.previewtunnel.spikes.lab.Processes;
 import dev.previewtunnel.spikes.stack.TunnelStack;
 import io.netty.handler.ssl.SslContext;
 

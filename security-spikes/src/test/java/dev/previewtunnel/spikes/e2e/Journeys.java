@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.previewtunnel.sampleapp.SampleApp;
 import dev.previewtunnel.spikes.browser.Browser;
 import dev.previewtunnel.spikes.browser.Page;
-import dev.previewtunnel.spikes.browser.Processes;
+import dev.previewtunnel.spikes.lab.Processes;
 
 import java.time.Duration;
 import java.util.List;

@@ -6,7 +6,7 @@ import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.sampleapp.SampleApp;
 import dev.previewtunnel.spikes.browser.Browser;
 import dev.previewtunnel.spikes.browser.Page;
-import dev.previewtunnel.spikes.browser.Processes;
+import dev.previewtunnel.spikes.lab.Processes;
 import dev.previewtunnel.spikes.stack.TunnelStack;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

@@ -1,36 +1,38 @@
 package dev.previewtunnel.spikes.e2e;
 
-import dev.previewtunnel.spikes.browser.Processes;
+import dev.previewtunnel.spikes.lab.Nginx;
+import dev.previewtunnel.spikes.lab.Processes;
+import dev.previewtunnel.spikes.lab.SelfSignedCertificate;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 
 /**
- * A real nginx (Debian's package) as a TLS-terminating WebSocket reverse proxy in front of the gateway, the way
- * an environment would publish its gateway: {@code wss://127.0.0.1:PORT/tunnel} → {@code ws://127.0.0.1:GW}.
- * Own prefix, config, pid and logs in a temporary directory; {@code daemon off}; the process tree is destroyed
- * on close.
+ * The lab's real {@link Nginx} as a TLS-terminating WebSocket reverse proxy in front of the gateway, the way an
+ * environment would publish its gateway: {@code wss://127.0.0.1:PORT/tunnel} → {@code ws://127.0.0.1:GW}. Its
+ * prefix is a temporary directory, deleted on close.
  */
 public final class NginxRelay implements AutoCloseable {
-    private final Process process;
+    private static final int ATTEMPTS = 3;
+
+    private final Nginx nginx;
     private final Path dir;
     private final int port;
-    private final TestCertificate certificate;
+    private final SelfSignedCertificate certificate;
 
-    private NginxRelay(Process process, Path dir, int port, TestCertificate certificate) {
-        this.process = process;
+    private NginxRelay(Nginx nginx, Path dir, int port, SelfSignedCertificate certificate) {
+        this.nginx = nginx;
         this.dir = dir;
         this.port = port;
         this.certificate = certificate;
     }
 
     public static NginxRelay start(int gatewayPort) {
-        Path nginx = Processes.require("nginx", "apt-get install nginx-light");
+        Nginx.require();
         Path dir;
         try {
             dir = Files.createTempDirectory("ptun-nginx");
@@ -38,48 +40,28 @@ public final class NginxRelay implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         try {
-            TestCertificate cert = TestCertificate.create(dir);
-            AssertionError last = null;
-            for (int attempt = 0; attempt < 3; attempt++) {
+            SelfSignedCertificate cert = SelfSignedCertificate.create(dir);
+            // A few attempts: the port is picked before nginx binds it.
+            for (int attempt = 1; ; attempt++) {
                 int port = Processes.freePort();
-                Path conf = dir.resolve("nginx.conf");
-                Files.writeString(conf, config(dir, port, gatewayPort, cert));
-                Path log = dir.resolve("nginx.out");
-                Process p = Processes.start(Processes.builder(List.of(nginx.toString(), "-p", dir + "/", "-c",
-                        conf.toString(), "-e", dir.resolve("error.log").toString(), "-g", "daemon off;"), log));
                 try {
-                    Processes.awaitPort("127.0.0.1", port, Duration.ofSeconds(20), p, log);
-                    return new NginxRelay(p, dir, port, cert);
+                    Nginx nginx = Nginx.start("nginx", dir, config(dir, port, gatewayPort, cert), List.of(port));
+                    return new NginxRelay(nginx, dir, port, cert);
                 } catch (AssertionError e) {
-                    Processes.destroyTree(p);
-                    last = new AssertionError(e.getMessage() + "; error.log: "
-                            + Processes.tail(dir.resolve("error.log"), 2000), e);
+                    if (attempt == ATTEMPTS) {
+                        throw e;
+                    }
                 }
             }
-            throw last;
-        } catch (IOException e) {
-            Processes.deleteTree(dir);
-            throw new UncheckedIOException(e);
         } catch (RuntimeException | Error e) {
             Processes.deleteTree(dir);
             throw e;
         }
     }
 
-    static String config(Path dir, int port, int gatewayPort, TestCertificate cert) {
-        boolean root = "root".equals(System.getProperty("user.name"));
-        return (root ? "user root;\n" : "") + """
-                worker_processes 1;
-                pid %1$s/nginx.pid;
-                error_log %1$s/error.log warn;
-                events { worker_connections 256; }
-                http {
+    static String config(Path dir, int port, int gatewayPort, SelfSignedCertificate cert) {
+        return Nginx.config(dir, "", 256, """
                   access_log %1$s/access.log;
-                  client_body_temp_path %1$s/client_body;
-                  proxy_temp_path %1$s/proxy;
-                  fastcgi_temp_path %1$s/fastcgi;
-                  uwsgi_temp_path %1$s/uwsgi;
-                  scgi_temp_path %1$s/scgi;
                   server {
                     listen 127.0.0.1:%2$d ssl;
                     server_name localhost;
@@ -97,8 +79,7 @@ public final class NginxRelay implements AutoCloseable {
                       proxy_buffering off;
                     }
                   }
-                }
-                """.formatted(dir, port, cert.certPem(), cert.keyPem(), gatewayPort);
+                """.formatted(dir, port, cert.certPem(), cert.keyPem(), gatewayPort));
     }
 
     /** The gateway URL the ingress dials through this relay. */
@@ -130,18 +111,17 @@ public final class NginxRelay implements AutoCloseable {
                 + Processes.tail(dir.resolve("error.log"), 1500);
     }
 
-    public TestCertificate certificate() {
+    public SelfSignedCertificate certificate() {
         return certificate;
     }
 
     public String version() {
-        Path nginx = Processes.find("nginx");
-        return Processes.run(List.of(nginx.toString(), "-v"), null, Duration.ofSeconds(10)).output().trim();
+        return Nginx.version();
     }
 
     @Override
     public void close() {
-        Processes.destroyTree(process);
+        nginx.close();
         Processes.deleteTree(dir);
     }
 }

@@ -1,7 +1,7 @@
 package dev.previewtunnel.spikes.e2e;
 
 import dev.previewtunnel.spikes.browser.Page;
-import dev.previewtunnel.spikes.browser.Processes;
+import dev.previewtunnel.spikes.lab.Processes;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import org.junit.jupiter.api.AfterAll;

@@ -1,6 +1,6 @@
 package dev.previewtunnel.spikes.e2e;
 
-import dev.previewtunnel.spikes.browser.Processes;
+import dev.previewtunnel.spikes.lab.Processes;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

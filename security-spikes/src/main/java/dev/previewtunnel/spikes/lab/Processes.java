@@ -1,5 +1,4 @@
-package dev.previewtunnel.spikes.browser;
-
+package dev.previewtunnel.spikes.lab;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -19,7 +18,10 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 
-/** Starting, waiting for and always stopping the real external programs the runs use. */
+/**
+ * Starting, waiting for and always stopping the real external programs the end-to-end runs and the benchmark
+ * use (sshd, nginx, Chromium, the CLIs): bounded waits, output captured to a file, whole process trees stopped.
+ */
 public final class Processes {
     private Processes() {
     }
@@ -95,7 +97,7 @@ public final class Processes {
                 Process p = start(pb);
                 try {
                     if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                        throw new AssertionError(command + " did not finish within " + timeout + ": "
+                        throw new IllegalStateException(command + " did not finish within " + timeout + ": "
                                 + tail(out, 2000));
                     }
                 } finally {
@@ -109,14 +111,15 @@ public final class Processes {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted running " + command, e);
+            throw new IllegalStateException("interrupted running " + command, e);
         }
     }
 
+    /** As {@link #run}, failing on a non-zero exit with the command's output. */
     public static Result runOk(List<String> command, Path workDir, Duration timeout) {
         Result r = run(command, workDir, timeout);
         if (r.exitCode() != 0) {
-            throw new AssertionError(command + " exited " + r.exitCode() + ": " + r.output());
+            throw new IllegalStateException(command + " exited " + r.exitCode() + ": " + r.output());
         }
         return r;
     }

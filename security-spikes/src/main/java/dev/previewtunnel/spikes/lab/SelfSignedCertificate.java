@@ -1,6 +1,4 @@
-package dev.previewtunnel.spikes.e2e;
-
-import dev.previewtunnel.spikes.browser.Processes;
+package dev.previewtunnel.spikes.lab;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -8,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.Key;
 import java.security.KeyStore;
@@ -18,12 +17,13 @@ import java.util.List;
 
 /**
  * A self-signed certificate for {@code localhost} / {@code 127.0.0.1}, made by the JDK's own {@code keytool}
- * (EC P-256, valid 2 days) and written as PEM for nginx. The ingress trusts exactly this certificate.
+ * (EC P-256, valid 2 days) and written as PEM for nginx or the gateway's {@code --tls-cert/--tls-key}; the key
+ * file is owner-only. The ingress trusts exactly this certificate.
  */
-public record TestCertificate(Path certPem, Path keyPem, X509Certificate certificate) {
+public record SelfSignedCertificate(Path certPem, Path keyPem, X509Certificate certificate) {
     private static final String PASS = "ptun-test";
 
-    public static TestCertificate create(Path dir) {
+    public static SelfSignedCertificate create(Path dir) {
         Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
         Path store = dir.resolve("relay.p12");
         Processes.runOk(List.of(keytool.toString(), "-genkeypair", "-alias", "relay", "-keyalg", "EC",
@@ -38,8 +38,9 @@ public record TestCertificate(Path certPem, Path keyPem, X509Certificate certifi
             Path certPem = dir.resolve("relay-cert.pem");
             Path keyPem = dir.resolve("relay-key.pem");
             Files.writeString(certPem, pem("CERTIFICATE", cert.getEncoded()), StandardCharsets.US_ASCII);
+            Files.createFile(keyPem, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             Files.writeString(keyPem, pem("PRIVATE KEY", key.getEncoded()), StandardCharsets.US_ASCII);
-            return new TestCertificate(certPem, keyPem, cert);
+            return new SelfSignedCertificate(certPem, keyPem, cert);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (GeneralSecurityException e) {
