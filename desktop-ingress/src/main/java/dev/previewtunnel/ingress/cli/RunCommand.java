@@ -9,7 +9,7 @@ import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.MetricsServer;
 import dev.previewtunnel.mux.local.LocalHttpServer;
-import dev.previewtunnel.cli.ServiceLifecycle;
+import dev.previewtunnel.cli.ServiceRunner;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.grants.UnverifiedGrantView;
 import dev.previewtunnel.ingress.Ingress;
@@ -239,27 +239,12 @@ final class RunCommand implements Callable<Integer> {
             + "comma-separated when repeatable, and a config-file key; see docs/desktop-ingress.md):%n")
     EnvironmentOptions environments = new EnvironmentOptions();
 
-    private final Object lock = new Object();
-    private Ingress ingress; // guarded by lock
-    private ControlServer control; // guarded by lock
-    private MetricsServer metrics; // guarded by lock
-    private ExecutorService refreshExecutor; // guarded by lock
-    private Duration drain = Duration.ofSeconds(30); // guarded by lock
-    private Duration drainIdle = Ingress.DEFAULT_DRAIN_IDLE; // guarded by lock
-    private boolean stopRequested; // guarded by lock
-    private final ServiceLifecycle lifecycle = new ServiceLifecycle();
-
-    private AuditDestination audit; // set once, by run()
+    private final ServiceRunner runner = new ServiceRunner(log, "ingress", () -> IngressMain.standalone);
+    private volatile Ingress ingress; // set once started, for tests
 
     @Override
     public Integer call() {
-        try {
-            return lifecycle.call(this::run);
-        } finally {
-            if (audit != null) {
-                audit.close();
-            }
-        }
+        return runner.call(this::run);
     }
 
     private int run() {
@@ -301,7 +286,7 @@ final class RunCommand implements Callable<Integer> {
         IngressConfig ingressConfig = limits.applyTo(
                 IngressConfig.defaults(listenAddress, gatewayUri).withPoolSize(poolSize), s);
         LocalHttpServer.Limits localLimits = limits.localLimits(s);
-        audit = AuditDestination.apply(s, AuditLog.LOGGER, s.path(AuditDestination.KEY, auditFile, null));
+        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, s.path(AuditDestination.KEY, auditFile, null)));
 
         // 2. Secrets, TLS, refresh hook. Nothing here may echo a token or a grant.
         String tokenValue = readToken(tokenPath);
@@ -335,55 +320,34 @@ final class RunCommand implements Callable<Integer> {
                     MuxProtocol.DEFAULT_PATH);
         }
 
-        // 3. Start, write the credential, start the control API and metrics, announce, wait.
-        ServiceLifecycle.logLimits(log, LimitOptions.describe(ingressConfig, localLimits));
+        // 3. Start, write the credential, start the metrics and control API, announce, wait. Stopped in reverse:
+        // the control API first (nothing should pick it up for a proxy that is going away), then the metrics
+        // listener (so a replacement on the same addresses can bind them while this one drains), then the drain.
+        ServiceRunner.logLimits(log, LimitOptions.describe(ingressConfig, localLimits));
         PrometheusMeterRegistry registry = metricsAddress == null ? null : MetricsServer.newRegistry();
         Ingress running = start(ingressConfig, tokenValue, ssl, listenAddress, registry, ownGateways);
+        runner.open(() -> running.close(drainFor, idleFor));
         running.virtualHostSuffix(suffix);
         running.sessions().add(first);
         running.grantRefresher(refresher);
-        ControlServer controlServer = null;
-        MetricsServer metricsServer = null;
-        try {
-            writeCredentials(credentials, first); // the same credential again when restored: rewritten atomically
-            for (SessionStore.Saved other : saved.sessions()) {
-                if (!other.id().equals(session)) {
-                    BrowserSession back = store.restoreOrCreate(other.id(), suffix).egress(other.egress());
-                    SessionStore.reattach(back, other.grants());
-                    writeCredentials(StateFiles.credentialsFile(dir, back.id()), back);
-                    running.sessions().add(back);
-                }
+        // The credentials files stay at stop: a session's credential outlives the process (SessionStore), so
+        // browsers keep working after a restart; 'session close' deletes one, 'session rotate' replaces one.
+        writeCredentials(credentials, first); // the same credential again when restored: rewritten atomically
+        for (SessionStore.Saved other : saved.sessions()) {
+            if (!other.id().equals(session)) {
+                BrowserSession back = store.restoreOrCreate(other.id(), suffix).egress(other.egress());
+                SessionStore.reattach(back, other.grants());
+                writeCredentials(StateFiles.credentialsFile(dir, back.id()), back);
+                running.sessions().add(back);
             }
-            store.saveQuietly(running.proxyAddress(), running.sessions().all());
-            if (controlAddress != null) {
-                controlServer = startControl(running, dir, controlAddress, localLimits);
-            }
-            if (metricsAddress != null) {
-                metricsServer = MetricsServer.startForCommand(metricsAddress, registry, localLimits);
-            }
-        } catch (RuntimeException e) {
-            if (controlServer != null) {
-                controlServer.close();
-            }
-            running.close();
-            shutdownQuietly(refresher);
-            throw e;
         }
-        boolean closeNow;
-        synchronized (lock) {
-            ingress = running;
-            control = controlServer;
-            metrics = metricsServer;
-            drain = drainFor;
-            drainIdle = idleFor;
-            closeNow = stopRequested;
-        }
-        if (closeNow) { // stop() came while starting
-            shutdown("stop requested during start");
-            return ExitCodes.OK;
-        }
-        Thread hook = ServiceLifecycle.addShutdownHook(this::onSignal, "ptun-ingress-shutdown");
-        try {
+        store.saveQuietly(running.proxyAddress(), running.sessions().all());
+        MetricsServer metricsServer = metricsAddress == null ? null
+                : runner.open(MetricsServer.startForCommand(metricsAddress, registry, localLimits));
+        ControlServer controlServer = controlAddress == null ? null
+                : runner.open(startControl(running, dir, controlAddress, localLimits));
+        ingress = running;
+        runner.serve("ptun-ingress-shutdown", () -> {
             watchFirstConnection(running.firstConnection(), gatewayUri.getHost() + ":" + gatewayUri.getPort());
             running.pools().firstConnections().forEach((environment, f) -> watchFirstConnection(f,
                     ownGateways.get(environment).shown() + " (environment " + environment + ")"));
@@ -430,12 +394,7 @@ final class RunCommand implements Callable<Integer> {
                         dir.equals(IngressCli.defaultStateDir().toAbsolutePath().normalize()) ? ""
                                 : " --state-dir " + dir);
             }
-            lifecycle.markStarted();
-            lifecycle.awaitStopped();
-        } finally {
-            stop(); // no-op when already stopped; closes the ingress if printing or waiting failed
-            ServiceLifecycle.removeShutdownHook(hook);
-        }
+        });
         return ExitCodes.OK;
     }
 
@@ -526,9 +485,7 @@ final class RunCommand implements Callable<Integer> {
                 t.setDaemon(true);
                 return t;
             });
-            synchronized (lock) {
-                refreshExecutor = executor;
-            }
+            runner.open(executor::shutdownNow);
             return new CommandGrantRefresher(argv, timeout, executor);
         }
         if (url != null) {
@@ -579,7 +536,7 @@ final class RunCommand implements Callable<Integer> {
             Thread.currentThread().interrupt();
             throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
         } catch (Exception e) {
-            throw ServiceLifecycle.bindFailure(e, "", listenAddress);
+            throw ServiceRunner.bindFailure(e, "", listenAddress);
         }
     }
 
@@ -594,7 +551,7 @@ final class RunCommand implements Callable<Integer> {
             throw new CliException(ExitCodes.REFUSED, "permission denied writing " + dir.resolve(
                     ControlServer.STATE_FILE));
         } catch (Exception e) {
-            throw ServiceLifecycle.bindFailure(e, " (--control-listen)", address);
+            throw ServiceRunner.bindFailure(e, " (--control-listen)", address);
         }
     }
 
@@ -604,7 +561,7 @@ final class RunCommand implements Callable<Integer> {
             return;
         }
         first.addListener(f -> {
-            if (f.isSuccess() || isStopRequested()) {
+            if (f.isSuccess() || runner.stopping()) {
                 return;
             }
             Throwable cause = f.cause();
@@ -619,101 +576,21 @@ final class RunCommand implements Callable<Integer> {
         });
     }
 
-    private boolean isStopRequested() {
-        synchronized (lock) {
-            return stopRequested;
-        }
-    }
-
-    /** Shutdown hook: clean stop; when run as the main program, exit 0 rather than the signal's 128+n. */
-    private void onSignal() {
-        ServiceLifecycle.onSignal(log, () -> stop("signal"), IngressMain.standalone);
-    }
-
     /**
-     * Stops the ingress, deletes the control file and releases the thread blocked in
-     * {@link #call()}. Idempotent and thread-safe; returns once stopped. Used by the shutdown hook and by tests.
+     * Stops the ingress (drain by activity), closes the control API (deleting its file) and releases the thread
+     * blocked in {@link #call()}. Idempotent and thread-safe; returns once stopped. Used by tests.
      */
     void stop() {
-        stop("stop");
-    }
-
-    private void stop(String reason) {
-        boolean first;
-        synchronized (lock) {
-            first = !stopRequested;
-            stopRequested = true;
-        }
-        if (first) {
-            shutdown(reason);
-        }
-        lifecycle.awaitStoppedUninterruptibly();
-    }
-
-    private void shutdown(String reason) {
-        Ingress running;
-        ControlServer controlServer;
-        MetricsServer metricsServer;
-        ExecutorService executor;
-        Duration drainFor;
-        Duration idleFor;
-        synchronized (lock) {
-            running = ingress;
-            controlServer = control;
-            metricsServer = metrics;
-            executor = refreshExecutor;
-            drainFor = drain;
-            idleFor = drainIdle;
-        }
-        if (running == null) {
-            return; // stopped before started: run() sees stopRequested and shuts down what it started
-        }
-        long t0 = System.nanoTime();
-        try {
-            // The control API first: nothing should pick it up for a proxy that is going away. The credentials
-            // files stay: a session's credential outlives the process (SessionStore), so browsers keep working
-            // after a restart; 'session close' deletes one, 'session rotate' replaces one.
-            if (controlServer != null) {
-                controlServer.close();
-            }
-            // The metrics listener goes before the drain too (the proxy listener goes first thing in close), so a
-            // replacement started on the same addresses can bind them while this one drains.
-            if (metricsServer != null) {
-                metricsServer.close();
-            }
-            running.close(drainFor, idleFor);
-            if (executor != null) {
-                executor.shutdownNow();
-            }
-        } finally {
-            log.atInfo().setMessage("ingress stopped")
-                    .addKeyValue("event", "stopped")
-                    .addKeyValue("reason", reason)
-                    .addKeyValue("millis", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0))
-                    .log();
-            lifecycle.markStopped();
-        }
-    }
-
-    private void shutdownQuietly(GrantRefresher refresher) {
-        ExecutorService executor;
-        synchronized (lock) {
-            executor = refreshExecutor;
-        }
-        if (refresher != null && executor != null) {
-            executor.shutdownNow();
-        }
+        runner.stop();
     }
 
     /** Waits until the ingress is ready or {@link #call()} has ended (failed); true if that happened in time. */
     boolean awaitStarted(long timeout, TimeUnit unit) throws InterruptedException {
-        return lifecycle.awaitStarted(timeout, unit);
+        return runner.awaitStarted(timeout, unit);
     }
 
     /** The running ingress, or null before start / after a failed start. */
     Ingress ingress() {
-        synchronized (lock) {
-            return ingress;
-        }
+        return ingress;
     }
 }

@@ -7,7 +7,7 @@ import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.MetricsServer;
 import dev.previewtunnel.mux.local.LocalHttpServer;
-import dev.previewtunnel.cli.ServiceLifecycle;
+import dev.previewtunnel.cli.ServiceRunner;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.cli.TrustedPaths;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -184,24 +184,12 @@ final class ServeCommand implements Callable<Integer> {
             + "what each defends: docs/security.md):%n")
     LimitOptions limits = new LimitOptions();
 
-    private final Object lock = new Object();
-    private GatewayServer server; // guarded by lock
-    private MetricsServer metrics; // guarded by lock
-    private Path adminStateFile; // guarded by lock
-    private boolean stopRequested; // guarded by lock
-    private final ServiceLifecycle lifecycle = new ServiceLifecycle();
-
-    private AuditDestination audit; // set once, by run()
+    private final ServiceRunner runner = new ServiceRunner(log, "gateway", () -> GatewayMain.standalone);
+    private volatile GatewayServer server; // set once started, for tests
 
     @Override
     public Integer call() {
-        try {
-            return lifecycle.call(this::run);
-        } finally {
-            if (audit != null) {
-                audit.close();
-            }
-        }
+        return runner.call(this::run);
     }
 
     private int run() {
@@ -238,7 +226,7 @@ final class ServeCommand implements Callable<Integer> {
         Path state = s.path("state-dir", stateDir, GatewayCli.defaultStateDir());
         GatewayConfig limited = limits.applyTo(GatewayConfig.defaults(env, listenAddress), s);
         LocalHttpServer.Limits localLimits = limits.localLimits(s);
-        audit = AuditDestination.apply(s, AuditLog.LOGGER, s.path(AuditDestination.KEY, auditFile, null));
+        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, s.path(AuditDestination.KEY, auditFile, null)));
 
         // 2. TLS and keys.
         SslContext tls = cert == null ? null : loadTls(cert, key);
@@ -266,7 +254,7 @@ final class ServeCommand implements Callable<Integer> {
                 ? TargetPolicy.loopbackOnly() : TargetPolicy.loopbackPlus(List.copyOf(allowed));
         GatewayConfig gatewayConfig = new GatewayConfig(env, listenAddress, tunnelPath, limited.mux(), policy,
                 targetPolicy, dial, limited.handshakeTimeout(), drain, limited.ioThreads(), limited.limits());
-        ServiceLifecycle.logLimits(log, LimitOptions.describe(gatewayConfig, localLimits));
+        ServiceRunner.logLimits(log, LimitOptions.describe(gatewayConfig, localLimits));
         if (!allowed.isEmpty()) {
             String cidrs = allowed.stream().map(Cidr::toString).collect(Collectors.joining(","));
             log.warn("non-loopback targets are enabled: grants may reach {} in addition to loopback", cidrs);
@@ -282,41 +270,22 @@ final class ServeCommand implements Callable<Integer> {
         PrometheusMeterRegistry prometheus = metricsAddress == null ? null : MetricsServer.newRegistry();
         MeterRegistry registry = prometheus != null ? prometheus : new SimpleMeterRegistry();
         RevocationStore revocationStore = adminAddress != null || Files.exists(state) ? openRevocations(state) : null;
-        GatewayServer running = start(gatewayConfig, verifyKeys, tls, listenAddress, registry, revocationStore)
-                .drainIdleTimeout(drainIdle);
+        // Stopped in reverse: the listeners a replacement on the same addresses needs go before the drain: the
+        // metrics endpoint, the admin state file, and the admin endpoint with its token (GatewayServer.close, first).
+        GatewayServer running = runner.open(start(gatewayConfig, verifyKeys, tls, listenAddress, registry,
+                revocationStore).drainIdleTimeout(drainIdle));
         AdminServer admin = null;
-        MetricsServer metricsServer = null;
-        Path adminFile = null;
-        try {
-            if (adminAddress != null) {
-                admin = startAdmin(running, adminAddress, state.resolve(GatewayCli.ADMIN_TOKEN_FILE), localLimits);
-                adminFile = state.resolve(GatewayCli.ADMIN_STATE_FILE);
-                writeAdminState(adminFile, admin);
-            }
-            if (metricsAddress != null) {
-                metricsServer = MetricsServer.startForCommand(metricsAddress, prometheus, localLimits);
-            }
-        } catch (RuntimeException e) {
-            running.close(); // closes the admin endpoint too
-            if (metricsServer != null) {
-                metricsServer.close();
-            }
-            ServiceLifecycle.deleteQuietly(log, adminFile);
-            throw e;
+        if (adminAddress != null) {
+            admin = startAdmin(running, adminAddress, state.resolve(GatewayCli.ADMIN_TOKEN_FILE), localLimits);
+            Path adminFile = state.resolve(GatewayCli.ADMIN_STATE_FILE);
+            runner.open(() -> ServiceRunner.deleteQuietly(log, adminFile));
+            writeAdminState(adminFile, admin);
         }
-        boolean closeNow;
-        synchronized (lock) {
-            server = running;
-            metrics = metricsServer;
-            adminStateFile = adminFile;
-            closeNow = stopRequested;
-        }
-        if (closeNow) { // stop() came while binding
-            closeGracefully(running, metricsServer, adminFile, "stop requested during start");
-            return ExitCodes.OK;
-        }
-        Thread hook = ServiceLifecycle.addShutdownHook(this::onSignal, "ptun-gateway-shutdown");
-        try {
+        MetricsServer metricsServer = metricsAddress == null ? null
+                : runner.open(MetricsServer.startForCommand(metricsAddress, prometheus, localLimits));
+        server = running;
+        AdminServer adminServer = admin;
+        runner.serve("ptun-gateway-shutdown", () -> {
             ObjectNode ready = Cli.json()
                     .put("event", "ready")
                     .put("listen", Cli.hostPort(running.address()))
@@ -325,19 +294,15 @@ final class ServeCommand implements Callable<Integer> {
                     .put("protocol", MuxProtocol.SUBPROTOCOL)
                     .put("transport", running.transportName())
                     .put("version", GatewayVersionProvider.projectVersion());
-            if (admin != null) {
-                ready.put("admin", admin.url()).put("adminTokenFile", admin.tokenFile().toAbsolutePath().toString());
+            if (adminServer != null) {
+                ready.put("admin", adminServer.url())
+                        .put("adminTokenFile", adminServer.tokenFile().toAbsolutePath().toString());
             }
             if (metricsServer != null) {
                 ready.put("metrics", metricsServer.url());
             }
             Cli.printJson(ready);
-            lifecycle.markStarted();
-            lifecycle.awaitStopped();
-        } finally {
-            stop(); // no-op when already stopped; closes the server if printing or waiting failed
-            ServiceLifecycle.removeShutdownHook(hook);
-        }
+        });
         return ExitCodes.OK;
     }
 
@@ -392,7 +357,7 @@ final class ServeCommand implements Callable<Integer> {
             Thread.currentThread().interrupt();
             throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
         } catch (Exception e) {
-            throw ServiceLifecycle.bindFailure(e, "", listenAddress);
+            throw ServiceRunner.bindFailure(e, "", listenAddress);
         }
     }
 
@@ -406,7 +371,7 @@ final class ServeCommand implements Callable<Integer> {
         } catch (AccessDeniedException e) {
             throw new CliException(ExitCodes.REFUSED, "permission denied writing the admin token file " + tokenFile);
         } catch (Exception e) {
-            throw ServiceLifecycle.bindFailure(e, " (--admin-listen)", address);
+            throw ServiceRunner.bindFailure(e, " (--admin-listen)", address);
         }
     }
 
@@ -454,71 +419,22 @@ final class ServeCommand implements Callable<Integer> {
         }
     }
 
-    /** Shutdown hook: graceful close; when run as the main program, exit 0 rather than the signal's 128+n. */
-    private void onSignal() {
-        ServiceLifecycle.onSignal(log, () -> stop("signal"), GatewayMain.standalone);
-    }
-
     /**
      * Stops the gateway gracefully (GOAWAY, drain) and releases the thread blocked in {@link #call()}. Idempotent
-     * and thread-safe; returns once the server is closed. Used by the shutdown hook and by tests.
+     * and thread-safe; returns once the server is closed. Used by tests.
      */
     void stop() {
-        stop("stop");
-    }
-
-    private void stop(String reason) {
-        GatewayServer toClose;
-        MetricsServer metricsToClose;
-        Path adminFile;
-        synchronized (lock) {
-            if (stopRequested) {
-                toClose = null;
-                metricsToClose = null;
-                adminFile = null;
-            } else {
-                stopRequested = true;
-                toClose = server;
-                metricsToClose = metrics;
-                adminFile = adminStateFile;
-            }
-        }
-        if (toClose != null) {
-            closeGracefully(toClose, metricsToClose, adminFile, reason);
-        }
-        lifecycle.awaitStoppedUninterruptibly();
-    }
-
-    private void closeGracefully(GatewayServer s, MetricsServer metricsServer, Path adminFile, String reason) {
-        long t0 = System.nanoTime();
-        try {
-            // The listeners a replacement on the same addresses needs go first, before the drain: the admin
-            // endpoint (GatewayServer.close, first thing) with its token, and the metrics endpoint.
-            ServiceLifecycle.deleteQuietly(log, adminFile);
-            if (metricsServer != null) {
-                metricsServer.close();
-            }
-            s.close();
-        } finally {
-            log.atInfo().setMessage("gateway stopped")
-                    .addKeyValue("event", "stopped")
-                    .addKeyValue("reason", reason)
-                    .addKeyValue("millis", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0))
-                    .log();
-            lifecycle.markStopped();
-        }
+        runner.stop();
     }
 
     /** Waits until the gateway is ready or {@link #call()} has ended (failed); true if that happened in time. */
     boolean awaitStarted(long timeout, TimeUnit unit) throws InterruptedException {
-        return lifecycle.awaitStarted(timeout, unit);
+        return runner.awaitStarted(timeout, unit);
     }
 
     /** The running server, or null before start / after a failed start. */
     GatewayServer server() {
-        synchronized (lock) {
-            return server;
-        }
+        return server;
     }
 
     private SslContext loadTls(Path tlsCert, Path tlsKey) {
