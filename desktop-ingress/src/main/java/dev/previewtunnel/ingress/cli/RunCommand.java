@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.cli.AuditDestination;
 import dev.previewtunnel.cli.Cli;
+import dev.previewtunnel.cli.SecretFiles;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
@@ -11,6 +12,7 @@ import dev.previewtunnel.cli.MetricsServer;
 import dev.previewtunnel.mux.local.LocalHttpServer;
 import dev.previewtunnel.cli.ServiceRunner;
 import dev.previewtunnel.cli.Settings;
+import dev.previewtunnel.cli.StateDirectory;
 import dev.previewtunnel.grants.UnverifiedGrantView;
 import dev.previewtunnel.ingress.Ingress;
 import dev.previewtunnel.ingress.IngressConfig;
@@ -298,7 +300,7 @@ final class RunCommand implements Callable<Integer> {
         }
         SslContext ssl = tls ? IngressCli.clientTls(spec, ca) : null;
         GrantRefresher refresher = refresher(s);
-        IngressCli.prepareStateDir(dir);
+        StateDirectory.prepare(dir, "the credentials file");
         Path credentials = StateFiles.credentialsFile(dir, session);
         // Sessions outlive the process: the first one keeps its credential, the saved ones come back, and the
         // proxy listens on the port of the previous run when it may choose, so open browsers keep working.
@@ -421,7 +423,7 @@ final class RunCommand implements Callable<Integer> {
             count++;
         }
         for (Path file : grantPaths) {
-            List<String> lines = IngressCli.readSecretLines(spec, file, "--grant-file");
+            List<String> lines = SecretFiles.readLines(spec, file, "--grant-file");
             for (int i = 0; i < lines.size(); i++) {
                 attach(session, lines.get(i), "line " + (i + 1) + " of --grant-file " + file, targets);
                 count++;
@@ -502,7 +504,7 @@ final class RunCommand implements Callable<Integer> {
             }
             String bearer = null;
             if (bearerFile != null) {
-                List<String> lines = IngressCli.readSecretLines(spec, bearerFile, "--grant-refresh-token-file");
+                List<String> lines = SecretFiles.readLines(spec, bearerFile, "--grant-refresh-token-file");
                 if (lines.size() != 1) {
                     throw Cli.usage(spec, "--grant-refresh-token-file must hold the token on one line");
                 }

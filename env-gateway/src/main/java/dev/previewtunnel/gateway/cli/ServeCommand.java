@@ -6,6 +6,8 @@ import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.MetricsServer;
+import dev.previewtunnel.cli.OwnerOnlyCheck;
+import dev.previewtunnel.cli.StateDirectory;
 import dev.previewtunnel.mux.local.LocalHttpServer;
 import dev.previewtunnel.cli.ServiceRunner;
 import dev.previewtunnel.cli.Settings;
@@ -42,7 +44,6 @@ import java.net.InetSocketAddress;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -337,7 +338,7 @@ final class ServeCommand implements Callable<Integer> {
      * exactly, refuses the start (exit 3).
      */
     static RevocationStore openRevocations(Path state) {
-        prepareStateDir(state);
+        StateDirectory.prepare(state, "the admin token file");
         try {
             return RevocationStore.open(state);
         } catch (AccessDeniedException e) {
@@ -372,36 +373,6 @@ final class ServeCommand implements Callable<Integer> {
             throw new CliException(ExitCodes.REFUSED, "permission denied writing the admin token file " + tokenFile);
         } catch (Exception e) {
             throw ServiceRunner.bindFailure(e, " (--admin-listen)", address);
-        }
-    }
-
-    /**
-     * Creates the state directory (rwx------) if missing. An existing one must be ours and not writable by
-     * group/others (it holds the admin token and the revocations: exit 3 otherwise); readable is only warned about.
-     */
-    static void prepareStateDir(Path dir) {
-        try {
-            if (Files.exists(dir) && !Files.isDirectory(dir)) {
-                throw new CliException(ExitCodes.REFUSED, "state directory " + dir + " exists and is not a directory");
-            }
-            OwnerOnlyFiles.ensureDirectory(dir);
-            TrustedPaths.requireTrustedDirectory(dir, "state directory");
-        } catch (TrustedPaths.UntrustedException e) {
-            throw new CliException(ExitCodes.REFUSED, e.getMessage());
-        } catch (AccessDeniedException e) {
-            throw new CliException(ExitCodes.REFUSED, "permission denied creating state directory " + dir);
-        } catch (IOException e) {
-            throw new CliException(ExitCodes.REFUSED, "cannot create state directory " + dir + ": "
-                    + e.getClass().getSimpleName());
-        }
-        try {
-            if (dir.getFileSystem().supportedFileAttributeViews().contains("posix")
-                    && Files.getPosixFilePermissions(dir).stream().anyMatch(p -> !p.name().startsWith("OWNER_"))) {
-                log.warn("state directory {} is accessible by group/others; consider chmod 700 {} (the admin token "
-                        + "file itself is owner-only)", dir, dir);
-            }
-        } catch (IOException | RuntimeException e) {
-            // only a warning
         }
     }
 
@@ -451,14 +422,8 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     private static void warnIfShared(Path keyFile) {
-        try {
-            if (keyFile.getFileSystem().supportedFileAttributeViews().contains("posix")
-                    && Files.getPosixFilePermissions(keyFile).stream()
-                    .anyMatch(p -> p != PosixFilePermission.OWNER_READ && p != PosixFilePermission.OWNER_WRITE)) {
-                log.warn("TLS private key {} is accessible beyond its owner; consider chmod 600 {}", keyFile, keyFile);
-            }
-        } catch (IOException | RuntimeException e) {
-            // only a warning
+        if (OwnerOnlyCheck.sharedPermissions(keyFile) != null) {
+            log.warn("TLS private key {} is accessible beyond its owner; consider chmod 600 {}", keyFile, keyFile);
         }
     }
 }
