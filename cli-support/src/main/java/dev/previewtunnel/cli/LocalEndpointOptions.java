@@ -4,7 +4,6 @@ import dev.previewtunnel.mux.local.LocalHttpServer;
 import picocli.CommandLine.Option;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -15,7 +14,6 @@ import java.util.Map;
 public final class LocalEndpointOptions {
     public static final String LOCAL_REQUEST_TIMEOUT = "local-request-timeout";
     public static final String LOCAL_CONNECTIONS = "max-local-connections";
-    public static final List<String> KEYS = List.of(LOCAL_REQUEST_TIMEOUT, LOCAL_CONNECTIONS);
 
     @Option(names = "--" + LOCAL_REQUEST_TIMEOUT, paramLabel = "DURATION",
             converter = Converters.DurationConverter.class,

@@ -5,7 +5,6 @@ import dev.previewtunnel.mux.MuxSettings;
 import picocli.CommandLine.Option;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -24,8 +23,6 @@ public final class MuxLimitOptions {
     public static final String KEEPALIVE_INTERVAL = "keepalive-interval";
     public static final String KEEPALIVE_TIMEOUT = "keepalive-timeout";
     public static final String WRITE_BACKLOG = "max-write-backlog";
-    public static final List<String> KEYS = List.of(STREAM_WINDOW, WEBSOCKET_MESSAGE, KEEPALIVE_INTERVAL,
-            KEEPALIVE_TIMEOUT, WRITE_BACKLOG);
 
     @Option(names = "--" + STREAM_WINDOW, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
             description = "HTTP/2 receive window of each stream: the most the peer may send ahead of a slow reader "

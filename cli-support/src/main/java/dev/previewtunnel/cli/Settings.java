@@ -60,12 +60,26 @@ public final class Settings {
         this.keys = keys;
     }
 
-    /** The keys of a command, gathered from its groups of options (plain options, limits...). */
-    @SafeVarargs
-    public static Set<String> keys(java.util.Collection<String>... groups) {
+    /**
+     * The keys of a command's settings, derived from its options: each long option name without {@code --}
+     * ({@code --no-X} gives {@code X}, set to false by the flag), nested option groups included; never
+     * {@code --config}, {@code --help}, {@code --version}, nor the options named in {@code notSettings} (secrets
+     * given on the command line are never settings: only the files holding them are).
+     *
+     * @param options an object with picocli {@code @Option}/{@code @ArgGroup} fields (a command or an options class)
+     */
+    public static Set<String> keysOf(Object options, String... notSettings) {
+        Set<String> skipped = Set.of(notSettings);
         Set<String> all = new TreeSet<>();
-        for (java.util.Collection<String> g : groups) {
-            all.addAll(g);
+        for (picocli.CommandLine.Model.OptionSpec option : CommandSpec.forAnnotatedObject(options).options()) {
+            String name = option.longestName();
+            if (!name.startsWith("--") || option.usageHelp() || option.versionHelp() || name.equals("--config")) {
+                continue;
+            }
+            String key = name.startsWith("--no-") ? name.substring(5) : name.substring(2);
+            if (!skipped.contains(key)) {
+                all.add(key);
+            }
         }
         return Set.copyOf(all);
     }

@@ -4,7 +4,6 @@ import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.SecretFiles;
-import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.ingress.session.StateFiles;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -15,21 +14,11 @@ import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
-import java.util.Set;
 
 /** Ingress-specific command helpers shared by run, doctor and the control commands. */
 final class IngressCli {
     /** Environment variables of the ingress's settings start with this ({@code PTUN_INGRESS_GATEWAY}). */
     static final String ENV_PREFIX = "PTUN_INGRESS_";
-    /**
-     * Keys of the ingress's JSON config file: the long option names of 'run' without "--" ({@code control} is the
-     * opposite of --no-control). Every command that takes --config accepts the same file and reads what it needs.
-     * Tokens and grants are never settings: only the files holding them are.
-     */
-    static final Set<String> CONFIG_KEYS = Settings.keys(Set.of("gateway", "token-file", "grant-file", "listen", "pool",
-            "gateway-ca", "state-dir", "session-id", "control", "control-listen", "metrics-listen", "drain-timeout",
-            "drain-idle-timeout", "audit-file", "grant-refresh-command", "grant-refresh-arg", "grant-refresh-url", "grant-refresh-token-file",
-            "grant-refresh-timeout"), LimitOptions.KEYS, EnvironmentOptions.KEYS);
     static final String SESSION_ID = "[A-Za-z0-9._-]{1,64}";
     static final String SESSION_ID_RULE = "must be 1 to 64 letters, digits, '.', '_' or '-'";
     static final int MAX_TOKEN_LENGTH = 16 * 1024;

@@ -14,9 +14,8 @@ import picocli.CommandLine.Option;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
+import java.util.Set;
 
 /**
  * The limits and timeouts of {@code run}, each a flag, a {@code PTUN_INGRESS_*} variable and a config-file key
@@ -38,9 +37,7 @@ final class LimitOptions {
     static final String BODY_IDLE_TIMEOUT = "request-body-idle-timeout";
 
     /** Every key, for the config file's list of known keys. */
-    static final List<String> KEYS = Stream.of(List.of(REQUEST_HEAD_TIMEOUT, MAX_REQUEST_HEADERS, CONNECT_TIMEOUT,
-            OPEN_TIMEOUT, BROWSER_CONNECTIONS, UNAUTHENTICATED_CONNECTIONS, UNAUTHENTICATED_TIMEOUT, BODY_IDLE_TIMEOUT),
-            MuxLimitOptions.KEYS, LocalEndpointOptions.KEYS).flatMap(List::stream).toList();
+    static final Set<String> KEYS = Settings.keysOf(new LimitOptions());
 
     /** The tunnel-connection limits both programs share. */
     @ArgGroup(validate = false)

@@ -117,6 +117,12 @@ import java.util.concurrent.TimeUnit;
                         + "the file given by --audit-file."})
 final class RunCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
+    /**
+     * Keys of the ingress's JSON config file, derived from this command's options ({@code control} is the opposite
+     * of --no-control). Every command that takes --config accepts the same file and reads what it needs. Tokens
+     * and grants are never settings: only the files holding them are.
+     */
+    static final Set<String> CONFIG_KEYS = Settings.keysOf(new RunCommand(), "token", "grant");
 
     @Spec
     CommandSpec spec;
@@ -251,7 +257,7 @@ final class RunCommand implements Callable<Integer> {
 
     private int run() {
         // 1. Settings (flags > PTUN_INGRESS_* > config file > defaults), before reading secrets or the network.
-        Settings s = Settings.load(spec, config, IngressCli.ENV_PREFIX, IngressCli.CONFIG_KEYS);
+        Settings s = Settings.load(spec, config, IngressCli.ENV_PREFIX, CONFIG_KEYS);
         String gatewayText = s.require("gateway", "URL", s.string("gateway", gateway, null));
         URI gatewayUri = IngressCli.parseGateway(spec, s.name("gateway"), gatewayText);
         String suffix = environments.suffix(s);

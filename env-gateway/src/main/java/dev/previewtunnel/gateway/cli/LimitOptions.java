@@ -14,9 +14,8 @@ import picocli.CommandLine.Option;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
+import java.util.Set;
 
 /**
  * The abuse limits of {@code serve}, each a flag, a {@code PTUN_GATEWAY_*} variable and a config-file key with the
@@ -50,11 +49,7 @@ final class LimitOptions {
     static final String TOKEN_FAILURES = "max-token-failures";
 
     /** Every key, for the config file's list of known keys. */
-    static final List<String> KEYS = Stream.of(List.of(STREAMS_PER_CONNECTION, STREAMS_PER_SESSION, OPENS_PER_SECOND,
-            OPEN_BURST, PENDING_DIALS, HEADER_LIST, FRAME_SIZE, RESETS, RESET_WINDOW, QUEUED_BYTES, STREAM_IDLE,
-            CONNECTION_IDLE, HANDSHAKE, TUNNEL_CONNECTIONS, HANDSHAKING_CONNECTIONS, MAX_REVOCATIONS,
-            CONNECTIONS_PER_TOKEN, GRANT_FAILURES, GRANT_FAILURE_COOLDOWN, TOKEN_FAILURES),
-            MuxLimitOptions.KEYS, LocalEndpointOptions.KEYS).flatMap(List::stream).toList();
+    static final Set<String> KEYS = Settings.keysOf(new LimitOptions());
 
     /** The tunnel-connection limits both programs share. */
     @ArgGroup(validate = false)

@@ -101,7 +101,7 @@ final class RevokeCommand implements Callable<Integer> {
             url = adminUrl(admin);
             tokenFile = adminTokenFile;
         } else {
-            Settings s = Settings.load(spec, config, GatewayCli.ENV_PREFIX, GatewayCli.CONFIG_KEYS);
+            Settings s = Settings.load(spec, config, GatewayCli.ENV_PREFIX, ServeCommand.CONFIG_KEYS);
             Path dir = s.path("state-dir", stateDir, GatewayCli.defaultStateDir());
             Path stateFile = dir.resolve(GatewayCli.ADMIN_STATE_FILE);
             // admin.json says where the token goes: one another user could rewrite would send it to them.

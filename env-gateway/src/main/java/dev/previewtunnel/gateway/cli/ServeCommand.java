@@ -48,6 +48,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -90,6 +91,11 @@ import java.util.stream.Collectors;
 final class ServeCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(ServeCommand.class);
     private static final Duration MAX_TIMEOUT = Duration.ofHours(1);
+    /**
+     * Keys of the gateway's JSON config file, derived from this command's options. Every command that takes
+     * --config accepts the same file and reads the keys it needs.
+     */
+    static final Set<String> CONFIG_KEYS = Settings.keysOf(new ServeCommand());
 
     @Spec
     CommandSpec spec;
@@ -195,7 +201,7 @@ final class ServeCommand implements Callable<Integer> {
 
     private int run() {
         // 1. Settings (flags > PTUN_GATEWAY_* > config file > defaults), before touching keys or the network.
-        Settings s = Settings.load(spec, config, GatewayCli.ENV_PREFIX, GatewayCli.CONFIG_KEYS);
+        Settings s = Settings.load(spec, config, GatewayCli.ENV_PREFIX, CONFIG_KEYS);
         Path keysPath = s.require("keys", "DIR", s.path("keys", keys, null));
         String env = s.require("env", "ENV", s.string("env", environment, null));
         Cli.requireNonBlank(spec, env, s.name("env"));
