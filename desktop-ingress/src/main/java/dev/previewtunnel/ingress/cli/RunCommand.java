@@ -17,9 +17,7 @@ import dev.previewtunnel.grants.UnverifiedGrantView;
 import dev.previewtunnel.ingress.Ingress;
 import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.ingress.control.ControlServer;
-import dev.previewtunnel.ingress.refresh.CommandGrantRefresher;
 import dev.previewtunnel.ingress.refresh.GrantRefresher;
-import dev.previewtunnel.ingress.refresh.UrlGrantRefresher;
 import dev.previewtunnel.ingress.session.AuthorityMap;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.SessionStore;
@@ -35,6 +33,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -42,9 +41,7 @@ import picocli.CommandLine.Spec;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.net.URISyntaxException;
 import java.nio.file.AccessDeniedException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -54,8 +51,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -210,29 +205,8 @@ final class RunCommand implements Callable<Integer> {
                     + "stop; 100ms to 1h (default: 2s).")
     Duration drainIdleTimeout;
 
-    @Option(names = "--grant-refresh-command", paramLabel = "PROGRAM",
-            description = "When the gateway refuses a stream because its grant expired or was revoked, run this "
-                    + "program (no shell) once and use the first line it prints as the new grant. It gets "
-                    + "PTUN_SESSION, PTUN_TARGET, PTUN_GRANT_ID and PTUN_REASON in its environment; its stderr is "
-                    + "discarded (default: no refresh).")
-    String grantRefreshCommand;
-
-    @Option(names = "--grant-refresh-arg", paramLabel = "ARG",
-            description = "An argument for --grant-refresh-command; repeatable, passed in order.")
-    List<String> grantRefreshArgs = new ArrayList<>();
-
-    @Option(names = "--grant-refresh-url", paramLabel = "URL",
-            description = "Instead of a command: POST {\"session\",\"target\",\"grantId\",\"reason\"} to this "
-                    + "http(s) URL; the first line of a 200 answer is the new grant (default: no refresh).")
-    String grantRefreshUrl;
-
-    @Option(names = "--grant-refresh-token-file", paramLabel = "FILE",
-            description = "File holding a bearer token sent to --grant-refresh-url in the Authorization header.")
-    Path grantRefreshTokenFile;
-
-    @Option(names = "--grant-refresh-timeout", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
-            description = "How long the refresh command or URL may take (default: 10s).")
-    Duration grantRefreshTimeout;
+    @Mixin
+    GrantRefreshOptions grantRefresh = new GrantRefreshOptions();
 
     @Option(names = "--audit-file", paramLabel = "FILE",
             description = "Append the audit events (one JSON object per line) to this file instead of stderr; "
@@ -305,7 +279,7 @@ final class RunCommand implements Callable<Integer> {
             throw Cli.usage(spec, "--gateway-ca applies to wss:// gateways only");
         }
         SslContext ssl = tls ? IngressCli.clientTls(spec, ca) : null;
-        GrantRefresher refresher = refresher(s);
+        GrantRefresher refresher = grantRefresh.refresher(spec, s, runner);
         StateDirectory.prepare(dir, "the credentials file");
         Path credentials = StateFiles.credentialsFile(dir, session);
         // Sessions outlive the process: the first one keeps its credential, the saved ones come back, and the
@@ -458,67 +432,6 @@ final class RunCommand implements Callable<Integer> {
             log.warn("{}: grant {} for {} expired at {}; the gateway will refuse it, issue a new one", where,
                     view.jti(), target, view.expiresAt());
         }
-    }
-
-    /** The grant refresh hook from the settings, or null; a command gets its own small thread pool. */
-    private GrantRefresher refresher(Settings s) {
-        String command = s.string("grant-refresh-command", grantRefreshCommand, null);
-        List<String> args = s.list("grant-refresh-arg", grantRefreshArgs, Settings::text);
-        String url = s.string("grant-refresh-url", grantRefreshUrl, null);
-        Path bearerFile = s.path("grant-refresh-token-file", grantRefreshTokenFile, null);
-        Duration timeout = Cli.requireRange(spec, s.duration("grant-refresh-timeout", grantRefreshTimeout,
-                Duration.ofSeconds(10)), s.name("grant-refresh-timeout"), Duration.ofMillis(100), Duration.ofMinutes(5));
-        if (command != null && url != null) {
-            throw Cli.usage(spec, "give either --grant-refresh-command or --grant-refresh-url, not both");
-        }
-        if (!args.isEmpty() && command == null) {
-            throw Cli.usage(spec, "--grant-refresh-arg needs --grant-refresh-command");
-        }
-        if (bearerFile != null && url == null) {
-            throw Cli.usage(spec, "--grant-refresh-token-file needs --grant-refresh-url");
-        }
-        if (command != null) {
-            if (command.contains("/")) {
-                Path program = Path.of(command);
-                if (!Files.isRegularFile(program) || !Files.isExecutable(program)) {
-                    throw s.invalid("grant-refresh-command", "must name an executable file (or a program on the "
-                            + "PATH), got '" + Cli.shown(command) + "'");
-                }
-            }
-            List<String> argv = new ArrayList<>();
-            argv.add(command);
-            argv.addAll(args);
-            ExecutorService executor = Executors.newCachedThreadPool(r -> {
-                Thread t = new Thread(r, "ptun-grant-refresh");
-                t.setDaemon(true);
-                return t;
-            });
-            runner.open(executor::shutdownNow);
-            return new CommandGrantRefresher(argv, timeout, executor);
-        }
-        if (url != null) {
-            URI uri;
-            try {
-                uri = new URI(url);
-            } catch (URISyntaxException e) {
-                throw s.invalid("grant-refresh-url", "is not a valid URL");
-            }
-            if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null
-                    || uri.getRawQuery() != null || uri.getRawUserInfo() != null) {
-                throw s.invalid("grant-refresh-url", "must be an http:// or https:// URL without query or user info "
-                        + "(a bearer token goes in --grant-refresh-token-file)");
-            }
-            String bearer = null;
-            if (bearerFile != null) {
-                List<String> lines = SecretFiles.readLines(spec, bearerFile, "--grant-refresh-token-file");
-                if (lines.size() != 1) {
-                    throw Cli.usage(spec, "--grant-refresh-token-file must hold the token on one line");
-                }
-                bearer = lines.get(0);
-            }
-            return new UrlGrantRefresher(uri, bearer, timeout);
-        }
-        return null;
     }
 
     private static void writeCredentials(Path file, BrowserSession session) {
