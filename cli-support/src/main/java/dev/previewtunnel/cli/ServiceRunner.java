@@ -237,6 +237,27 @@ public final class ServiceRunner {
         line.log();
     }
 
+    /** Starts something that listens: may be interrupted, or fail to bind. */
+    @FunctionalInterface
+    public interface Listener<T> {
+        T start() throws Exception;
+    }
+
+    /**
+     * Runs {@code start}: an interrupt is exit 4 ({@code interrupted while starting}, the interrupt kept), a
+     * failure a {@link #bindFailure} for {@code what} at {@code address}; a CliException passes through.
+     */
+    public static <T> T listen(Listener<T> start, String what, InetSocketAddress address) {
+        try {
+            return start.start();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
+        } catch (Exception e) {
+            throw bindFailure(e, what, address);
+        }
+    }
+
     /**
      * How a command reports that it could not start listening on {@code address}: exit 2 with the address and the
      * reason. Netty rethrows the bind failure itself: java.net.BindException (NIO), NativeIoException (epoll).

@@ -307,7 +307,9 @@ final class RunCommand implements Callable<Integer> {
         // listener (so a replacement on the same addresses can bind them while this one drains), then the drain.
         ServiceRunner.logLimits(log, LimitOptions.describe(ingressConfig, localLimits));
         PrometheusMeterRegistry registry = metricsAddress == null ? null : MetricsServer.newRegistry();
-        Ingress running = start(ingressConfig, tokenValue, ssl, listenAddress, registry, ownGateways);
+        IngressConfig startWith = ingressConfig;
+        Ingress running = ServiceRunner.listen(() -> Ingress.start(startWith, () -> tokenValue, ssl, registry,
+                ownGateways), "", listenAddress);
         runner.open(() -> running.close(drainFor, idleFor));
         running.virtualHostSuffix(suffix);
         running.sessions().add(first);
@@ -448,32 +450,17 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    private Ingress start(IngressConfig ingressConfig, String tokenValue, SslContext ssl,
-                          InetSocketAddress listenAddress, PrometheusMeterRegistry registry,
-                          Map<String, EnvironmentGateway> ownGateways) {
-        try {
-            return Ingress.start(ingressConfig, () -> tokenValue, ssl, registry, ownGateways);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
-        } catch (Exception e) {
-            throw ServiceRunner.bindFailure(e, "", listenAddress);
-        }
-    }
-
+    /** Starts the control API; its state file cannot be written: exit 3. */
     private static ControlServer startControl(Ingress running, Path dir, InetSocketAddress address,
                                               LocalHttpServer.Limits localLimits) {
-        try {
-            return ControlServer.start(running, dir, address, localLimits);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
-        } catch (AccessDeniedException e) {
-            throw new CliException(ExitCodes.REFUSED, "permission denied writing " + dir.resolve(
-                    ControlServer.STATE_FILE));
-        } catch (Exception e) {
-            throw ServiceRunner.bindFailure(e, " (--control-listen)", address);
-        }
+        return ServiceRunner.listen(() -> {
+            try {
+                return ControlServer.start(running, dir, address, localLimits);
+            } catch (AccessDeniedException e) {
+                throw new CliException(ExitCodes.REFUSED, "permission denied writing " + dir.resolve(
+                        ControlServer.STATE_FILE));
+            }
+        }, " (--control-listen)", address);
     }
 
     /** Ingress.start does not wait for the gateways; say so when a pool's first attempt fails. */

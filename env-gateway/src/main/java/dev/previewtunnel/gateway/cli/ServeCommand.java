@@ -354,32 +354,25 @@ final class ServeCommand implements Callable<Integer> {
         }
     }
 
-    private GatewayServer start(GatewayConfig config, ReloadingVerificationKeys keys, SslContext tls,
-                                InetSocketAddress listenAddress, MeterRegistry registry, RevocationStore store) {
-        try {
-            // This overload wires the gateway's revocation list into grant verification: a revoked grant or
-            // session is refused from then on, not only closed.
-            return GatewayServer.start(config, keys, tls, registry, store, Clock.systemUTC());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
-        } catch (Exception e) {
-            throw ServiceRunner.bindFailure(e, "", listenAddress);
-        }
+    private static GatewayServer start(GatewayConfig config, ReloadingVerificationKeys keys, SslContext tls,
+                                       InetSocketAddress listenAddress, MeterRegistry registry,
+                                       RevocationStore store) {
+        // This overload wires the gateway's revocation list into grant verification: a revoked grant or session
+        // is refused from then on, not only closed.
+        return ServiceRunner.listen(() -> GatewayServer.start(config, keys, tls, registry, store, Clock.systemUTC()),
+                "", listenAddress);
     }
 
     private static AdminServer startAdmin(GatewayServer running, InetSocketAddress address, Path tokenFile,
                                           LocalHttpServer.Limits localLimits) {
-        try {
-            return running.startAdmin(address, tokenFile, localLimits);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
-        } catch (AccessDeniedException e) {
-            throw new CliException(ExitCodes.REFUSED, "permission denied writing the admin token file " + tokenFile);
-        } catch (Exception e) {
-            throw ServiceRunner.bindFailure(e, " (--admin-listen)", address);
-        }
+        return ServiceRunner.listen(() -> {
+            try {
+                return running.startAdmin(address, tokenFile, localLimits);
+            } catch (AccessDeniedException e) {
+                throw new CliException(ExitCodes.REFUSED, "permission denied writing the admin token file "
+                        + tokenFile);
+            }
+        }, " (--admin-listen)", address);
     }
 
     /** {@code admin.json}: where the admin endpoint listens and where its token is; never the token itself. */
