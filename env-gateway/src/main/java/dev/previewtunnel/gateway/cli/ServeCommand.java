@@ -6,12 +6,10 @@ import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.MetricsServer;
-import dev.previewtunnel.cli.OwnerOnlyCheck;
 import dev.previewtunnel.cli.StateDirectory;
 import dev.previewtunnel.mux.local.LocalHttpServer;
 import dev.previewtunnel.cli.ServiceRunner;
 import dev.previewtunnel.cli.Settings;
-import dev.previewtunnel.cli.TrustedPaths;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayServer;
@@ -20,7 +18,6 @@ import dev.previewtunnel.gateway.admin.AdminServer;
 import dev.previewtunnel.gateway.policy.Cidr;
 import dev.previewtunnel.gateway.policy.TargetPolicy;
 import dev.previewtunnel.grants.GrantIssuer;
-import dev.previewtunnel.grants.KeyDirectory;
 import dev.previewtunnel.grants.ReloadingVerificationKeys;
 import dev.previewtunnel.grants.VerifierPolicy;
 import dev.previewtunnel.mux.MuxProtocol;
@@ -30,7 +27,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.handler.ssl.SslContext;
-import io.netty.handler.ssl.SslContextBuilder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.ArgGroup;
@@ -236,25 +232,11 @@ final class ServeCommand implements Callable<Integer> {
         runner.open(AuditDestination.apply(s, AuditLog.LOGGER, s.path(AuditDestination.KEY, auditFile, null)));
 
         // 2. TLS and keys.
-        SslContext tls = cert == null ? null : loadTls(cert, key);
+        SslContext tls = cert == null ? null : ServeKeyFiles.serverTls(spec, cert, key);
         VerifierPolicy defaults = VerifierPolicy.defaults();
         VerifierPolicy policy = new VerifierPolicy(defaults.clockSkew(), maxLifetime,
                 defaults.maxTokenLifetime(), defaults.maxTokenLength());
-        // The gateway only verifies: it reads the public JWK Set and never needs the signing key, so the
-        // environment's private key can stay where grants are issued. --keys takes the directory or the file.
-        Path verifyFile = Files.isDirectory(keysPath) ? keysPath.resolve(KeyDirectory.VERIFY_KEYS_FILE) : keysPath;
-        if (!Files.exists(verifyFile)) {
-            throw new CliException(ExitCodes.REFUSED, "no verify keys at " + verifyFile
-                    + "; create keys with: env-gateway keys init --dir DIR");
-        }
-        requireUnwritableByOthers(verifyFile);
-        ReloadingVerificationKeys verifyKeys;
-        try {
-            verifyKeys = new ReloadingVerificationKeys(verifyFile, Clock.systemUTC());
-        } catch (IOException | IllegalStateException e) {
-            throw new CliException(ExitCodes.REFUSED, "cannot load verify keys from " + verifyFile + ": "
-                    + e.getMessage());
-        }
+        ReloadingVerificationKeys verifyKeys = ServeKeyFiles.verificationKeys(keysPath);
 
         // 3. Configuration.
         TargetPolicy targetPolicy = allowed.isEmpty()
@@ -311,23 +293,6 @@ final class ServeCommand implements Callable<Integer> {
             Cli.printJson(ready);
         });
         return ExitCodes.OK;
-    }
-
-    /**
-     * The verification keys decide which grants are genuine, and are re-read every second: a file or directory
-     * another user could write would let them add a key of their own (exit 3). Reading it is fine: they are public.
-     */
-    private static void requireUnwritableByOthers(Path verifyFile) {
-        try {
-            Path dir = verifyFile.toAbsolutePath().getParent();
-            TrustedPaths.requireUnwritableByOthers(dir, "key directory");
-            TrustedPaths.requireUnwritableByOthers(verifyFile, "verify keys file");
-        } catch (TrustedPaths.UntrustedException e) {
-            throw new CliException(ExitCodes.REFUSED, e.getMessage());
-        } catch (IOException e) {
-            throw new CliException(ExitCodes.REFUSED, "cannot check " + verifyFile + " ("
-                    + e.getClass().getSimpleName() + ")");
-        }
     }
 
     /** A loopback HOST:PORT for {@code key}, or null when not set. */
@@ -405,24 +370,5 @@ final class ServeCommand implements Callable<Integer> {
     /** The running server, or null before start / after a failed start. */
     GatewayServer server() {
         return server;
-    }
-
-    private SslContext loadTls(Path tlsCert, Path tlsKey) {
-        Cli.requireReadableFile(spec, tlsCert, "--tls-cert");
-        Cli.requireReadableFile(spec, tlsKey, "--tls-key");
-        warnIfShared(tlsKey);
-        try {
-            return SslContextBuilder.forServer(tlsCert.toFile(), tlsKey.toFile()).build();
-        } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
-            // Netty's messages name the file and the problem, never the key's content.
-            throw new CliException(ExitCodes.USAGE, "cannot load TLS certificate " + tlsCert + " / key " + tlsKey
-                    + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
-        }
-    }
-
-    private static void warnIfShared(Path keyFile) {
-        if (OwnerOnlyCheck.sharedPermissions(keyFile) != null) {
-            log.warn("TLS private key {} is accessible beyond its owner; consider chmod 600 {}", keyFile, keyFile);
-        }
     }
 }
