@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.cli.AuditDestination;
 import dev.previewtunnel.cli.Cli;
-import dev.previewtunnel.cli.SecretFiles;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
@@ -13,7 +12,6 @@ import dev.previewtunnel.mux.local.LocalHttpServer;
 import dev.previewtunnel.cli.ServiceRunner;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.cli.StateDirectory;
-import dev.previewtunnel.grants.UnverifiedGrantView;
 import dev.previewtunnel.ingress.Ingress;
 import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.ingress.control.ControlServer;
@@ -22,7 +20,6 @@ import dev.previewtunnel.ingress.session.AuthorityMap;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.SessionStore;
 import dev.previewtunnel.ingress.session.StateFiles;
-import dev.previewtunnel.ingress.session.VirtualHostTakenException;
 import dev.previewtunnel.ingress.tunnel.EnvironmentGateway;
 import dev.previewtunnel.mux.MuxProtocol;
 import dev.previewtunnel.mux.audit.AuditLog;
@@ -44,9 +41,6 @@ import java.net.URI;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -134,25 +128,8 @@ final class RunCommand implements Callable<Integer> {
                     + "travels in a header, never in a URL (required; env PTUN_INGRESS_GATEWAY).")
     String gateway;
 
-    @Option(names = "--token-file", paramLabel = "FILE",
-            description = "File holding the connection token ('env-gateway token issue'). Recommended form: "
-                    + "unlike --token, it keeps the token out of ps. Exactly one of --token-file and --token.")
-    Path tokenFile;
-
-    @Option(names = "--token", paramLabel = "TOKEN",
-            description = "The connection token itself. Visible to other local users in ps: prefer --token-file.")
-    String token;
-
-    @Option(names = "--grant-file", paramLabel = "FILE",
-            description = "File of grants ('env-gateway grant issue'), one per line; blank lines and lines "
-                    + "starting with # are ignored. Recommended form: keeps grants out of ps. Repeatable.")
-    List<Path> grantFiles = new ArrayList<>();
-
-    @Option(names = "--grant", paramLabel = "GRANT",
-            description = "A grant for one target. Visible to other local users in ps: prefer --grant-file. "
-                    + "Repeatable. With the control API off (--no-control) at least one grant is required; "
-                    + "otherwise grants can be added later with 'grant add'.")
-    List<String> grants = new ArrayList<>();
+    @Mixin
+    TokenAndGrantOptions secrets = new TokenAndGrantOptions();
 
     @Option(names = "--listen", paramLabel = "HOST:PORT",
             description = "Where the proxy listens: a loopback address (127.0.0.0/8 or [::1]) only; port 0 picks "
@@ -262,8 +239,8 @@ final class RunCommand implements Callable<Integer> {
                 Duration.ofMillis(1), Duration.ofHours(1));
         Duration idleFor = s.inRange("drain-idle-timeout", s.duration("drain-idle-timeout", drainIdleTimeout,
                 Ingress.DEFAULT_DRAIN_IDLE), Duration.ofMillis(100), Duration.ofHours(1));
-        Path tokenPath = s.path("token-file", tokenFile, null);
-        List<Path> grantPaths = s.paths("grant-file", grantFiles);
+        Path tokenPath = secrets.tokenFile(s);
+        List<Path> grantPaths = secrets.grantFiles(s);
         Path dir = s.path("state-dir", stateDir, IngressCli.defaultStateDir()).toAbsolutePath().normalize();
         IngressConfig ingressConfig = limits.applyTo(
                 IngressConfig.defaults(listenAddress, gatewayUri).withPoolSize(poolSize), s);
@@ -271,7 +248,7 @@ final class RunCommand implements Callable<Integer> {
         runner.open(AuditDestination.apply(s, AuditLog.LOGGER, s.path(AuditDestination.KEY, auditFile, null)));
 
         // 2. Secrets, TLS, refresh hook. Nothing here may echo a token or a grant.
-        String tokenValue = readToken(tokenPath);
+        String tokenValue = secrets.readToken(spec, tokenPath);
         Map<String, EnvironmentGateway> ownGateways = environments.gateways(spec, s);
         boolean tls = "wss".equals(gatewayUri.getScheme())
                 || ownGateways.values().stream().anyMatch(g -> "wss".equals(g.url().getScheme()));
@@ -289,10 +266,10 @@ final class RunCommand implements Callable<Integer> {
         // The first session's grants come from the flags when any are given (a grant dropped from the grant file
         // stays dropped); only without them are its saved grants (from 'grant add') attached again.
         BrowserSession first = store.restoreOrCreate(session, suffix);
-        boolean flagGrants = !grants.isEmpty() || !grantPaths.isEmpty();
+        boolean flagGrants = secrets.grantsGiven(grantPaths);
         saved.sessions().stream().filter(x -> x.id().equals(session)).findFirst()
                 .ifPresent(x -> SessionStore.reattach(first.egress(x.egress()), flagGrants ? List.of() : x.grants()));
-        Set<String> targets = attachGrants(first, grantPaths, controlOn);
+        Set<String> targets = secrets.attachGrants(spec, first, grantPaths, controlOn);
         first.authorities().entries().forEach(e -> targets.add(e.target().toString()));
         listenAddress = SessionStore.preferredListen(listenAddress, saved.proxyPort());
         ingressConfig = ingressConfig.withListen(listenAddress);
@@ -380,60 +357,6 @@ final class RunCommand implements Callable<Integer> {
             }
         });
         return ExitCodes.OK;
-    }
-
-    private String readToken(Path tokenPath) {
-        if (token != null && tokenPath != null) {
-            throw Cli.usage(spec, "give either --token-file or --token, not both");
-        }
-        if (token == null && tokenPath == null) {
-            throw Cli.usage(spec, "a connection token is required: --token-file FILE (recommended; "
-                    + "'env-gateway token issue' prints one; or PTUN_INGRESS_TOKEN_FILE) or --token TOKEN");
-        }
-        if (tokenPath != null) {
-            return IngressCli.tokenFromFile(spec, tokenPath, "--token-file", "--token-file " + tokenPath);
-        }
-        return IngressCli.requireToken(spec, token.strip(), "--token");
-    }
-
-    /** Adds every grant to the session; returns the granted targets in order ("localhost:5173"). */
-    private Set<String> attachGrants(BrowserSession session, List<Path> grantPaths, boolean controlOn) {
-        Set<String> targets = new LinkedHashSet<>();
-        int count = 0;
-        for (int i = 0; i < grants.size(); i++) {
-            attach(session, grants.get(i).strip(), "--grant #" + (i + 1), targets);
-            count++;
-        }
-        for (Path file : grantPaths) {
-            List<String> lines = SecretFiles.readLines(spec, file, "--grant-file");
-            for (int i = 0; i < lines.size(); i++) {
-                attach(session, lines.get(i), "line " + (i + 1) + " of --grant-file " + file, targets);
-                count++;
-            }
-        }
-        if (count == 0 && !controlOn) {
-            throw Cli.usage(spec, "at least one grant is required with --no-control: --grant-file FILE "
-                    + "(recommended) or --grant GRANT; 'env-gateway grant issue' issues them");
-        }
-        return targets;
-    }
-
-    private void attach(BrowserSession session, String grant, String where, Set<String> targets) {
-        String target;
-        try {
-            target = session.authorities().add(grant).target().toString();
-        } catch (IllegalArgumentException e) {
-            throw Cli.usage(spec, where + " is not a readable grant (expected a JWT from 'env-gateway grant "
-                    + "issue'); the value is not shown");
-        } catch (VirtualHostTakenException e) {
-            throw Cli.usage(spec, where + ": " + e.getMessage() + " (with 'grant add --name')");
-        }
-        targets.add(target);
-        UnverifiedGrantView view = UnverifiedGrantView.decode(grant);
-        if (view.expiresAt().isBefore(Instant.now())) {
-            log.warn("{}: grant {} for {} expired at {}; the gateway will refuse it, issue a new one", where,
-                    view.jti(), target, view.expiresAt());
-        }
     }
 
     private static void writeCredentials(Path file, BrowserSession session) {
