@@ -69,9 +69,14 @@ public final class Settings {
      * @param options an object with picocli {@code @Option}/{@code @ArgGroup} fields (a command or an options class)
      */
     public static Set<String> keysOf(Object options, String... notSettings) {
+        return keysOf(CommandSpec.forAnnotatedObject(options), notSettings);
+    }
+
+    /** Like {@link #keysOf(Object, String...)} for a command's spec. */
+    public static Set<String> keysOf(CommandSpec spec, String... notSettings) {
         Set<String> skipped = Set.of(notSettings);
         Set<String> all = new TreeSet<>();
-        for (picocli.CommandLine.Model.OptionSpec option : CommandSpec.forAnnotatedObject(options).options()) {
+        for (picocli.CommandLine.Model.OptionSpec option : spec.options()) {
             String name = option.longestName();
             if (!name.startsWith("--") || option.usageHelp() || option.versionHelp() || name.equals("--config")) {
                 continue;
@@ -166,6 +171,78 @@ public final class Settings {
         return v == null || v.isEmpty() ? null : v;
     }
 
+    CommandSpec spec() {
+        return spec;
+    }
+
+    Set<String> keys() {
+        return keys;
+    }
+
+    boolean declared(String key) {
+        return keys.contains(key);
+    }
+
+    /**
+     * The text picocli converts for {@code option} (key {@code key}) when it is not on the command line: the
+     * environment variable, else the config file, else null; checked with the option's converter (or its type's
+     * parser) so that a bad value is reported with its origin. A path from the file comes resolved against the
+     * file's directory; {@code negated} ({@code --no-X} for key X) inverts a true/false value.
+     */
+    String provide(String key, picocli.CommandLine.Model.OptionSpec option, boolean negated) {
+        String text = env(envName(key));
+        String origin = key + " (from " + envName(key) + ")";
+        if (text == null) {
+            JsonNode node = values.get(key);
+            if (node == null || node.isNull()) {
+                return null;
+            }
+            origin = key + " (from config file " + file + ")";
+            origins.put(key, origin);
+            if (!node.isValueNode()) {
+                throw invalid(key, "must be a string, a number or true/false, not a JSON "
+                        + (node.isArray() ? "array" : "object"));
+            }
+            text = node.asText();
+        }
+        origins.put(key, origin);
+        Object value = parse(key, text, parserFor(option));
+        if (value instanceof Boolean b) {
+            return Boolean.toString(negated != b);
+        }
+        if (value instanceof Path p) {
+            return fromConfigDir(key, p).toString();
+        }
+        return text.strip();
+    }
+
+    private static Function<String, ?> parserFor(picocli.CommandLine.Model.OptionSpec option) {
+        picocli.CommandLine.ITypeConverter<?>[] converters = option.converters();
+        if (converters != null && converters.length > 0) {
+            picocli.CommandLine.ITypeConverter<?> converter = converters[0];
+            return text -> {
+                try {
+                    return converter.convert(text);
+                } catch (IllegalArgumentException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new IllegalArgumentException(e.getMessage());
+                }
+            };
+        }
+        Class<?> type = option.type();
+        if (type == Integer.class || type == int.class) {
+            return Settings::wholeNumber;
+        }
+        if (type == Boolean.class || type == boolean.class) {
+            return Settings::trueOrFalse;
+        }
+        if (type == Path.class) {
+            return Settings::toPath;
+        }
+        return Settings::text;
+    }
+
     /** The config file in use, or null. */
     public Path file() {
         return file;
@@ -224,7 +301,7 @@ public final class Settings {
     public <T> T get(String key, T flag, Function<String, T> parser, T def) {
         requireKnown(key);
         if (flag != null) {
-            origins.put(key, "--" + key);
+            origins.putIfAbsent(key, "--" + key); // a value picocli took from the environment or file keeps its origin
             return flag;
         }
         String fromEnv = env(envName(key));

@@ -11,6 +11,7 @@ import dev.previewtunnel.cli.MetricsServer;
 import dev.previewtunnel.mux.local.LocalHttpServer;
 import dev.previewtunnel.cli.ServiceRunner;
 import dev.previewtunnel.cli.Settings;
+import dev.previewtunnel.cli.SettingsProvider;
 import dev.previewtunnel.cli.StateDirectory;
 import dev.previewtunnel.ingress.Ingress;
 import dev.previewtunnel.ingress.IngressConfig;
@@ -57,6 +58,7 @@ import java.util.concurrent.TimeUnit;
  */
 @Command(name = "run",
         mixinStandardHelpOptions = true,
+        defaultValueProvider = IngressSettingsProvider.class,
         versionProvider = IngressVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
@@ -111,7 +113,7 @@ final class RunCommand implements Callable<Integer> {
      * of --no-control). Every command that takes --config accepts the same file and reads what it needs. Tokens
      * and grants are never settings: only the files holding them are.
      */
-    static final Set<String> CONFIG_KEYS = Settings.keysOf(new RunCommand(), "token", "grant");
+    static final Set<String> CONFIG_KEYS = Settings.keysOf(new RunCommand(), IngressSettingsProvider.NOT_SETTINGS);
 
     @Spec
     CommandSpec spec;
@@ -208,7 +210,7 @@ final class RunCommand implements Callable<Integer> {
 
     private int run() {
         // 1. Settings (flags > PTUN_INGRESS_* > config file > defaults), before reading secrets or the network.
-        Settings s = Settings.load(spec, config, IngressCli.ENV_PREFIX, CONFIG_KEYS);
+        Settings s = SettingsProvider.settings(spec, config, IngressCli.ENV_PREFIX, CONFIG_KEYS);
         String gatewayText = s.require("gateway", "URL", s.string("gateway", gateway, null));
         URI gatewayUri = IngressCli.parseGateway(spec, s.name("gateway"), gatewayText);
         String suffix = environments.suffix(s);

@@ -10,6 +10,7 @@ import dev.previewtunnel.cli.StateDirectory;
 import dev.previewtunnel.mux.local.LocalHttpServer;
 import dev.previewtunnel.cli.ServiceRunner;
 import dev.previewtunnel.cli.Settings;
+import dev.previewtunnel.cli.SettingsProvider;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayServer;
@@ -58,6 +59,7 @@ import java.util.stream.Collectors;
  */
 @Command(name = "serve",
         mixinStandardHelpOptions = true,
+        defaultValueProvider = GatewaySettingsProvider.class,
         versionProvider = GatewayVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
@@ -197,7 +199,7 @@ final class ServeCommand implements Callable<Integer> {
 
     private int run() {
         // 1. Settings (flags > PTUN_GATEWAY_* > config file > defaults), before touching keys or the network.
-        Settings s = Settings.load(spec, config, GatewayCli.ENV_PREFIX, CONFIG_KEYS);
+        Settings s = SettingsProvider.settings(spec, config, GatewayCli.ENV_PREFIX, CONFIG_KEYS);
         Path keysPath = s.require("keys", "DIR", s.path("keys", keys, null));
         String env = s.require("env", "ENV", s.string("env", environment, null));
         Cli.requireNonBlank(spec, env, s.name("env"));
