@@ -39,6 +39,9 @@ public abstract class SettingsProvider implements IDefaultValueProvider {
         String name = option.longestName();
         boolean negated = name.startsWith("--no-");
         String key = negated ? name.substring(5) : name.substring(2);
+        if (helpRequested(option.command())) {
+            return null; // --help and --version work whatever the environment and the file hold
+        }
         Settings s = settings(option.command());
         if (!s.declared(key)) {
             return null;
@@ -57,6 +60,15 @@ public abstract class SettingsProvider implements IDefaultValueProvider {
             return provider.settings;
         }
         return Settings.load(spec, configFlag, envPrefix, keys);
+    }
+
+    private static boolean helpRequested(CommandSpec spec) {
+        for (OptionSpec o : spec.options()) {
+            if ((o.usageHelp() || o.versionHelp()) && Boolean.TRUE.equals(o.getValue())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private Settings settings(CommandSpec spec) {

@@ -32,7 +32,7 @@ class SettingsProviderTest {
         }
     }
 
-    @Command(name = "t", defaultValueProvider = TestProvider.class)
+    @Command(name = "t", defaultValueProvider = TestProvider.class, mixinStandardHelpOptions = true)
     static final class T {
         @Spec
         CommandSpec spec;
@@ -104,5 +104,6 @@ class SettingsProviderTest {
         env.put("PTUN_T_POOL", "many");
         e = assertThrows(ParameterException.class, this::parse);
         assertEquals("pool (from PTUN_T_POOL): must be a whole number, got 'many'", e.getMessage());
+        assertNull(parse("--help").pool, "--help is not stopped by a bad variable");
     }
 }
