@@ -1,7 +1,7 @@
 package dev.previewtunnel.cli;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -14,9 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -52,18 +50,13 @@ class SettingsProviderTest {
         List<String> allowTargets = new ArrayList<>();
     }
 
-    private final Map<String, String> env = new HashMap<>();
+    @RegisterExtension
+    final FakeEnvironment env = new FakeEnvironment();
 
     @TempDir
     Path tmp;
 
-    @AfterEach
-    void restoreEnvironment() {
-        Settings.environmentForTests(null);
-    }
-
     private T parse(String... args) {
-        Settings.environmentForTests(env);
         T t = new T();
         new CommandLine(t).parseArgs(args);
         return t;
