@@ -61,35 +61,6 @@ public final class Settings {
     }
 
     /**
-     * The keys of a command's settings, derived from its options: each long option name without {@code --}
-     * ({@code --no-X} gives {@code X}, set to false by the flag), nested option groups included; never
-     * {@code --config}, {@code --help}, {@code --version}, nor the options named in {@code notSettings} (secrets
-     * given on the command line are never settings: only the files holding them are).
-     *
-     * @param options an object with picocli {@code @Option}/{@code @ArgGroup} fields (a command or an options class)
-     */
-    public static Set<String> keysOf(Object options, String... notSettings) {
-        return keysOf(CommandSpec.forAnnotatedObject(options), notSettings);
-    }
-
-    /** Like {@link #keysOf(Object, String...)} for a command's spec. */
-    public static Set<String> keysOf(CommandSpec spec, String... notSettings) {
-        Set<String> skipped = Set.of(notSettings);
-        Set<String> all = new TreeSet<>();
-        for (picocli.CommandLine.Model.OptionSpec option : spec.options()) {
-            String name = option.longestName();
-            if (!name.startsWith("--") || option.usageHelp() || option.versionHelp() || name.equals("--config")) {
-                continue;
-            }
-            String key = name.startsWith("--no-") ? name.substring(5) : name.substring(2);
-            if (!skipped.contains(key)) {
-                all.add(key);
-            }
-        }
-        return Set.copyOf(all);
-    }
-
-    /**
      * Replaces the process environment as seen by every {@link Settings} (tests); null restores it.
      */
     public static void environmentForTests(Map<String, String> env) {
@@ -184,12 +155,12 @@ public final class Settings {
     }
 
     /**
-     * The text picocli converts for {@code option} (key {@code key}) when it is not on the command line: the
-     * environment variable, else the config file, else null; checked with the option's converter (or its type's
-     * parser) so that a bad value is reported with its origin. A path from the file comes resolved against the
+     * The text picocli converts for the option of {@code key} when it is not on the command line: the
+     * environment variable, else the config file, else null; checked with {@code parser} (the option's converter)
+     * so that a bad value is reported with its origin. A path from the file comes resolved against the
      * file's directory; {@code negated} ({@code --no-X} for key X) inverts a true/false value.
      */
-    String provide(String key, picocli.CommandLine.Model.OptionSpec option, boolean negated) {
+    String provide(String key, Function<String, ?> parser, boolean negated) {
         String text = env(envName(key));
         String origin = key + " (from " + envName(key) + ")";
         if (text == null) {
@@ -206,7 +177,7 @@ public final class Settings {
             text = node.asText();
         }
         origins.put(key, origin);
-        Object value = parse(key, text, parserFor(option));
+        Object value = parse(key, text, parser);
         if (value instanceof Boolean b) {
             return Boolean.toString(negated != b);
         }
@@ -214,33 +185,6 @@ public final class Settings {
             return fromConfigDir(key, p).toString();
         }
         return text.strip();
-    }
-
-    private static Function<String, ?> parserFor(picocli.CommandLine.Model.OptionSpec option) {
-        picocli.CommandLine.ITypeConverter<?>[] converters = option.converters();
-        if (converters != null && converters.length > 0) {
-            picocli.CommandLine.ITypeConverter<?> converter = converters[0];
-            return text -> {
-                try {
-                    return converter.convert(text);
-                } catch (IllegalArgumentException e) {
-                    throw e;
-                } catch (Exception e) {
-                    throw new IllegalArgumentException(e.getMessage());
-                }
-            };
-        }
-        Class<?> type = option.type();
-        if (type == Integer.class || type == int.class) {
-            return Settings::wholeNumber;
-        }
-        if (type == Boolean.class || type == boolean.class) {
-            return Settings::trueOrFalse;
-        }
-        if (type == Path.class) {
-            return Settings::toPath;
-        }
-        return Settings::text;
     }
 
     /** The config file in use, or null. */

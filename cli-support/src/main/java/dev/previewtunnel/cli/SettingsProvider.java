@@ -1,12 +1,15 @@
 package dev.previewtunnel.cli;
 
 import picocli.CommandLine.IDefaultValueProvider;
+import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.ArgSpec;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.OptionSpec;
 
 import java.nio.file.Path;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Function;
 
 /**
  * picocli's default values of a long-running command's options: for an option not given on the command line,
@@ -46,7 +49,7 @@ public abstract class SettingsProvider implements IDefaultValueProvider {
         if (!s.declared(key)) {
             return null;
         }
-        return s.provide(key, option, negated);
+        return s.provide(key, parserFor(option), negated);
     }
 
     /**
@@ -82,6 +85,63 @@ public abstract class SettingsProvider implements IDefaultValueProvider {
 
     private Set<String> keys(CommandSpec spec) {
         // From the spec itself: building a spec from the command object again would re-inject its @Spec field.
-        return Settings.keysOf(spec, notSettings);
+        return keysOf(spec, notSettings);
+    }
+
+    /**
+     * The keys of a command's settings, derived from its options: each long option name without {@code --}
+     * ({@code --no-X} gives {@code X}, set to false by the flag), nested option groups included; never
+     * {@code --config}, {@code --help}, {@code --version}, nor the options named in {@code notSettings} (secrets
+     * given on the command line are never settings: only the files holding them are).
+     *
+     * @param options an object with picocli {@code @Option}/{@code @ArgGroup} fields (a command or an options class)
+     */
+    public static Set<String> keysOf(Object options, String... notSettings) {
+        return keysOf(CommandSpec.forAnnotatedObject(options), notSettings);
+    }
+
+    /** Like {@link #keysOf(Object, String...)} for a command's spec. */
+    public static Set<String> keysOf(CommandSpec spec, String... notSettings) {
+        Set<String> skipped = Set.of(notSettings);
+        Set<String> all = new TreeSet<>();
+        for (OptionSpec option : spec.options()) {
+            String name = option.longestName();
+            if (!name.startsWith("--") || option.usageHelp() || option.versionHelp() || name.equals("--config")) {
+                continue;
+            }
+            String key = name.startsWith("--no-") ? name.substring(5) : name.substring(2);
+            if (!skipped.contains(key)) {
+                all.add(key);
+            }
+        }
+        return Set.copyOf(all);
+    }
+
+    /** The option's converter, else the parser of its type, as {@link Settings} applies it. */
+    private static Function<String, ?> parserFor(OptionSpec option) {
+        ITypeConverter<?>[] converters = option.converters();
+        if (converters != null && converters.length > 0) {
+            ITypeConverter<?> converter = converters[0];
+            return text -> {
+                try {
+                    return converter.convert(text);
+                } catch (IllegalArgumentException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new IllegalArgumentException(e.getMessage());
+                }
+            };
+        }
+        Class<?> type = option.type();
+        if (type == Integer.class || type == int.class) {
+            return Settings::wholeNumber;
+        }
+        if (type == Boolean.class || type == boolean.class) {
+            return Settings::trueOrFalse;
+        }
+        if (type == Path.class) {
+            return Settings::toPath;
+        }
+        return Settings::text;
     }
 }

@@ -200,7 +200,7 @@ class SettingsConfigTest {
 
     @Test
     void theKeysAreTheLongOptionNamesWithoutConfigHelpVersionAndTheSecrets() {
-        assertEquals(Set.of("listen", "control", "stream-window"), Settings.keysOf(new Keyed(), "token"));
-        assertEquals(Set.of("stream-window"), Settings.keysOf(new Nested()));
+        assertEquals(Set.of("listen", "control", "stream-window"), SettingsProvider.keysOf(new Keyed(), "token"));
+        assertEquals(Set.of("stream-window"), SettingsProvider.keysOf(new Nested()));
     }
 }

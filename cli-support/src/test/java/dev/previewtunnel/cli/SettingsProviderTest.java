@@ -77,7 +77,7 @@ class SettingsProviderTest {
         assertTrue(t.allowTargets.isEmpty(), "repeatable options are left to Settings.list");
 
         Settings s = SettingsProvider.settings(t.spec, t.config, "PTUN_T_",
-                Settings.keysOf(t.spec, "token"));
+                SettingsProvider.keysOf(t.spec, "token"));
         assertEquals(2, s.integer("pool", t.pool, 64));
         assertEquals("pool (from PTUN_T_POOL)", s.name("pool"));
         assertEquals(Duration.ofSeconds(1), s.duration("dial-timeout", t.dialTimeout, Duration.ofSeconds(5)));
@@ -85,7 +85,7 @@ class SettingsProviderTest {
         s.path("keys", t.keys, null);
         assertEquals("keys (from config file " + file + ")", s.name("keys"));
         assertEquals(Set.of("dial-timeout", "pool", "control", "keys", "allow-target"),
-                Settings.keysOf(t.spec, "token"), "no --config, no --token");
+                SettingsProvider.keysOf(t.spec, "token"), "no --config, no --token");
     }
 
     @Test

@@ -5,6 +5,7 @@ import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.LocalEndpointOptions;
 import dev.previewtunnel.cli.MuxLimitOptions;
 import dev.previewtunnel.cli.Settings;
+import dev.previewtunnel.cli.SettingsProvider;
 import dev.previewtunnel.ingress.BrowserConnectionLimits;
 import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.mux.MuxSettings;
@@ -37,7 +38,7 @@ final class LimitOptions {
     static final String BODY_IDLE_TIMEOUT = "request-body-idle-timeout";
 
     /** Every key, for the config file's list of known keys. */
-    static final Set<String> KEYS = Settings.keysOf(new LimitOptions());
+    static final Set<String> KEYS = SettingsProvider.keysOf(new LimitOptions());
 
     /** The tunnel-connection limits both programs share. */
     @ArgGroup(validate = false)

@@ -113,7 +113,7 @@ final class RunCommand implements Callable<Integer> {
      * of --no-control). Every command that takes --config accepts the same file and reads what it needs. Tokens
      * and grants are never settings: only the files holding them are.
      */
-    static final Set<String> CONFIG_KEYS = Settings.keysOf(new RunCommand(), IngressSettingsProvider.NOT_SETTINGS);
+    static final Set<String> CONFIG_KEYS = SettingsProvider.keysOf(new RunCommand(), IngressSettingsProvider.NOT_SETTINGS);
 
     @Spec
     CommandSpec spec;

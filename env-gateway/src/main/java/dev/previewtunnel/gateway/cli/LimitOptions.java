@@ -5,6 +5,7 @@ import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.LocalEndpointOptions;
 import dev.previewtunnel.cli.MuxLimitOptions;
 import dev.previewtunnel.cli.Settings;
+import dev.previewtunnel.cli.SettingsProvider;
 import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayLimits;
 import dev.previewtunnel.mux.MuxSettings;
@@ -49,7 +50,7 @@ final class LimitOptions {
     static final String TOKEN_FAILURES = "max-token-failures";
 
     /** Every key, for the config file's list of known keys. */
-    static final Set<String> KEYS = Settings.keysOf(new LimitOptions());
+    static final Set<String> KEYS = SettingsProvider.keysOf(new LimitOptions());
 
     /** The tunnel-connection limits both programs share. */
     @ArgGroup(validate = false)

@@ -93,7 +93,7 @@ final class ServeCommand implements Callable<Integer> {
      * Keys of the gateway's JSON config file, derived from this command's options. Every command that takes
      * --config accepts the same file and reads the keys it needs.
      */
-    static final Set<String> CONFIG_KEYS = Settings.keysOf(new ServeCommand());
+    static final Set<String> CONFIG_KEYS = SettingsProvider.keysOf(new ServeCommand());
 
     @Spec
     CommandSpec spec;
