@@ -60,16 +60,6 @@ public final class Settings {
         this.keys = keys;
     }
 
-    /** The keys of a command, gathered from its groups of options (plain options, limits...). */
-    @SafeVarargs
-    public static Set<String> keys(java.util.Collection<String>... groups) {
-        Set<String> all = new TreeSet<>();
-        for (java.util.Collection<String> g : groups) {
-            all.addAll(g);
-        }
-        return Set.copyOf(all);
-    }
-
     /**
      * Replaces the process environment as seen by every {@link Settings} (tests); null restores it.
      */
@@ -152,6 +142,51 @@ public final class Settings {
         return v == null || v.isEmpty() ? null : v;
     }
 
+    CommandSpec spec() {
+        return spec;
+    }
+
+    Set<String> keys() {
+        return keys;
+    }
+
+    boolean declared(String key) {
+        return keys.contains(key);
+    }
+
+    /**
+     * The text picocli converts for the option of {@code key} when it is not on the command line: the
+     * environment variable, else the config file, else null; checked with {@code parser} (the option's converter)
+     * so that a bad value is reported with its origin. A path from the file comes resolved against the
+     * file's directory; {@code negated} ({@code --no-X} for key X) inverts a true/false value.
+     */
+    String provide(String key, Function<String, ?> parser, boolean negated) {
+        String text = env(envName(key));
+        String origin = key + " (from " + envName(key) + ")";
+        if (text == null) {
+            JsonNode node = values.get(key);
+            if (node == null || node.isNull()) {
+                return null;
+            }
+            origin = key + " (from config file " + file + ")";
+            origins.put(key, origin);
+            if (!node.isValueNode()) {
+                throw invalid(key, "must be a string, a number or true/false, not a JSON "
+                        + (node.isArray() ? "array" : "object"));
+            }
+            text = node.asText();
+        }
+        origins.put(key, origin);
+        Object value = parse(key, text, parser);
+        if (value instanceof Boolean b) {
+            return Boolean.toString(negated != b);
+        }
+        if (value instanceof Path p) {
+            return fromConfigDir(key, p).toString();
+        }
+        return text.strip();
+    }
+
     /** The config file in use, or null. */
     public Path file() {
         return file;
@@ -210,7 +245,7 @@ public final class Settings {
     public <T> T get(String key, T flag, Function<String, T> parser, T def) {
         requireKnown(key);
         if (flag != null) {
-            origins.put(key, "--" + key);
+            origins.putIfAbsent(key, "--" + key); // a value picocli took from the environment or file keeps its origin
             return flag;
         }
         String fromEnv = env(envName(key));

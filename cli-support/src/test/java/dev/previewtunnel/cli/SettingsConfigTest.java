@@ -25,8 +25,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Precedence flags > environment > config file > defaults, and every way a value can be wrong. */
 class SettingsConfigTest {
-    private static final Set<String> KEYS = Settings.keys(Set.of("listen", "dial-timeout", "pool", "control",
-            "allow-target", "keys", "grant-file"), Set.of("stream-window", "rate"));
+    private static final Set<String> KEYS = Set.of("listen", "dial-timeout", "pool", "control",
+            "allow-target", "keys", "grant-file", "stream-window", "rate");
 
     @Command(name = "x")
     static final class X {
@@ -177,5 +177,30 @@ class SettingsConfigTest {
         Settings bad = load(config("{\"stream-window\": \"64K\"}"));
         assertTrue(assertThrows(ParameterException.class, () -> bad.size("stream-window", null, 1024)).getMessage()
                 .startsWith("stream-window (from config file "), "parse errors name the key too");
+    }
+
+    @Command(name = "k", mixinStandardHelpOptions = true)
+    static final class Keyed {
+        @picocli.CommandLine.Option(names = "--config")
+        Path config;
+        @picocli.CommandLine.Option(names = {"-l", "--listen"})
+        String listen;
+        @picocli.CommandLine.Option(names = "--no-control")
+        Boolean noControl;
+        @picocli.CommandLine.Option(names = "--token")
+        String token;
+        @picocli.CommandLine.ArgGroup(validate = false)
+        Nested nested = new Nested();
+    }
+
+    static final class Nested {
+        @picocli.CommandLine.Option(names = "--stream-window")
+        Long streamWindow;
+    }
+
+    @Test
+    void theKeysAreTheLongOptionNamesWithoutConfigHelpVersionAndTheSecrets() {
+        assertEquals(Set.of("listen", "control", "stream-window"), SettingsProvider.keysOf(new Keyed(), "token"));
+        assertEquals(Set.of("stream-window"), SettingsProvider.keysOf(new Nested()));
     }
 }

@@ -49,7 +49,7 @@ final class ControlClient {
         Path config;
 
         ControlClient client(CommandSpec spec) {
-            Settings s = Settings.load(spec, config, IngressCli.ENV_PREFIX, IngressCli.CONFIG_KEYS);
+            Settings s = Settings.load(spec, config, IngressCli.ENV_PREFIX, RunCommand.CONFIG_KEYS);
             return open(s.path("state-dir", stateDir, IngressCli.defaultStateDir()));
         }
     }

@@ -102,7 +102,7 @@ final class DoctorCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         DoctorReport report = new DoctorReport(spec.commandLine().getOut(), json);
-        Settings s = report.loadSettings(spec, config, IngressCli.ENV_PREFIX, IngressCli.CONFIG_KEYS);
+        Settings s = report.loadSettings(spec, config, IngressCli.ENV_PREFIX, RunCommand.CONFIG_KEYS);
         if (s == null) {
             report.summary("desktop-ingress");
             return report.exitCode();

@@ -26,9 +26,6 @@ final class EnvironmentOptions {
     static final String TOKEN_FILE = "environment-token-file";
     static final String SUFFIX = "virtual-host-suffix";
 
-    /** Every key, for the config file's list of known keys. */
-    static final List<String> KEYS = List.of(GATEWAY, TOKEN_FILE, SUFFIX);
-
     @Option(names = "--" + GATEWAY, paramLabel = "ENV=URL",
             description = "Streams under grants for environment ENV go to this gateway (ws:// or wss://, as for "
                     + "--gateway) with the token of --environment-token-file ENV=FILE, not to --gateway. "

@@ -3,6 +3,7 @@ package dev.previewtunnel.ingress.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.cli.Cli;
+import dev.previewtunnel.cli.SecretFiles;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.grants.UnverifiedGrantView;
 import picocli.CommandLine.ArgGroup;
@@ -92,7 +93,7 @@ final class GrantCommand {
                 grants.add(source.grant.strip());
                 where.add("--grant");
             } else {
-                List<String> lines = IngressCli.readSecretLines(spec, source.grantFile, "--grant-file");
+                List<String> lines = SecretFiles.readLines(spec, source.grantFile, "--grant-file");
                 for (int i = 0; i < lines.size(); i++) {
                     grants.add(lines.get(i));
                     where.add("line " + (i + 1) + " of --grant-file " + source.grantFile);

@@ -2,18 +2,22 @@ package dev.previewtunnel.ingress.cli;
 
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.Converters;
+import dev.previewtunnel.cli.LocalEndpointOptions;
+import dev.previewtunnel.cli.MuxLimitOptions;
 import dev.previewtunnel.cli.Settings;
+import dev.previewtunnel.cli.SettingsProvider;
 import dev.previewtunnel.ingress.BrowserConnectionLimits;
 import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.local.http.LocalHttpServer;
 import dev.previewtunnel.mux.wire.MuxProtocol;
 import dev.previewtunnel.mux.wire.MuxSettings;
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Option;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The limits and timeouts of {@code run}, each a flag, a {@code PTUN_INGRESS_*} variable and a config-file key
@@ -29,23 +33,21 @@ final class LimitOptions {
     static final String MAX_REQUEST_HEADERS = "max-request-headers";
     static final String CONNECT_TIMEOUT = "connect-timeout";
     static final String OPEN_TIMEOUT = "open-timeout";
-    static final String STREAM_WINDOW = "stream-window";
-    static final String WEBSOCKET_MESSAGE = "max-websocket-message";
-    static final String KEEPALIVE_INTERVAL = "keepalive-interval";
-    static final String KEEPALIVE_TIMEOUT = "keepalive-timeout";
     static final String BROWSER_CONNECTIONS = "max-browser-connections";
     static final String UNAUTHENTICATED_CONNECTIONS = "max-unauthenticated-connections";
     static final String UNAUTHENTICATED_TIMEOUT = "unauthenticated-timeout";
     static final String BODY_IDLE_TIMEOUT = "request-body-idle-timeout";
-    static final String LOCAL_REQUEST_TIMEOUT = "local-request-timeout";
-    static final String LOCAL_CONNECTIONS = "max-local-connections";
-    static final String WRITE_BACKLOG = "max-write-backlog";
 
     /** Every key, for the config file's list of known keys. */
-    static final List<String> KEYS = List.of(REQUEST_HEAD_TIMEOUT, MAX_REQUEST_HEADERS, CONNECT_TIMEOUT,
-            OPEN_TIMEOUT, STREAM_WINDOW, WEBSOCKET_MESSAGE, KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT, BROWSER_CONNECTIONS,
-            UNAUTHENTICATED_CONNECTIONS, UNAUTHENTICATED_TIMEOUT, BODY_IDLE_TIMEOUT, LOCAL_REQUEST_TIMEOUT,
-            LOCAL_CONNECTIONS, WRITE_BACKLOG);
+    static final Set<String> KEYS = SettingsProvider.keysOf(new LimitOptions());
+
+    /** The tunnel-connection limits both programs share. */
+    @ArgGroup(validate = false)
+    MuxLimitOptions mux = new MuxLimitOptions();
+
+    /** The control API's and metrics endpoint's limits. */
+    @ArgGroup(validate = false)
+    LocalEndpointOptions local = new LocalEndpointOptions();
 
     @Option(names = "--" + REQUEST_HEAD_TIMEOUT, paramLabel = "DURATION",
             converter = Converters.DurationConverter.class,
@@ -68,26 +70,9 @@ final class LimitOptions {
                     + "browser gets a 504 gateway_timeout page; 1s to 10m (default: 10s).")
     Duration openTimeout;
 
-    @Option(names = "--" + STREAM_WINDOW, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
-            description = "HTTP/2 receive window of each stream: the most the gateway may send ahead of a slow "
-                    + "browser, and (divided by the round-trip time) a download's throughput cap; 64KiB to "
-                    + "1GiB (default: 1MiB).")
-    Long streamWindow;
 
-    @Option(names = "--" + WEBSOCKET_MESSAGE, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
-            description = "Largest WebSocket message accepted from the gateway, which sends at most 16KiB; "
-                    + "16KiB to 64MiB (default: 256KiB).")
-    Long webSocketMessage;
 
-    @Option(names = "--" + KEEPALIVE_INTERVAL, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
-            description = "Send an HTTP/2 PING on a tunnel connection after this long without receiving anything "
-                    + "from the gateway (at most 3/4 of --keepalive-timeout); 1s to 1h (default: 15s).")
-    Duration keepaliveInterval;
 
-    @Option(names = "--" + KEEPALIVE_TIMEOUT, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
-            description = "Drop a tunnel connection (and reconnect) when nothing, not even a PING answer, has been "
-                    + "received from the gateway for this long; 1s to 1h (default: 20s).")
-    Duration keepaliveTimeout;
 
     @Option(names = "--" + BROWSER_CONNECTIONS, paramLabel = "N",
             description = "Browser connections open at once on the proxy port; more are closed at accept (lowered "
@@ -111,22 +96,6 @@ final class LimitOptions {
                     + "body's end, else the request is cut (408 request_body_timeout); 1s to 1h (default: 30s).")
     Duration bodyIdleTimeout;
 
-    @Option(names = "--" + LOCAL_REQUEST_TIMEOUT, paramLabel = "DURATION",
-            converter = Converters.DurationConverter.class,
-            description = "On the control API and metrics endpoint, a whole request (and each answer) must be done "
-                    + "within this, else the connection is closed; 1s to 10m (default: 5s).")
-    Duration localRequestTimeout;
-
-    @Option(names = "--" + LOCAL_CONNECTIONS, paramLabel = "N",
-            description = "Connections open at once on the control API, and on the metrics endpoint; more are "
-                    + "closed at accept; 1 to 10000 (default: 64).")
-    Integer localConnections;
-    @Option(names = "--" + WRITE_BACKLOG, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
-            description = "Bytes the gateway may leave unread on a tunnel connection (answers it provoked: PONGs, PING "
-                    + "ACKs) before the connection is closed and replaced; relayed data never queues that much "
-                    + "(flow control); 1MiB to 1GiB (default: 64MiB).")
-    Long writeBacklog;
-
     /** {@code base} with each setting from the flags, else the environment, else the config file, else {@code base}. */
     IngressConfig applyTo(IngressConfig base, Settings s) {
         MuxSettings m = base.mux();
@@ -138,28 +107,19 @@ final class LimitOptions {
                 base.connectTimeout()), Duration.ofSeconds(1), Duration.ofMinutes(10));
         Duration open = s.inRange(OPEN_TIMEOUT, s.duration(OPEN_TIMEOUT, openTimeout, base.openTimeout()),
                 Duration.ofSeconds(1), Duration.ofMinutes(10));
-        int window = (int) s.inRange(STREAM_WINDOW, s.size(STREAM_WINDOW, streamWindow, m.streamWindow()),
-                64 << 10, 1 << 30, true);
-        int message = (int) s.inRange(WEBSOCKET_MESSAGE, s.size(WEBSOCKET_MESSAGE, webSocketMessage,
-                m.maxWebSocketMessage()), MuxProtocol.MAX_SENT_MESSAGE, 64 << 20, true);
-        Duration pingEvery = s.inRange(KEEPALIVE_INTERVAL, s.duration(KEEPALIVE_INTERVAL, keepaliveInterval,
-                m.pingInterval()), Duration.ofSeconds(1), Duration.ofHours(1));
-        Duration pingWait = s.inRange(KEEPALIVE_TIMEOUT, s.duration(KEEPALIVE_TIMEOUT, keepaliveTimeout,
-                m.pingTimeout()), Duration.ofSeconds(1), Duration.ofHours(1));
-        long backlog = s.inRange(WRITE_BACKLOG, s.size(WRITE_BACKLOG, writeBacklog, m.maxWriteBacklog()),
-                MuxSettings.MIN_WRITE_BACKLOG, 1 << 30, true);
-
+        MuxLimitOptions.Values v = mux.values(m, s);
+        int window = v.streamWindow();
         if (MuxSettings.connectionWindowProblem(window, m.maxConcurrentStreams()) != null) {
             // The connection window (streams x stream window) must hold every stream's window; capping it would
             // let stalled streams starve the rest, so the value is refused.
             long largest = (MuxSettings.MAX_WINDOW / m.maxConcurrentStreams()) & ~1023L;
-            throw s.invalid(STREAM_WINDOW, Converters.humanSize(window) + " x the " + m.maxConcurrentStreams()
-                    + " streams a tunnel connection may carry is the connection window, which HTTP/2 caps at "
+            throw s.invalid(MuxLimitOptions.STREAM_WINDOW, Converters.humanSize(window) + " x the "
+                    + m.maxConcurrentStreams() + " streams a tunnel connection may carry is the connection window, which HTTP/2 caps at "
                     + "2^31-1 bytes: lower it to at most " + Converters.humanSize(largest));
         }
-        MuxSettings mux = new MuxSettings(window, m.maxConcurrentStreams(), m.maxFrameSize(), m.maxHeaderListSize(),
-                message, m.maxRstPerWindow(), m.rstWindowSeconds(), pingEvery, pingWait, m.streamWriteLowWaterMark(),
-                m.streamWriteHighWaterMark(), backlog);
+        MuxSettings muxSettings = new MuxSettings(window, m.maxConcurrentStreams(), m.maxFrameSize(), m.maxHeaderListSize(),
+                v.maxWebSocketMessage(), m.maxRstPerWindow(), m.rstWindowSeconds(), v.pingInterval(), v.pingTimeout(),
+                m.streamWriteLowWaterMark(), m.streamWriteHighWaterMark(), v.maxWriteBacklog());
         BrowserConnectionLimits b = base.browserLimits();
         int browsers = (int) s.inRange(BROWSER_CONNECTIONS, s.integer(BROWSER_CONNECTIONS, browserConnections,
                 b.maxConnections()), 16, 1_000_000, false);
@@ -169,19 +129,14 @@ final class LimitOptions {
                 unauthenticatedTimeout, b.unauthenticatedTimeout()), Duration.ofSeconds(1), Duration.ofMinutes(10));
         Duration bodyIdle = s.inRange(BODY_IDLE_TIMEOUT, s.duration(BODY_IDLE_TIMEOUT, bodyIdleTimeout,
                 b.bodyIdleTimeout()), Duration.ofSeconds(1), Duration.ofHours(1));
-        return new IngressConfig(base.listen(), base.gateway(), mux, base.poolSize(), connect, open, headers,
+        return new IngressConfig(base.listen(), base.gateway(), muxSettings, base.poolSize(), connect, open, headers,
                 base.ioThreads(), headTimeout, new BrowserConnectionLimits(browsers, unauthenticated,
                 unauthenticatedFor, bodyIdle));
     }
 
     /** The limits of the control API and the metrics endpoint, from the flags, environment, file or defaults. */
     LocalHttpServer.Limits localLimits(Settings s) {
-        LocalHttpServer.Limits d = LocalHttpServer.Limits.defaults();
-        Duration timeout = s.inRange(LOCAL_REQUEST_TIMEOUT, s.duration(LOCAL_REQUEST_TIMEOUT, localRequestTimeout,
-                d.requestTimeout()), Duration.ofSeconds(1), Duration.ofMinutes(10));
-        int connections = (int) s.inRange(LOCAL_CONNECTIONS, s.integer(LOCAL_CONNECTIONS, localConnections,
-                d.maxConnections()), 1, 10_000, false);
-        return d.withRequestTimeout(timeout).withMaxConnections(connections);
+        return local.limits(s);
     }
 
     /** The settings of {@code config} by key, in the forms the flags take: for the startup log line. */
@@ -198,17 +153,12 @@ final class LimitOptions {
         out.put(MAX_REQUEST_HEADERS, Converters.humanSize(config.maxRequestHead()));
         out.put(CONNECT_TIMEOUT, Cli.human(config.connectTimeout()));
         out.put(OPEN_TIMEOUT, Cli.human(config.openTimeout()));
-        out.put(STREAM_WINDOW, Converters.humanSize(m.streamWindow()));
-        out.put(WEBSOCKET_MESSAGE, Converters.humanSize(m.maxWebSocketMessage()));
-        out.put(KEEPALIVE_INTERVAL, Cli.human(m.pingInterval()));
-        out.put(KEEPALIVE_TIMEOUT, Cli.human(m.pingTimeout()));
         out.put(BROWSER_CONNECTIONS, Integer.toString(b.maxConnections()));
         out.put(UNAUTHENTICATED_CONNECTIONS, Integer.toString(b.maxUnauthenticated()));
         out.put(UNAUTHENTICATED_TIMEOUT, Cli.human(b.unauthenticatedTimeout()));
         out.put(BODY_IDLE_TIMEOUT, Cli.human(b.bodyIdleTimeout()));
-        out.put(LOCAL_REQUEST_TIMEOUT, Cli.human(local.requestTimeout()));
-        out.put(LOCAL_CONNECTIONS, Integer.toString(local.maxConnections()));
-        out.put(WRITE_BACKLOG, Converters.humanSize(m.maxWriteBacklog()));
+        MuxLimitOptions.describe(m, out);
+        LocalEndpointOptions.describe(local, out);
         return out;
     }
 }

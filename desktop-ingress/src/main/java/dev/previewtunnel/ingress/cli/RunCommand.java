@@ -9,20 +9,18 @@ import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.local.http.MetricsServer;
 import dev.previewtunnel.local.http.LocalHttpServer;
-import dev.previewtunnel.cli.ServiceLifecycle;
+import dev.previewtunnel.cli.ServiceRunner;
 import dev.previewtunnel.cli.Settings;
-import dev.previewtunnel.grants.UnverifiedGrantView;
+import dev.previewtunnel.cli.SettingsProvider;
+import dev.previewtunnel.cli.StateDirectory;
 import dev.previewtunnel.ingress.Ingress;
 import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.ingress.control.ControlServer;
-import dev.previewtunnel.ingress.refresh.CommandGrantRefresher;
 import dev.previewtunnel.ingress.refresh.GrantRefresher;
-import dev.previewtunnel.ingress.refresh.UrlGrantRefresher;
 import dev.previewtunnel.ingress.session.AuthorityMap;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.SessionStore;
 import dev.previewtunnel.ingress.session.StateFiles;
-import dev.previewtunnel.ingress.session.VirtualHostTakenException;
 import dev.previewtunnel.ingress.tunnel.EnvironmentGateway;
 import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.mux.wire.MuxProtocol;
@@ -33,6 +31,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -40,20 +39,13 @@ import picocli.CommandLine.Spec;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.net.URISyntaxException;
 import java.nio.file.AccessDeniedException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -66,6 +58,7 @@ import java.util.concurrent.TimeUnit;
  */
 @Command(name = "run",
         mixinStandardHelpOptions = true,
+        defaultValueProvider = IngressSettingsProvider.class,
         versionProvider = IngressVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
@@ -115,6 +108,12 @@ import java.util.concurrent.TimeUnit;
                         + "the file given by --audit-file."})
 final class RunCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
+    /**
+     * Keys of the ingress's JSON config file, derived from this command's options ({@code control} is the opposite
+     * of --no-control). Every command that takes --config accepts the same file and reads what it needs. Tokens
+     * and grants are never settings: only the files holding them are.
+     */
+    static final Set<String> CONFIG_KEYS = SettingsProvider.keysOf(new RunCommand(), IngressSettingsProvider.NOT_SETTINGS);
 
     @Spec
     CommandSpec spec;
@@ -131,25 +130,8 @@ final class RunCommand implements Callable<Integer> {
                     + "travels in a header, never in a URL (required; env PTUN_INGRESS_GATEWAY).")
     String gateway;
 
-    @Option(names = "--token-file", paramLabel = "FILE",
-            description = "File holding the connection token ('env-gateway token issue'). Recommended form: "
-                    + "unlike --token, it keeps the token out of ps. Exactly one of --token-file and --token.")
-    Path tokenFile;
-
-    @Option(names = "--token", paramLabel = "TOKEN",
-            description = "The connection token itself. Visible to other local users in ps: prefer --token-file.")
-    String token;
-
-    @Option(names = "--grant-file", paramLabel = "FILE",
-            description = "File of grants ('env-gateway grant issue'), one per line; blank lines and lines "
-                    + "starting with # are ignored. Recommended form: keeps grants out of ps. Repeatable.")
-    List<Path> grantFiles = new ArrayList<>();
-
-    @Option(names = "--grant", paramLabel = "GRANT",
-            description = "A grant for one target. Visible to other local users in ps: prefer --grant-file. "
-                    + "Repeatable. With the control API off (--no-control) at least one grant is required; "
-                    + "otherwise grants can be added later with 'grant add'.")
-    List<String> grants = new ArrayList<>();
+    @Mixin
+    TokenAndGrantOptions secrets = new TokenAndGrantOptions();
 
     @Option(names = "--listen", paramLabel = "HOST:PORT",
             description = "Where the proxy listens: a loopback address (127.0.0.0/8 or [::1]) only; port 0 picks "
@@ -202,29 +184,8 @@ final class RunCommand implements Callable<Integer> {
                     + "stop; 100ms to 1h (default: 2s).")
     Duration drainIdleTimeout;
 
-    @Option(names = "--grant-refresh-command", paramLabel = "PROGRAM",
-            description = "When the gateway refuses a stream because its grant expired or was revoked, run this "
-                    + "program (no shell) once and use the first line it prints as the new grant. It gets "
-                    + "PTUN_SESSION, PTUN_TARGET, PTUN_GRANT_ID and PTUN_REASON in its environment; its stderr is "
-                    + "discarded (default: no refresh).")
-    String grantRefreshCommand;
-
-    @Option(names = "--grant-refresh-arg", paramLabel = "ARG",
-            description = "An argument for --grant-refresh-command; repeatable, passed in order.")
-    List<String> grantRefreshArgs = new ArrayList<>();
-
-    @Option(names = "--grant-refresh-url", paramLabel = "URL",
-            description = "Instead of a command: POST {\"session\",\"target\",\"grantId\",\"reason\"} to this "
-                    + "http(s) URL; the first line of a 200 answer is the new grant (default: no refresh).")
-    String grantRefreshUrl;
-
-    @Option(names = "--grant-refresh-token-file", paramLabel = "FILE",
-            description = "File holding a bearer token sent to --grant-refresh-url in the Authorization header.")
-    Path grantRefreshTokenFile;
-
-    @Option(names = "--grant-refresh-timeout", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
-            description = "How long the refresh command or URL may take (default: 10s).")
-    Duration grantRefreshTimeout;
+    @Mixin
+    GrantRefreshOptions grantRefresh = new GrantRefreshOptions();
 
     @Option(names = "--audit-file", paramLabel = "FILE",
             description = "Append the audit events (one JSON object per line) to this file instead of stderr; "
@@ -239,32 +200,17 @@ final class RunCommand implements Callable<Integer> {
             + "comma-separated when repeatable, and a config-file key; see docs/desktop-ingress.md):%n")
     EnvironmentOptions environments = new EnvironmentOptions();
 
-    private final Object lock = new Object();
-    private Ingress ingress; // guarded by lock
-    private ControlServer control; // guarded by lock
-    private MetricsServer metrics; // guarded by lock
-    private ExecutorService refreshExecutor; // guarded by lock
-    private Duration drain = Duration.ofSeconds(30); // guarded by lock
-    private Duration drainIdle = Ingress.DEFAULT_DRAIN_IDLE; // guarded by lock
-    private boolean stopRequested; // guarded by lock
-    private final ServiceLifecycle lifecycle = new ServiceLifecycle();
-
-    private AuditDestination audit; // set once, by run()
+    private final ServiceRunner runner = new ServiceRunner(log, "ingress", () -> IngressMain.standalone);
+    private volatile Ingress ingress; // set once started, for tests
 
     @Override
     public Integer call() {
-        try {
-            return lifecycle.call(this::run);
-        } finally {
-            if (audit != null) {
-                audit.close();
-            }
-        }
+        return runner.call(this::run);
     }
 
     private int run() {
         // 1. Settings (flags > PTUN_INGRESS_* > config file > defaults), before reading secrets or the network.
-        Settings s = Settings.load(spec, config, IngressCli.ENV_PREFIX, IngressCli.CONFIG_KEYS);
+        Settings s = SettingsProvider.settings(spec, config, IngressCli.ENV_PREFIX, CONFIG_KEYS);
         String gatewayText = s.require("gateway", "URL", s.string("gateway", gateway, null));
         URI gatewayUri = IngressCli.parseGateway(spec, s.name("gateway"), gatewayText);
         String suffix = environments.suffix(s);
@@ -295,16 +241,16 @@ final class RunCommand implements Callable<Integer> {
                 Duration.ofMillis(1), Duration.ofHours(1));
         Duration idleFor = s.inRange("drain-idle-timeout", s.duration("drain-idle-timeout", drainIdleTimeout,
                 Ingress.DEFAULT_DRAIN_IDLE), Duration.ofMillis(100), Duration.ofHours(1));
-        Path tokenPath = s.path("token-file", tokenFile, null);
-        List<Path> grantPaths = s.paths("grant-file", grantFiles);
+        Path tokenPath = secrets.tokenFile(s);
+        List<Path> grantPaths = secrets.grantFiles(s);
         Path dir = s.path("state-dir", stateDir, IngressCli.defaultStateDir()).toAbsolutePath().normalize();
         IngressConfig ingressConfig = limits.applyTo(
                 IngressConfig.defaults(listenAddress, gatewayUri).withPoolSize(poolSize), s);
         LocalHttpServer.Limits localLimits = limits.localLimits(s);
-        audit = AuditDestination.apply(s, AuditLog.LOGGER, s.path(AuditDestination.KEY, auditFile, null));
+        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, s.path(AuditDestination.KEY, auditFile, null)));
 
         // 2. Secrets, TLS, refresh hook. Nothing here may echo a token or a grant.
-        String tokenValue = readToken(tokenPath);
+        String tokenValue = secrets.readToken(spec, tokenPath);
         Map<String, EnvironmentGateway> ownGateways = environments.gateways(spec, s);
         boolean tls = "wss".equals(gatewayUri.getScheme())
                 || ownGateways.values().stream().anyMatch(g -> "wss".equals(g.url().getScheme()));
@@ -312,8 +258,8 @@ final class RunCommand implements Callable<Integer> {
             throw Cli.usage(spec, "--gateway-ca applies to wss:// gateways only");
         }
         SslContext ssl = tls ? IngressCli.clientTls(spec, ca) : null;
-        GrantRefresher refresher = refresher(s);
-        IngressCli.prepareStateDir(dir);
+        GrantRefresher refresher = grantRefresh.refresher(spec, s, runner);
+        StateDirectory.prepare(dir, "the credentials file");
         Path credentials = StateFiles.credentialsFile(dir, session);
         // Sessions outlive the process: the first one keeps its credential, the saved ones come back, and the
         // proxy listens on the port of the previous run when it may choose, so open browsers keep working.
@@ -322,10 +268,10 @@ final class RunCommand implements Callable<Integer> {
         // The first session's grants come from the flags when any are given (a grant dropped from the grant file
         // stays dropped); only without them are its saved grants (from 'grant add') attached again.
         BrowserSession first = store.restoreOrCreate(session, suffix);
-        boolean flagGrants = !grants.isEmpty() || !grantPaths.isEmpty();
+        boolean flagGrants = secrets.grantsGiven(grantPaths);
         saved.sessions().stream().filter(x -> x.id().equals(session)).findFirst()
                 .ifPresent(x -> SessionStore.reattach(first.egress(x.egress()), flagGrants ? List.of() : x.grants()));
-        Set<String> targets = attachGrants(first, grantPaths, controlOn);
+        Set<String> targets = secrets.attachGrants(spec, first, grantPaths, controlOn);
         first.authorities().entries().forEach(e -> targets.add(e.target().toString()));
         listenAddress = SessionStore.preferredListen(listenAddress, saved.proxyPort());
         ingressConfig = ingressConfig.withListen(listenAddress);
@@ -335,55 +281,36 @@ final class RunCommand implements Callable<Integer> {
                     MuxProtocol.DEFAULT_PATH);
         }
 
-        // 3. Start, write the credential, start the control API and metrics, announce, wait.
-        ServiceLifecycle.logLimits(log, LimitOptions.describe(ingressConfig, localLimits));
+        // 3. Start, write the credential, start the metrics and control API, announce, wait. Stopped in reverse:
+        // the control API first (nothing should pick it up for a proxy that is going away), then the metrics
+        // listener (so a replacement on the same addresses can bind them while this one drains), then the drain.
+        ServiceRunner.logLimits(log, LimitOptions.describe(ingressConfig, localLimits));
         PrometheusMeterRegistry registry = metricsAddress == null ? null : MetricsServer.newRegistry();
-        Ingress running = start(ingressConfig, tokenValue, ssl, listenAddress, registry, ownGateways);
+        IngressConfig startWith = ingressConfig;
+        Ingress running = ServiceRunner.listen(() -> Ingress.start(startWith, () -> tokenValue, ssl, registry,
+                ownGateways), "", listenAddress);
+        runner.open(() -> running.close(drainFor, idleFor));
         running.virtualHostSuffix(suffix);
         running.sessions().add(first);
         running.grantRefresher(refresher);
-        ControlServer controlServer = null;
-        MetricsServer metricsServer = null;
-        try {
-            writeCredentials(credentials, first); // the same credential again when restored: rewritten atomically
-            for (SessionStore.Saved other : saved.sessions()) {
-                if (!other.id().equals(session)) {
-                    BrowserSession back = store.restoreOrCreate(other.id(), suffix).egress(other.egress());
-                    SessionStore.reattach(back, other.grants());
-                    writeCredentials(StateFiles.credentialsFile(dir, back.id()), back);
-                    running.sessions().add(back);
-                }
+        // The credentials files stay at stop: a session's credential outlives the process (SessionStore), so
+        // browsers keep working after a restart; 'session close' deletes one, 'session rotate' replaces one.
+        writeCredentials(credentials, first); // the same credential again when restored: rewritten atomically
+        for (SessionStore.Saved other : saved.sessions()) {
+            if (!other.id().equals(session)) {
+                BrowserSession back = store.restoreOrCreate(other.id(), suffix).egress(other.egress());
+                SessionStore.reattach(back, other.grants());
+                writeCredentials(StateFiles.credentialsFile(dir, back.id()), back);
+                running.sessions().add(back);
             }
-            store.saveQuietly(running.proxyAddress(), running.sessions().all());
-            if (controlAddress != null) {
-                controlServer = startControl(running, dir, controlAddress, localLimits);
-            }
-            if (metricsAddress != null) {
-                metricsServer = Cli.startMetrics(metricsAddress, registry, localLimits);
-            }
-        } catch (RuntimeException e) {
-            if (controlServer != null) {
-                controlServer.close();
-            }
-            running.close();
-            shutdownQuietly(refresher);
-            throw e;
         }
-        boolean closeNow;
-        synchronized (lock) {
-            ingress = running;
-            control = controlServer;
-            metrics = metricsServer;
-            drain = drainFor;
-            drainIdle = idleFor;
-            closeNow = stopRequested;
-        }
-        if (closeNow) { // stop() came while starting
-            shutdown("stop requested during start");
-            return ExitCodes.OK;
-        }
-        Thread hook = ServiceLifecycle.addShutdownHook(this::onSignal, "ptun-ingress-shutdown");
-        try {
+        store.saveQuietly(running.proxyAddress(), running.sessions().all());
+        MetricsServer metricsServer = metricsAddress == null ? null
+                : runner.open(Cli.startMetrics(metricsAddress, registry, localLimits));
+        ControlServer controlServer = controlAddress == null ? null
+                : runner.open(startControl(running, dir, controlAddress, localLimits));
+        ingress = running;
+        runner.serve("ptun-ingress-shutdown", () -> {
             watchFirstConnection(running.firstConnection(), gatewayUri.getHost() + ":" + gatewayUri.getPort());
             running.pools().firstConnections().forEach((environment, f) -> watchFirstConnection(f,
                     ownGateways.get(environment).shown() + " (environment " + environment + ")"));
@@ -430,130 +357,8 @@ final class RunCommand implements Callable<Integer> {
                         dir.equals(IngressCli.defaultStateDir().toAbsolutePath().normalize()) ? ""
                                 : " --state-dir " + dir);
             }
-            lifecycle.markStarted();
-            lifecycle.awaitStopped();
-        } finally {
-            stop(); // no-op when already stopped; closes the ingress if printing or waiting failed
-            ServiceLifecycle.removeShutdownHook(hook);
-        }
+        });
         return ExitCodes.OK;
-    }
-
-    private String readToken(Path tokenPath) {
-        if (token != null && tokenPath != null) {
-            throw Cli.usage(spec, "give either --token-file or --token, not both");
-        }
-        if (token == null && tokenPath == null) {
-            throw Cli.usage(spec, "a connection token is required: --token-file FILE (recommended; "
-                    + "'env-gateway token issue' prints one; or PTUN_INGRESS_TOKEN_FILE) or --token TOKEN");
-        }
-        if (tokenPath != null) {
-            return IngressCli.tokenFromFile(spec, tokenPath, "--token-file", "--token-file " + tokenPath);
-        }
-        return IngressCli.requireToken(spec, token.strip(), "--token");
-    }
-
-    /** Adds every grant to the session; returns the granted targets in order ("localhost:5173"). */
-    private Set<String> attachGrants(BrowserSession session, List<Path> grantPaths, boolean controlOn) {
-        Set<String> targets = new LinkedHashSet<>();
-        int count = 0;
-        for (int i = 0; i < grants.size(); i++) {
-            attach(session, grants.get(i).strip(), "--grant #" + (i + 1), targets);
-            count++;
-        }
-        for (Path file : grantPaths) {
-            List<String> lines = IngressCli.readSecretLines(spec, file, "--grant-file");
-            for (int i = 0; i < lines.size(); i++) {
-                attach(session, lines.get(i), "line " + (i + 1) + " of --grant-file " + file, targets);
-                count++;
-            }
-        }
-        if (count == 0 && !controlOn) {
-            throw Cli.usage(spec, "at least one grant is required with --no-control: --grant-file FILE "
-                    + "(recommended) or --grant GRANT; 'env-gateway grant issue' issues them");
-        }
-        return targets;
-    }
-
-    private void attach(BrowserSession session, String grant, String where, Set<String> targets) {
-        String target;
-        try {
-            target = session.authorities().add(grant).target().toString();
-        } catch (IllegalArgumentException e) {
-            throw Cli.usage(spec, where + " is not a readable grant (expected a JWT from 'env-gateway grant "
-                    + "issue'); the value is not shown");
-        } catch (VirtualHostTakenException e) {
-            throw Cli.usage(spec, where + ": " + e.getMessage() + " (with 'grant add --name')");
-        }
-        targets.add(target);
-        UnverifiedGrantView view = UnverifiedGrantView.decode(grant);
-        if (view.expiresAt().isBefore(Instant.now())) {
-            log.warn("{}: grant {} for {} expired at {}; the gateway will refuse it, issue a new one", where,
-                    view.jti(), target, view.expiresAt());
-        }
-    }
-
-    /** The grant refresh hook from the settings, or null; a command gets its own small thread pool. */
-    private GrantRefresher refresher(Settings s) {
-        String command = s.string("grant-refresh-command", grantRefreshCommand, null);
-        List<String> args = s.list("grant-refresh-arg", grantRefreshArgs, Settings::text);
-        String url = s.string("grant-refresh-url", grantRefreshUrl, null);
-        Path bearerFile = s.path("grant-refresh-token-file", grantRefreshTokenFile, null);
-        Duration timeout = Cli.requireRange(spec, s.duration("grant-refresh-timeout", grantRefreshTimeout,
-                Duration.ofSeconds(10)), s.name("grant-refresh-timeout"), Duration.ofMillis(100), Duration.ofMinutes(5));
-        if (command != null && url != null) {
-            throw Cli.usage(spec, "give either --grant-refresh-command or --grant-refresh-url, not both");
-        }
-        if (!args.isEmpty() && command == null) {
-            throw Cli.usage(spec, "--grant-refresh-arg needs --grant-refresh-command");
-        }
-        if (bearerFile != null && url == null) {
-            throw Cli.usage(spec, "--grant-refresh-token-file needs --grant-refresh-url");
-        }
-        if (command != null) {
-            if (command.contains("/")) {
-                Path program = Path.of(command);
-                if (!Files.isRegularFile(program) || !Files.isExecutable(program)) {
-                    throw s.invalid("grant-refresh-command", "must name an executable file (or a program on the "
-                            + "PATH), got '" + Cli.shown(command) + "'");
-                }
-            }
-            List<String> argv = new ArrayList<>();
-            argv.add(command);
-            argv.addAll(args);
-            ExecutorService executor = Executors.newCachedThreadPool(r -> {
-                Thread t = new Thread(r, "ptun-grant-refresh");
-                t.setDaemon(true);
-                return t;
-            });
-            synchronized (lock) {
-                refreshExecutor = executor;
-            }
-            return new CommandGrantRefresher(argv, timeout, executor);
-        }
-        if (url != null) {
-            URI uri;
-            try {
-                uri = new URI(url);
-            } catch (URISyntaxException e) {
-                throw s.invalid("grant-refresh-url", "is not a valid URL");
-            }
-            if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null
-                    || uri.getRawQuery() != null || uri.getRawUserInfo() != null) {
-                throw s.invalid("grant-refresh-url", "must be an http:// or https:// URL without query or user info "
-                        + "(a bearer token goes in --grant-refresh-token-file)");
-            }
-            String bearer = null;
-            if (bearerFile != null) {
-                List<String> lines = IngressCli.readSecretLines(spec, bearerFile, "--grant-refresh-token-file");
-                if (lines.size() != 1) {
-                    throw Cli.usage(spec, "--grant-refresh-token-file must hold the token on one line");
-                }
-                bearer = lines.get(0);
-            }
-            return new UrlGrantRefresher(uri, bearer, timeout);
-        }
-        return null;
     }
 
     private static void writeCredentials(Path file, BrowserSession session) {
@@ -570,32 +375,17 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    private Ingress start(IngressConfig ingressConfig, String tokenValue, SslContext ssl,
-                          InetSocketAddress listenAddress, PrometheusMeterRegistry registry,
-                          Map<String, EnvironmentGateway> ownGateways) {
-        try {
-            return Ingress.start(ingressConfig, () -> tokenValue, ssl, registry, ownGateways);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
-        } catch (Exception e) {
-            throw ServiceLifecycle.bindFailure(e, "", listenAddress);
-        }
-    }
-
+    /** Starts the control API; its state file cannot be written: exit 3. */
     private static ControlServer startControl(Ingress running, Path dir, InetSocketAddress address,
                                               LocalHttpServer.Limits localLimits) {
-        try {
-            return ControlServer.start(running, dir, address, localLimits);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
-        } catch (AccessDeniedException e) {
-            throw new CliException(ExitCodes.REFUSED, "permission denied writing " + dir.resolve(
-                    ControlServer.STATE_FILE));
-        } catch (Exception e) {
-            throw ServiceLifecycle.bindFailure(e, " (--control-listen)", address);
-        }
+        return ServiceRunner.listen(() -> {
+            try {
+                return ControlServer.start(running, dir, address, localLimits);
+            } catch (AccessDeniedException e) {
+                throw new CliException(ExitCodes.REFUSED, "permission denied writing " + dir.resolve(
+                        ControlServer.STATE_FILE));
+            }
+        }, " (--control-listen)", address);
     }
 
     /** Ingress.start does not wait for the gateways; say so when a pool's first attempt fails. */
@@ -604,7 +394,7 @@ final class RunCommand implements Callable<Integer> {
             return;
         }
         first.addListener(f -> {
-            if (f.isSuccess() || isStopRequested()) {
+            if (f.isSuccess() || runner.stopping()) {
                 return;
             }
             Throwable cause = f.cause();
@@ -619,101 +409,21 @@ final class RunCommand implements Callable<Integer> {
         });
     }
 
-    private boolean isStopRequested() {
-        synchronized (lock) {
-            return stopRequested;
-        }
-    }
-
-    /** Shutdown hook: clean stop; when run as the main program, exit 0 rather than the signal's 128+n. */
-    private void onSignal() {
-        ServiceLifecycle.onSignal(log, () -> stop("signal"), IngressMain.standalone);
-    }
-
     /**
-     * Stops the ingress, deletes the control file and releases the thread blocked in
-     * {@link #call()}. Idempotent and thread-safe; returns once stopped. Used by the shutdown hook and by tests.
+     * Stops the ingress (drain by activity), closes the control API (deleting its file) and releases the thread
+     * blocked in {@link #call()}. Idempotent and thread-safe; returns once stopped. Used by tests.
      */
     void stop() {
-        stop("stop");
-    }
-
-    private void stop(String reason) {
-        boolean first;
-        synchronized (lock) {
-            first = !stopRequested;
-            stopRequested = true;
-        }
-        if (first) {
-            shutdown(reason);
-        }
-        lifecycle.awaitStoppedUninterruptibly();
-    }
-
-    private void shutdown(String reason) {
-        Ingress running;
-        ControlServer controlServer;
-        MetricsServer metricsServer;
-        ExecutorService executor;
-        Duration drainFor;
-        Duration idleFor;
-        synchronized (lock) {
-            running = ingress;
-            controlServer = control;
-            metricsServer = metrics;
-            executor = refreshExecutor;
-            drainFor = drain;
-            idleFor = drainIdle;
-        }
-        if (running == null) {
-            return; // stopped before started: run() sees stopRequested and shuts down what it started
-        }
-        long t0 = System.nanoTime();
-        try {
-            // The control API first: nothing should pick it up for a proxy that is going away. The credentials
-            // files stay: a session's credential outlives the process (SessionStore), so browsers keep working
-            // after a restart; 'session close' deletes one, 'session rotate' replaces one.
-            if (controlServer != null) {
-                controlServer.close();
-            }
-            // The metrics listener goes before the drain too (the proxy listener goes first thing in close), so a
-            // replacement started on the same addresses can bind them while this one drains.
-            if (metricsServer != null) {
-                metricsServer.close();
-            }
-            running.close(drainFor, idleFor);
-            if (executor != null) {
-                executor.shutdownNow();
-            }
-        } finally {
-            log.atInfo().setMessage("ingress stopped")
-                    .addKeyValue("event", "stopped")
-                    .addKeyValue("reason", reason)
-                    .addKeyValue("millis", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0))
-                    .log();
-            lifecycle.markStopped();
-        }
-    }
-
-    private void shutdownQuietly(GrantRefresher refresher) {
-        ExecutorService executor;
-        synchronized (lock) {
-            executor = refreshExecutor;
-        }
-        if (refresher != null && executor != null) {
-            executor.shutdownNow();
-        }
+        runner.stop();
     }
 
     /** Waits until the ingress is ready or {@link #call()} has ended (failed); true if that happened in time. */
     boolean awaitStarted(long timeout, TimeUnit unit) throws InterruptedException {
-        return lifecycle.awaitStarted(timeout, unit);
+        return runner.awaitStarted(timeout, unit);
     }
 
     /** The running ingress, or null before start / after a failed start. */
     Ingress ingress() {
-        synchronized (lock) {
-            return ingress;
-        }
+        return ingress;
     }
 }

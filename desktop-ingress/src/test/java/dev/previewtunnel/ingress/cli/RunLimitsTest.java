@@ -64,7 +64,7 @@ class RunLimitsTest {
     void helpStatesTheDefaultsOfTheDefaultObjectsAndTheDocsListEveryKey() throws Exception {
         Map<String, String> defaults = LimitOptions.describe(IngressConfig.defaults(
                 new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), URI.create("ws://127.0.0.1:1/tunnel")));
-        assertTrue(IngressCli.CONFIG_KEYS.containsAll(LimitOptions.KEYS), "each limit is a config-file key");
+        assertTrue(RunCommand.CONFIG_KEYS.containsAll(LimitOptions.KEYS), "each limit is a config-file key");
         InProcessCli.assertDefaultsDescribed(new CommandLine(new RunCommand()).getCommandSpec(), LimitOptions.KEYS,
                 defaults, Files.readString(Path.of("..", "docs", "security.md")));
     }

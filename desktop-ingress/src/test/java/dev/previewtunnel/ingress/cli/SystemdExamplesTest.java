@@ -46,7 +46,7 @@ class SystemdExamplesTest {
         }
 
         CommandSpec spec = new CommandLine(new IngressMain()).getSubcommands().get("run").getCommandSpec();
-        Settings s = Settings.load(spec, EXAMPLE, IngressCli.ENV_PREFIX, IngressCli.CONFIG_KEYS);
+        Settings s = Settings.load(spec, EXAMPLE, IngressCli.ENV_PREFIX, RunCommand.CONFIG_KEYS);
         assertEquals(7443, IngressCli.parseGateway(spec, "gateway", s.string("gateway", null, null)).getPort());
         assertEquals(3128, s.loopbackListen(spec, "listen", s.string("listen", null, null), 0).getPort());
         assertEquals(9465, s.loopbackListen(spec, "metrics-listen", s.string("metrics-listen", null, null), 0)
@@ -64,7 +64,7 @@ class SystemdExamplesTest {
         assertTrue(variables.contains("PTUN_INGRESS_AUDIT_FILE"), variables::toString);
         for (String v : variables) {
             String key = v.substring(IngressCli.ENV_PREFIX.length()).toLowerCase(Locale.ROOT).replace('_', '-');
-            assertTrue(key.equals("config") || IngressCli.CONFIG_KEYS.contains(key), () -> v + " is not a setting");
+            assertTrue(key.equals("config") || RunCommand.CONFIG_KEYS.contains(key), () -> v + " is not a setting");
         }
     }
 }

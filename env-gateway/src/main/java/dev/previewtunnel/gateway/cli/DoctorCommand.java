@@ -92,7 +92,7 @@ final class DoctorCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         DoctorReport report = new DoctorReport(spec.commandLine().getOut(), json);
-        Settings s = report.loadSettings(spec, config, GatewayCli.ENV_PREFIX, GatewayCli.CONFIG_KEYS);
+        Settings s = report.loadSettings(spec, config, GatewayCli.ENV_PREFIX, ServeCommand.CONFIG_KEYS);
         if (s == null) {
             report.summary("env-gateway");
             return report.exitCode();

@@ -2,26 +2,17 @@ package dev.previewtunnel.gateway.cli;
 
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.ExitCodes;
-import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.grants.KeyDirectory;
 
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.util.Set;
 
 /** Gateway-specific command helpers (the generic ones are in {@link dev.previewtunnel.cli.Cli}). */
 final class GatewayCli {
     /** Environment variables of the gateway's settings start with this ({@code PTUN_GATEWAY_LISTEN}). */
     static final String ENV_PREFIX = "PTUN_GATEWAY_";
-    /**
-     * Keys of the gateway's JSON config file: the long option names of 'serve' without "--". Every command that
-     * takes --config accepts the same file and reads the keys it needs.
-     */
-    static final Set<String> CONFIG_KEYS = Settings.keys(Set.of("keys", "env", "listen", "path", "tls-cert", "tls-key",
-            "dial-timeout", "drain-timeout", "drain-idle-timeout", "max-grant-lifetime", "allow-target", "admin-listen", "state-dir",
-            "metrics-listen", "audit-file"), LimitOptions.KEYS);
     /** In the state directory: where a running gateway's admin endpoint listens (no secret). */
     static final String ADMIN_STATE_FILE = "admin.json";
     /** In the state directory: the admin endpoint's bearer token (owner-only). */

@@ -3,6 +3,7 @@ package dev.previewtunnel.gateway.cli;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.ExitCodes;
+import dev.previewtunnel.cli.OwnerOnlyCheck;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.grants.KeyDirectory;
 import org.slf4j.Logger;
@@ -16,9 +17,6 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.Set;
 import java.util.concurrent.Callable;
 
 /** {@code keys init} and {@code keys rotate}: the Ed25519 key pair grants and tokens are signed with. */
@@ -128,18 +126,10 @@ final class KeysCommand {
 
     /** An existing directory keeps its permissions; say so when others can list or enter it. */
     static void warnIfShared(Path dir) {
-        try {
-            if (!dir.getFileSystem().supportedFileAttributeViews().contains("posix")) {
-                return;
-            }
-            Set<PosixFilePermission> perms = Files.getPosixFilePermissions(dir);
-            boolean shared = perms.stream().anyMatch(p -> !p.name().startsWith("OWNER_"));
-            if (shared) {
-                log.warn("key directory {} is accessible by group/others ({}); consider chmod 700 {}",
-                        dir, PosixFilePermissions.toString(perms), dir);
-            }
-        } catch (IOException | RuntimeException e) {
-            // Only a warning: the key files themselves are owner-only either way.
+        // Only a warning: the key files themselves are owner-only either way.
+        String shared = OwnerOnlyCheck.sharedPermissions(dir);
+        if (shared != null) {
+            log.warn("key directory {} is accessible by group/others ({}); consider chmod 700 {}", dir, shared, dir);
         }
     }
 }

@@ -2,18 +2,22 @@ package dev.previewtunnel.gateway.cli;
 
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.Converters;
+import dev.previewtunnel.cli.LocalEndpointOptions;
+import dev.previewtunnel.cli.MuxLimitOptions;
 import dev.previewtunnel.cli.Settings;
+import dev.previewtunnel.cli.SettingsProvider;
 import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayLimits;
 import dev.previewtunnel.local.http.LocalHttpServer;
 import dev.previewtunnel.mux.wire.MuxProtocol;
 import dev.previewtunnel.mux.wire.MuxSettings;
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Option;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The abuse limits of {@code serve}, each a flag, a {@code PTUN_GATEWAY_*} variable and a config-file key with the
@@ -32,34 +36,30 @@ final class LimitOptions {
     static final String PENDING_DIALS = "max-pending-dials";
     static final String HEADER_LIST = "max-header-list-size";
     static final String FRAME_SIZE = "max-frame-size";
-    static final String WEBSOCKET_MESSAGE = "max-websocket-message";
     static final String RESETS = "max-resets";
     static final String RESET_WINDOW = "reset-window";
-    static final String STREAM_WINDOW = "stream-window";
     static final String QUEUED_BYTES = "max-queued-bytes";
     static final String STREAM_IDLE = "stream-idle-timeout";
     static final String CONNECTION_IDLE = "connection-idle-timeout";
     static final String HANDSHAKE = "handshake-timeout";
-    static final String KEEPALIVE_INTERVAL = "keepalive-interval";
-    static final String KEEPALIVE_TIMEOUT = "keepalive-timeout";
     static final String TUNNEL_CONNECTIONS = "max-tunnel-connections";
     static final String HANDSHAKING_CONNECTIONS = "max-handshaking-connections";
-    static final String LOCAL_REQUEST_TIMEOUT = "local-request-timeout";
-    static final String LOCAL_CONNECTIONS = "max-local-connections";
     static final String MAX_REVOCATIONS = "max-revocations";
-    static final String WRITE_BACKLOG = "max-write-backlog";
     static final String CONNECTIONS_PER_TOKEN = "max-connections-per-token";
     static final String GRANT_FAILURES = "max-grant-failures";
     static final String GRANT_FAILURE_COOLDOWN = "grant-failure-cooldown";
     static final String TOKEN_FAILURES = "max-token-failures";
 
     /** Every key, for the config file's list of known keys. */
-    static final List<String> KEYS = List.of(STREAMS_PER_CONNECTION, STREAMS_PER_SESSION, OPENS_PER_SECOND,
-            OPEN_BURST, PENDING_DIALS, HEADER_LIST, FRAME_SIZE, WEBSOCKET_MESSAGE, RESETS, RESET_WINDOW,
-            STREAM_WINDOW, QUEUED_BYTES, STREAM_IDLE, CONNECTION_IDLE, HANDSHAKE, KEEPALIVE_INTERVAL,
-            KEEPALIVE_TIMEOUT, TUNNEL_CONNECTIONS, HANDSHAKING_CONNECTIONS, LOCAL_REQUEST_TIMEOUT, LOCAL_CONNECTIONS,
-            MAX_REVOCATIONS, WRITE_BACKLOG, CONNECTIONS_PER_TOKEN, GRANT_FAILURES,
-            GRANT_FAILURE_COOLDOWN, TOKEN_FAILURES);
+    static final Set<String> KEYS = SettingsProvider.keysOf(new LimitOptions());
+
+    /** The tunnel-connection limits both programs share. */
+    @ArgGroup(validate = false)
+    MuxLimitOptions mux = new MuxLimitOptions();
+
+    /** The admin and metrics endpoints' limits. */
+    @ArgGroup(validate = false)
+    LocalEndpointOptions local = new LocalEndpointOptions();
 
     private static final Duration WEEK = Duration.ofDays(7);
 
@@ -99,11 +99,6 @@ final class LimitOptions {
                     + "16777215 (default: 64KiB).")
     Long frameSize;
 
-    @Option(names = "--" + WEBSOCKET_MESSAGE, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
-            description = "Largest WebSocket message accepted; bigger ones close the connection (1009). Peers "
-                    + "send at most 16KiB, so that is the minimum; 16KiB to 64MiB (default: 256KiB).")
-    Long webSocketMessage;
-
     @Option(names = "--" + RESETS, paramLabel = "N",
             description = "RST_STREAM frames one connection may send within --" + RESET_WINDOW + "; one more "
                     + "closes it with GOAWAY ENHANCE_YOUR_CALM (rapid reset). A page load aborts hundreds; "
@@ -113,12 +108,6 @@ final class LimitOptions {
     @Option(names = "--" + RESET_WINDOW, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
             description = "The window of --" + RESETS + ", whole seconds; 1s to 1h (default: 30s).")
     Duration resetWindow;
-
-    @Option(names = "--" + STREAM_WINDOW, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
-            description = "HTTP/2 receive window of each stream: the most a stream can make the gateway buffer, "
-                    + "and (divided by the round-trip time) a stream's throughput cap; the connection window is "
-                    + "this times --" + STREAMS_PER_CONNECTION + "; 64KiB to 1GiB (default: 1MiB).")
-    Long streamWindow;
 
     @Option(names = "--" + QUEUED_BYTES, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
             description = "Target bytes the streams of one tunnel connection may hold unsent, together: each "
@@ -141,16 +130,6 @@ final class LimitOptions {
                     + "(default: 10s).")
     Duration handshakeTimeout;
 
-    @Option(names = "--" + KEEPALIVE_INTERVAL, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
-            description = "Send an HTTP/2 PING after this long without receiving anything from the desktop (at "
-                    + "most 3/4 of --keepalive-timeout); 1s to 1h (default: 15s).")
-    Duration keepaliveInterval;
-
-    @Option(names = "--" + KEEPALIVE_TIMEOUT, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
-            description = "Close the connection when nothing, not even a PING answer, has been received from the "
-                    + "desktop for this long; 1s to 1h (default: 20s).")
-    Duration keepaliveTimeout;
-
     @Option(names = "--" + TUNNEL_CONNECTIONS, paramLabel = "N",
             description = "Tunnel connections open at once, upgraded or not; more are closed at accept (lowered to "
                     + "what the open-files limit allows, with a warning); 1 to 1000000 (default: 1024).")
@@ -162,28 +141,11 @@ final class LimitOptions {
                     + " (default: 64).")
     Integer handshakingConnections;
 
-    @Option(names = "--" + LOCAL_REQUEST_TIMEOUT, paramLabel = "DURATION",
-            converter = Converters.DurationConverter.class,
-            description = "On the admin and metrics endpoints, a whole request (and each answer) must be done "
-                    + "within this, else the connection is closed; 1s to 10m (default: 5s).")
-    Duration localRequestTimeout;
-
-    @Option(names = "--" + LOCAL_CONNECTIONS, paramLabel = "N",
-            description = "Connections open at once on the admin endpoint, and on the metrics endpoint; more are "
-                    + "closed at accept; 1 to 10000 (default: 64).")
-    Integer localConnections;
-
     @Option(names = "--" + MAX_REVOCATIONS, paramLabel = "N",
             description = "Revocations (grant/token ids and sessions) the gateway holds at once, each kept as long "
                     + "as what it revokes could live (ids 48h1m, sessions 2 x --max-grant-lifetime + 1m); at the "
                     + "limit a new one is refused (HTTP 507), none is forgotten; 1 to 100000 (default: 10000).")
     Integer maxRevocations;
-
-    @Option(names = "--" + WRITE_BACKLOG, paramLabel = "SIZE", converter = Converters.SizeConverter.class,
-            description = "Bytes a tunnel peer may leave unread (answers it provoked and never read: PONGs, "
-                    + "PING and SETTINGS ACKs, resets) before its connection is closed; relayed data never queues "
-                    + "that much (flow control); 1MiB to 1GiB (default: 64MiB).")
-    Long writeBacklog;
 
     @Option(names = "--" + CONNECTIONS_PER_TOKEN, paramLabel = "N",
             description = "Tunnel connections one connection token may hold open at once; one more upgrade is "
@@ -231,8 +193,6 @@ final class LimitOptions {
                 4 << 10, 1 << 20, true);
         int frame = (int) s.inRange(FRAME_SIZE, s.size(FRAME_SIZE, frameSize, m.maxFrameSize()), 16 << 10,
                 (1 << 24) - 1, true);
-        int message = (int) s.inRange(WEBSOCKET_MESSAGE, s.size(WEBSOCKET_MESSAGE, webSocketMessage,
-                m.maxWebSocketMessage()), MuxProtocol.MAX_SENT_MESSAGE, 64 << 20, true);
         int resetCount = (int) s.inRange(RESETS, s.integer(RESETS, resets, m.maxRstPerWindow()), 1, 1_000_000,
                 false);
         Duration window = s.inRange(RESET_WINDOW, s.duration(RESET_WINDOW, resetWindow,
@@ -240,8 +200,8 @@ final class LimitOptions {
         if (window.toMillis() % 1000 != 0) {
             throw s.invalid(RESET_WINDOW, "must be whole seconds, got " + window);
         }
-        int streamWin = (int) s.inRange(STREAM_WINDOW, s.size(STREAM_WINDOW, streamWindow, m.streamWindow()),
-                64 << 10, 1 << 30, true);
+        MuxLimitOptions.Values v = mux.values(m, s);
+        int streamWin = v.streamWindow();
         long queuedLimit = s.inRange(QUEUED_BYTES, s.size(QUEUED_BYTES, queuedBytes, l.queuedBytesPerConnection()),
                 1 << 20, 1 << 30, true);
         Duration streamIdle = s.inRange(STREAM_IDLE, s.duration(STREAM_IDLE, streamIdleTimeout,
@@ -250,27 +210,21 @@ final class LimitOptions {
                 l.connectionIdleTimeout()), Duration.ofSeconds(1), WEEK);
         Duration handshake = s.inRange(HANDSHAKE, s.duration(HANDSHAKE, handshakeTimeout, base.handshakeTimeout()),
                 Duration.ofSeconds(1), Duration.ofMinutes(10));
-        Duration pingEvery = s.inRange(KEEPALIVE_INTERVAL, s.duration(KEEPALIVE_INTERVAL, keepaliveInterval,
-                m.pingInterval()), Duration.ofSeconds(1), Duration.ofHours(1));
         int revocations = (int) s.inRange(MAX_REVOCATIONS, s.integer(MAX_REVOCATIONS, maxRevocations,
                 l.maxRevocations()), 1, 100_000, false);
-        Duration pingWait = s.inRange(KEEPALIVE_TIMEOUT, s.duration(KEEPALIVE_TIMEOUT, keepaliveTimeout,
-                m.pingTimeout()), Duration.ofSeconds(1), Duration.ofHours(1));
-        long backlog = s.inRange(WRITE_BACKLOG, s.size(WRITE_BACKLOG, writeBacklog, m.maxWriteBacklog()),
-                MuxSettings.MIN_WRITE_BACKLOG, 1 << 30, true);
 
         if (MuxSettings.connectionWindowProblem(streamWin, perConnection) != null) {
             // The connection window (streams x stream window) must hold every stream's window; capping it would
             // let stalled streams starve the rest, so the combination is refused.
             long largest = (MuxSettings.MAX_WINDOW / perConnection) & ~1023L;
-            throw s.invalid(STREAM_WINDOW, Converters.humanSize(streamWin) + " x " + perConnection + " streams ("
+            throw s.invalid(MuxLimitOptions.STREAM_WINDOW, Converters.humanSize(streamWin) + " x " + perConnection + " streams ("
                     + s.name(STREAMS_PER_CONNECTION) + ") is the connection window, which HTTP/2 caps at 2^31-1 "
                     + "bytes: lower it to at most " + Converters.humanSize(largest) + ", or "
                     + s.name(STREAMS_PER_CONNECTION) + " to at most " + MuxSettings.MAX_WINDOW / streamWin);
         }
-        MuxSettings mux = new MuxSettings(streamWin, perConnection, frame, headers, message, resetCount,
-                (int) window.toSeconds(), pingEvery, pingWait, m.streamWriteLowWaterMark(),
-                m.streamWriteHighWaterMark(), backlog);
+        MuxSettings muxSettings = new MuxSettings(streamWin, perConnection, frame, headers, v.maxWebSocketMessage(),
+                resetCount, (int) window.toSeconds(), v.pingInterval(), v.pingTimeout(), m.streamWriteLowWaterMark(),
+                m.streamWriteHighWaterMark(), v.maxWriteBacklog());
         int tunnels = (int) s.inRange(TUNNEL_CONNECTIONS, s.integer(TUNNEL_CONNECTIONS, tunnelConnections,
                 l.maxConnections()), 1, 1_000_000, false);
         int handshaking = (int) s.inRange(HANDSHAKING_CONNECTIONS, s.integer(HANDSHAKING_CONNECTIONS,
@@ -286,17 +240,12 @@ final class LimitOptions {
         GatewayLimits limits = new GatewayLimits(perSession, rate, burst, dials, streamIdle, connectionIdle,
                 queuedLimit).withConnectionCaps(tunnels, handshaking).withMaxRevocations(revocations)
                 .withTokenLimits(perToken, grantFails, coolDown, tokenFails);
-        return base.withMux(mux).withLimits(limits).withHandshakeTimeout(handshake);
+        return base.withMux(muxSettings).withLimits(limits).withHandshakeTimeout(handshake);
     }
 
     /** The limits of the admin and metrics endpoints, from the flags, environment, file or defaults. */
     LocalHttpServer.Limits localLimits(Settings s) {
-        LocalHttpServer.Limits d = LocalHttpServer.Limits.defaults();
-        Duration timeout = s.inRange(LOCAL_REQUEST_TIMEOUT, s.duration(LOCAL_REQUEST_TIMEOUT, localRequestTimeout,
-                d.requestTimeout()), Duration.ofSeconds(1), Duration.ofMinutes(10));
-        int connections = (int) s.inRange(LOCAL_CONNECTIONS, s.integer(LOCAL_CONNECTIONS, localConnections,
-                d.maxConnections()), 1, 10_000, false);
-        return d.withRequestTimeout(timeout).withMaxConnections(connections);
+        return local.limits(s);
     }
 
     /** The limits of {@code config} by key, in the forms the flags take: for the startup log line. */
@@ -316,26 +265,21 @@ final class LimitOptions {
         out.put(PENDING_DIALS, Integer.toString(l.pendingDialsPerConnection()));
         out.put(HEADER_LIST, Converters.humanSize(m.maxHeaderListSize()));
         out.put(FRAME_SIZE, Converters.humanSize(m.maxFrameSize()));
-        out.put(WEBSOCKET_MESSAGE, Converters.humanSize(m.maxWebSocketMessage()));
         out.put(RESETS, Integer.toString(m.maxRstPerWindow()));
         out.put(RESET_WINDOW, m.rstWindowSeconds() + "s");
-        out.put(STREAM_WINDOW, Converters.humanSize(m.streamWindow()));
         out.put(QUEUED_BYTES, Converters.humanSize(l.queuedBytesPerConnection()));
         out.put(STREAM_IDLE, Cli.human(l.streamIdleTimeout()));
         out.put(CONNECTION_IDLE, Cli.human(l.connectionIdleTimeout()));
         out.put(HANDSHAKE, Cli.human(config.handshakeTimeout()));
-        out.put(KEEPALIVE_INTERVAL, Cli.human(m.pingInterval()));
-        out.put(KEEPALIVE_TIMEOUT, Cli.human(m.pingTimeout()));
         out.put(TUNNEL_CONNECTIONS, Integer.toString(l.maxConnections()));
         out.put(HANDSHAKING_CONNECTIONS, Integer.toString(l.maxHandshaking()));
-        out.put(LOCAL_REQUEST_TIMEOUT, Cli.human(local.requestTimeout()));
-        out.put(LOCAL_CONNECTIONS, Integer.toString(local.maxConnections()));
         out.put(MAX_REVOCATIONS, Integer.toString(l.maxRevocations()));
-        out.put(WRITE_BACKLOG, Converters.humanSize(m.maxWriteBacklog()));
         out.put(CONNECTIONS_PER_TOKEN, Integer.toString(l.connectionsPerToken()));
         out.put(GRANT_FAILURES, Integer.toString(l.grantFailuresPerSecond()));
         out.put(GRANT_FAILURE_COOLDOWN, Cli.human(l.grantFailureCoolDown()));
         out.put(TOKEN_FAILURES, Integer.toString(l.tokenFailuresPerSecond()));
+        MuxLimitOptions.describe(m, out);
+        LocalEndpointOptions.describe(local, out);
         return out;
     }
 

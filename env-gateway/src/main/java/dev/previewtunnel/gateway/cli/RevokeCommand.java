@@ -86,7 +86,7 @@ final class RevokeCommand implements Callable<Integer> {
             url = adminUrl(admin);
             tokenFile = adminTokenFile;
         } else {
-            Settings s = Settings.load(spec, config, GatewayCli.ENV_PREFIX, GatewayCli.CONFIG_KEYS);
+            Settings s = Settings.load(spec, config, GatewayCli.ENV_PREFIX, ServeCommand.CONFIG_KEYS);
             Path dir = s.path("state-dir", stateDir, GatewayCli.defaultStateDir());
             AdminClient.Announcement announced = AdminClient.announced(dir, GatewayCli.ADMIN_STATE_FILE,
                     dir.resolve(GatewayCli.ADMIN_TOKEN_FILE));

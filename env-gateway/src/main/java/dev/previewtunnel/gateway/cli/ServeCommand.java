@@ -1,34 +1,33 @@
 package dev.previewtunnel.gateway.cli;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.cli.AuditDestination;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.local.http.MetricsServer;
+import dev.previewtunnel.cli.StateDirectory;
 import dev.previewtunnel.local.http.LocalHttpServer;
-import dev.previewtunnel.cli.ServiceLifecycle;
+import dev.previewtunnel.cli.ServiceRunner;
 import dev.previewtunnel.cli.Settings;
-import dev.previewtunnel.cli.TrustedPaths;
+import dev.previewtunnel.cli.SettingsProvider;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayServer;
-import dev.previewtunnel.gateway.admin.AdminServer;
 import dev.previewtunnel.gateway.revocation.RevocationStore;
+import dev.previewtunnel.gateway.admin.AdminServer;
 import dev.previewtunnel.gateway.policy.Cidr;
 import dev.previewtunnel.gateway.policy.TargetPolicy;
 import dev.previewtunnel.grants.GrantIssuer;
-import dev.previewtunnel.grants.KeyDirectory;
 import dev.previewtunnel.grants.ReloadingVerificationKeys;
 import dev.previewtunnel.grants.VerifierPolicy;
+import dev.previewtunnel.mux.wire.MuxProtocol;
 import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.local.files.OwnerOnlyFiles;
-import dev.previewtunnel.mux.wire.MuxProtocol;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.handler.ssl.SslContext;
-import io.netty.handler.ssl.SslContextBuilder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.ArgGroup;
@@ -42,11 +41,11 @@ import java.net.InetSocketAddress;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -60,6 +59,7 @@ import java.util.stream.Collectors;
  */
 @Command(name = "serve",
         mixinStandardHelpOptions = true,
+        defaultValueProvider = GatewaySettingsProvider.class,
         versionProvider = GatewayVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
@@ -89,6 +89,11 @@ import java.util.stream.Collectors;
 final class ServeCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(ServeCommand.class);
     private static final Duration MAX_TIMEOUT = Duration.ofHours(1);
+    /**
+     * Keys of the gateway's JSON config file, derived from this command's options. Every command that takes
+     * --config accepts the same file and reads the keys it needs.
+     */
+    static final Set<String> CONFIG_KEYS = SettingsProvider.keysOf(new ServeCommand());
 
     @Spec
     CommandSpec spec;
@@ -184,30 +189,17 @@ final class ServeCommand implements Callable<Integer> {
             + "what each defends: docs/security.md):%n")
     LimitOptions limits = new LimitOptions();
 
-    private final Object lock = new Object();
-    private GatewayServer server; // guarded by lock
-    private MetricsServer metrics; // guarded by lock
-    private AdminServer adminServer; // guarded by lock
-    private Path adminStateFile; // guarded by lock
-    private boolean stopRequested; // guarded by lock
-    private final ServiceLifecycle lifecycle = new ServiceLifecycle();
-
-    private AuditDestination audit; // set once, by run()
+    private final ServiceRunner runner = new ServiceRunner(log, "gateway", () -> GatewayMain.standalone);
+    private volatile GatewayServer server; // set once started, for tests
 
     @Override
     public Integer call() {
-        try {
-            return lifecycle.call(this::run);
-        } finally {
-            if (audit != null) {
-                audit.close();
-            }
-        }
+        return runner.call(this::run);
     }
 
     private int run() {
         // 1. Settings (flags > PTUN_GATEWAY_* > config file > defaults), before touching keys or the network.
-        Settings s = Settings.load(spec, config, GatewayCli.ENV_PREFIX, GatewayCli.CONFIG_KEYS);
+        Settings s = SettingsProvider.settings(spec, config, GatewayCli.ENV_PREFIX, CONFIG_KEYS);
         Path keysPath = s.require("keys", "DIR", s.path("keys", keys, null));
         String env = s.require("env", "ENV", s.string("env", environment, null));
         Cli.requireNonBlank(spec, env, s.name("env"));
@@ -239,35 +231,21 @@ final class ServeCommand implements Callable<Integer> {
         Path state = s.path("state-dir", stateDir, GatewayCli.defaultStateDir());
         GatewayConfig limited = limits.applyTo(GatewayConfig.defaults(env, listenAddress), s);
         LocalHttpServer.Limits localLimits = limits.localLimits(s);
-        audit = AuditDestination.apply(s, AuditLog.LOGGER, s.path(AuditDestination.KEY, auditFile, null));
+        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, s.path(AuditDestination.KEY, auditFile, null)));
 
         // 2. TLS and keys.
-        SslContext tls = cert == null ? null : loadTls(cert, key);
+        SslContext tls = cert == null ? null : ServeKeyFiles.serverTls(spec, cert, key);
         VerifierPolicy defaults = VerifierPolicy.defaults();
         VerifierPolicy policy = new VerifierPolicy(defaults.clockSkew(), maxLifetime,
                 defaults.maxTokenLifetime(), defaults.maxTokenLength());
-        // The gateway only verifies: it reads the public JWK Set and never needs the signing key, so the
-        // environment's private key can stay where grants are issued. --keys takes the directory or the file.
-        Path verifyFile = Files.isDirectory(keysPath) ? keysPath.resolve(KeyDirectory.VERIFY_KEYS_FILE) : keysPath;
-        if (!Files.exists(verifyFile)) {
-            throw new CliException(ExitCodes.REFUSED, "no verify keys at " + verifyFile
-                    + "; create keys with: env-gateway keys init --dir DIR");
-        }
-        requireUnwritableByOthers(verifyFile);
-        ReloadingVerificationKeys verifyKeys;
-        try {
-            verifyKeys = new ReloadingVerificationKeys(verifyFile, Clock.systemUTC());
-        } catch (IOException | IllegalStateException e) {
-            throw new CliException(ExitCodes.REFUSED, "cannot load verify keys from " + verifyFile + ": "
-                    + e.getMessage());
-        }
+        ReloadingVerificationKeys verifyKeys = ServeKeyFiles.verificationKeys(keysPath);
 
         // 3. Configuration.
         TargetPolicy targetPolicy = allowed.isEmpty()
                 ? TargetPolicy.loopbackOnly() : TargetPolicy.loopbackPlus(List.copyOf(allowed));
         GatewayConfig gatewayConfig = new GatewayConfig(env, listenAddress, tunnelPath, limited.mux(), policy,
                 targetPolicy, dial, limited.handshakeTimeout(), drain, limited.ioThreads(), limited.limits());
-        ServiceLifecycle.logLimits(log, LimitOptions.describe(gatewayConfig, localLimits));
+        ServiceRunner.logLimits(log, LimitOptions.describe(gatewayConfig, localLimits));
         if (!allowed.isEmpty()) {
             String cidrs = allowed.stream().map(Cidr::toString).collect(Collectors.joining(","));
             log.warn("non-loopback targets are enabled: grants may reach {} in addition to loopback", cidrs);
@@ -283,45 +261,23 @@ final class ServeCommand implements Callable<Integer> {
         PrometheusMeterRegistry prometheus = metricsAddress == null ? null : MetricsServer.newRegistry();
         MeterRegistry registry = prometheus != null ? prometheus : new SimpleMeterRegistry();
         RevocationStore revocationStore = adminAddress != null || Files.exists(state) ? openRevocations(state) : null;
-        GatewayServer running = start(gatewayConfig, verifyKeys, tls, listenAddress, registry, revocationStore)
-                .drainIdleTimeout(drainIdle);
+        // Stopped in reverse: the listeners a replacement on the same addresses needs go before the drain: the
+        // metrics endpoint, the admin state file, then the admin endpoint with its token, then the gateway.
+        GatewayServer running = runner.open(start(gatewayConfig, verifyKeys, tls, listenAddress, registry,
+                revocationStore).drainIdleTimeout(drainIdle));
         AdminServer admin = null;
-        MetricsServer metricsServer = null;
-        Path adminFile = null;
-        try {
-            if (adminAddress != null) {
-                admin = startAdmin(running, adminAddress, state.resolve(GatewayCli.ADMIN_TOKEN_FILE), localLimits);
-                adminFile = state.resolve(GatewayCli.ADMIN_STATE_FILE);
-                writeAdminState(adminFile, admin);
-            }
-            if (metricsAddress != null) {
-                metricsServer = Cli.startMetrics(metricsAddress, prometheus, localLimits);
-            }
-        } catch (RuntimeException e) {
-            if (admin != null) {
-                admin.close();
-            }
-            running.close();
-            if (metricsServer != null) {
-                metricsServer.close();
-            }
-            ServiceLifecycle.deleteQuietly(log, adminFile);
-            throw e;
+        if (adminAddress != null) {
+            admin = runner.open(startAdmin(running, adminAddress, state.resolve(GatewayCli.ADMIN_TOKEN_FILE),
+                    localLimits));
+            Path adminFile = state.resolve(GatewayCli.ADMIN_STATE_FILE);
+            runner.open(() -> ServiceRunner.deleteQuietly(log, adminFile));
+            writeAdminState(adminFile, admin);
         }
-        boolean closeNow;
-        synchronized (lock) {
-            server = running;
-            metrics = metricsServer;
-            adminServer = admin;
-            adminStateFile = adminFile;
-            closeNow = stopRequested;
-        }
-        if (closeNow) { // stop() came while binding
-            closeGracefully(running, metricsServer, admin, adminFile, "stop requested during start");
-            return ExitCodes.OK;
-        }
-        Thread hook = ServiceLifecycle.addShutdownHook(this::onSignal, "ptun-gateway-shutdown");
-        try {
+        MetricsServer metricsServer = metricsAddress == null ? null
+                : runner.open(Cli.startMetrics(metricsAddress, prometheus, localLimits));
+        server = running;
+        AdminServer adminServer = admin;
+        runner.serve("ptun-gateway-shutdown", () -> {
             ObjectNode ready = Cli.json()
                     .put("event", "ready")
                     .put("listen", Cli.hostPort(running.address()))
@@ -330,37 +286,16 @@ final class ServeCommand implements Callable<Integer> {
                     .put("protocol", MuxProtocol.SUBPROTOCOL)
                     .put("transport", running.transportName())
                     .put("version", GatewayVersionProvider.projectVersion());
-            if (admin != null) {
-                ready.put("admin", admin.url()).put("adminTokenFile", admin.tokenFile().toAbsolutePath().toString());
+            if (adminServer != null) {
+                ready.put("admin", adminServer.url())
+                        .put("adminTokenFile", adminServer.tokenFile().toAbsolutePath().toString());
             }
             if (metricsServer != null) {
                 ready.put("metrics", metricsServer.url());
             }
             Cli.printJson(ready);
-            lifecycle.markStarted();
-            lifecycle.awaitStopped();
-        } finally {
-            stop(); // no-op when already stopped; closes the server if printing or waiting failed
-            ServiceLifecycle.removeShutdownHook(hook);
-        }
+        });
         return ExitCodes.OK;
-    }
-
-    /**
-     * The verification keys decide which grants are genuine, and are re-read every second: a file or directory
-     * another user could write would let them add a key of their own (exit 3). Reading it is fine: they are public.
-     */
-    private static void requireUnwritableByOthers(Path verifyFile) {
-        try {
-            Path dir = verifyFile.toAbsolutePath().getParent();
-            TrustedPaths.requireUnwritableByOthers(dir, "key directory");
-            TrustedPaths.requireUnwritableByOthers(verifyFile, "verify keys file");
-        } catch (TrustedPaths.UntrustedException e) {
-            throw new CliException(ExitCodes.REFUSED, e.getMessage());
-        } catch (IOException e) {
-            throw new CliException(ExitCodes.REFUSED, "cannot check " + verifyFile + " ("
-                    + e.getClass().getSimpleName() + ")");
-        }
     }
 
     /** A loopback HOST:PORT for {@code key}, or null when not set. */
@@ -377,7 +312,7 @@ final class ServeCommand implements Callable<Integer> {
      * exactly, refuses the start (exit 3).
      */
     static RevocationStore openRevocations(Path state) {
-        prepareStateDir(state);
+        StateDirectory.prepare(state, "the admin token file");
         try {
             return RevocationStore.open(state);
         } catch (AccessDeniedException e) {
@@ -387,62 +322,25 @@ final class ServeCommand implements Callable<Integer> {
         }
     }
 
-    private GatewayServer start(GatewayConfig config, ReloadingVerificationKeys keys, SslContext tls,
-                                InetSocketAddress listenAddress, MeterRegistry registry, RevocationStore store) {
-        try {
-            // This overload wires the gateway's revocation list into grant verification: a revoked grant or
-            // session is refused from then on, not only closed.
-            return GatewayServer.start(config, keys, tls, registry, store, Clock.systemUTC());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
-        } catch (Exception e) {
-            throw ServiceLifecycle.bindFailure(e, "", listenAddress);
-        }
+    private static GatewayServer start(GatewayConfig config, ReloadingVerificationKeys keys, SslContext tls,
+                                       InetSocketAddress listenAddress, MeterRegistry registry,
+                                       RevocationStore store) {
+        // This overload wires the gateway's revocation list into grant verification: a revoked grant or session
+        // is refused from then on, not only closed.
+        return ServiceRunner.listen(() -> GatewayServer.start(config, keys, tls, registry, store, Clock.systemUTC()),
+                "", listenAddress);
     }
 
     private static AdminServer startAdmin(GatewayServer running, InetSocketAddress address, Path tokenFile,
                                           LocalHttpServer.Limits localLimits) {
-        try {
-            return AdminServer.start(running::status, running.revocations(), address, tokenFile, localLimits);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
-        } catch (AccessDeniedException e) {
-            throw new CliException(ExitCodes.REFUSED, "permission denied writing the admin token file " + tokenFile);
-        } catch (Exception e) {
-            throw ServiceLifecycle.bindFailure(e, " (--admin-listen)", address);
-        }
-    }
-
-    /**
-     * Creates the state directory (rwx------) if missing. An existing one must be ours and not writable by
-     * group/others (it holds the admin token and the revocations: exit 3 otherwise); readable is only warned about.
-     */
-    static void prepareStateDir(Path dir) {
-        try {
-            if (Files.exists(dir) && !Files.isDirectory(dir)) {
-                throw new CliException(ExitCodes.REFUSED, "state directory " + dir + " exists and is not a directory");
+        return ServiceRunner.listen(() -> {
+            try {
+                return AdminServer.start(running::status, running.revocations(), address, tokenFile, localLimits);
+            } catch (AccessDeniedException e) {
+                throw new CliException(ExitCodes.REFUSED, "permission denied writing the admin token file "
+                        + tokenFile);
             }
-            OwnerOnlyFiles.ensureDirectory(dir);
-            TrustedPaths.requireTrustedDirectory(dir, "state directory");
-        } catch (TrustedPaths.UntrustedException e) {
-            throw new CliException(ExitCodes.REFUSED, e.getMessage());
-        } catch (AccessDeniedException e) {
-            throw new CliException(ExitCodes.REFUSED, "permission denied creating state directory " + dir);
-        } catch (IOException e) {
-            throw new CliException(ExitCodes.REFUSED, "cannot create state directory " + dir + ": "
-                    + e.getClass().getSimpleName());
-        }
-        try {
-            if (dir.getFileSystem().supportedFileAttributeViews().contains("posix")
-                    && Files.getPosixFilePermissions(dir).stream().anyMatch(p -> !p.name().startsWith("OWNER_"))) {
-                log.warn("state directory {} is accessible by group/others; consider chmod 700 {} (the admin token "
-                        + "file itself is owner-only)", dir, dir);
-            }
-        } catch (IOException | RuntimeException e) {
-            // only a warning
-        }
+        }, " (--admin-listen)", address);
     }
 
     /** {@code admin.json}: where the admin endpoint listens and where its token is; never the token itself. */
@@ -459,102 +357,21 @@ final class ServeCommand implements Callable<Integer> {
         }
     }
 
-    /** Shutdown hook: graceful close; when run as the main program, exit 0 rather than the signal's 128+n. */
-    private void onSignal() {
-        ServiceLifecycle.onSignal(log, () -> stop("signal"), GatewayMain.standalone);
-    }
-
     /**
      * Stops the gateway gracefully (GOAWAY, drain) and releases the thread blocked in {@link #call()}. Idempotent
-     * and thread-safe; returns once the server is closed. Used by the shutdown hook and by tests.
+     * and thread-safe; returns once the server is closed. Used by tests.
      */
     void stop() {
-        stop("stop");
-    }
-
-    private void stop(String reason) {
-        GatewayServer toClose;
-        MetricsServer metricsToClose;
-        AdminServer adminToClose;
-        Path adminFile;
-        synchronized (lock) {
-            if (stopRequested) {
-                toClose = null;
-                metricsToClose = null;
-                adminToClose = null;
-                adminFile = null;
-            } else {
-                stopRequested = true;
-                toClose = server;
-                metricsToClose = metrics;
-                adminToClose = adminServer;
-                adminFile = adminStateFile;
-            }
-        }
-        if (toClose != null) {
-            closeGracefully(toClose, metricsToClose, adminToClose, adminFile, reason);
-        }
-        lifecycle.awaitStoppedUninterruptibly();
-    }
-
-    private void closeGracefully(GatewayServer s, MetricsServer metricsServer, AdminServer admin, Path adminFile,
-                                 String reason) {
-        long t0 = System.nanoTime();
-        try {
-            // The listeners a replacement on the same addresses needs go first, before the drain: the admin
-            // endpoint with its token, and the metrics endpoint.
-            ServiceLifecycle.deleteQuietly(log, adminFile);
-            if (admin != null) {
-                admin.close();
-            }
-            if (metricsServer != null) {
-                metricsServer.close();
-            }
-            s.close();
-        } finally {
-            log.atInfo().setMessage("gateway stopped")
-                    .addKeyValue("event", "stopped")
-                    .addKeyValue("reason", reason)
-                    .addKeyValue("millis", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0))
-                    .log();
-            lifecycle.markStopped();
-        }
+        runner.stop();
     }
 
     /** Waits until the gateway is ready or {@link #call()} has ended (failed); true if that happened in time. */
     boolean awaitStarted(long timeout, TimeUnit unit) throws InterruptedException {
-        return lifecycle.awaitStarted(timeout, unit);
+        return runner.awaitStarted(timeout, unit);
     }
 
     /** The running server, or null before start / after a failed start. */
     GatewayServer server() {
-        synchronized (lock) {
-            return server;
-        }
-    }
-
-    private SslContext loadTls(Path tlsCert, Path tlsKey) {
-        Cli.requireReadableFile(spec, tlsCert, "--tls-cert");
-        Cli.requireReadableFile(spec, tlsKey, "--tls-key");
-        warnIfShared(tlsKey);
-        try {
-            return SslContextBuilder.forServer(tlsCert.toFile(), tlsKey.toFile()).build();
-        } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
-            // Netty's messages name the file and the problem, never the key's content.
-            throw new CliException(ExitCodes.USAGE, "cannot load TLS certificate " + tlsCert + " / key " + tlsKey
-                    + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
-        }
-    }
-
-    private static void warnIfShared(Path keyFile) {
-        try {
-            if (keyFile.getFileSystem().supportedFileAttributeViews().contains("posix")
-                    && Files.getPosixFilePermissions(keyFile).stream()
-                    .anyMatch(p -> p != PosixFilePermission.OWNER_READ && p != PosixFilePermission.OWNER_WRITE)) {
-                log.warn("TLS private key {} is accessible beyond its owner; consider chmod 600 {}", keyFile, keyFile);
-            }
-        } catch (IOException | RuntimeException e) {
-            // only a warning
-        }
+        return server;
     }
 }

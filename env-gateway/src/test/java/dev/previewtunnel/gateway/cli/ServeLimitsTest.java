@@ -70,7 +70,7 @@ class ServeLimitsTest {
     void helpStatesTheDefaultsOfTheDefaultObjectsAndTheDocsListEveryKey() throws Exception {
         Map<String, String> defaults = LimitOptions.describe(
                 GatewayConfig.defaults("e", new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)));
-        assertTrue(GatewayCli.CONFIG_KEYS.containsAll(LimitOptions.KEYS), "each limit is a config-file key");
+        assertTrue(ServeCommand.CONFIG_KEYS.containsAll(LimitOptions.KEYS), "each limit is a config-file key");
         InProcessCli.assertDefaultsDescribed(new CommandLine(new ServeCommand()).getCommandSpec(), LimitOptions.KEYS,
                 defaults, Files.readString(Path.of("..", "docs", "security.md")));
         // The values the described defaults stand for are the ones the gateway runs with by default.

@@ -54,7 +54,7 @@ class SystemdExamplesTest {
 
         // What the flags replaced still parses as serve reads it.
         CommandSpec spec = new CommandLine(new GatewayMain()).getSubcommands().get("serve").getCommandSpec();
-        Settings s = Settings.load(spec, EXAMPLE, GatewayCli.ENV_PREFIX, GatewayCli.CONFIG_KEYS);
+        Settings s = Settings.load(spec, EXAMPLE, GatewayCli.ENV_PREFIX, ServeCommand.CONFIG_KEYS);
         assertTrue(s.path("keys", null, null).isAbsolute());
         assertEquals(7443, s.loopbackListen(spec, "listen", s.string("listen", null, null), 7443).getPort());
         assertEquals(7444, s.loopbackListen(spec, "admin-listen", s.string("admin-listen", null, null), 0).getPort());
@@ -75,7 +75,7 @@ class SystemdExamplesTest {
         assertTrue(variables.contains("PTUN_GATEWAY_CONFIG"), variables::toString);
         for (String v : variables) {
             String key = v.substring(GatewayCli.ENV_PREFIX.length()).toLowerCase(Locale.ROOT).replace('_', '-');
-            assertTrue(key.equals("config") || GatewayCli.CONFIG_KEYS.contains(key), () -> v + " is not a setting");
+            assertTrue(key.equals("config") || ServeCommand.CONFIG_KEYS.contains(key), () -> v + " is not a setting");
         }
     }
 }
