@@ -32,12 +32,8 @@ class TunnelPoolReconnectWaitTest {
         try (RealGateway real = new RealGateway(dir, Duration.ofMillis(200));
              Pool p = new Pool("reconnect-wait", 2, real.url(), real.token(), 2, Duration.ofSeconds(5))) {
             TunnelPool pool = p.pool;
-            pool.start().get(10, TimeUnit.SECONDS);
-            Await.until("a connection on each loop", Duration.ofSeconds(10), () -> pool.status().connected() == 2);
             String grant = real.grant();
-
-            real.gateway.close();
-            Await.until("both loops reconnecting", Duration.ofSeconds(10), () -> pool.status().connected() == 0);
+            upThenGatewayGone(real, pool);
             EventLoop caller = p.group.next();
             Future<Http2StreamChannel> open = pool.openStream(real.target(), grant, Duration.ofSeconds(20), caller);
             // Down for a while: the open waits (no connection to take), it does not fail.
@@ -61,12 +57,8 @@ class TunnelPoolReconnectWaitTest {
         try (RealGateway real = new RealGateway(dir, Duration.ofMillis(200));
              Pool p = new Pool("reconnect-never", 2, real.url(), real.token(), 2, Duration.ofSeconds(5))) {
             TunnelPool pool = p.pool;
-            pool.start().get(10, TimeUnit.SECONDS);
-            Await.until("a connection on each loop", Duration.ofSeconds(10), () -> pool.status().connected() == 2);
             String grant = real.grant();
-
-            real.gateway.close();
-            Await.until("both loops reconnecting", Duration.ofSeconds(10), () -> pool.status().connected() == 0);
+            upThenGatewayGone(real, pool);
             long start = System.nanoTime();
             Future<Http2StreamChannel> open = pool.openStream(real.target(), grant, Duration.ofMillis(500),
                     p.group.next());
@@ -78,5 +70,13 @@ class TunnelPoolReconnectWaitTest {
             assertTrue(e.getMessage().endsWith(", retrying"), e.getMessage());
             assertTrue(tookMillis >= 450 && tookMillis < 5_000, "gave up after " + tookMillis + " ms");
         }
+    }
+
+    /** A connection on each of the pool's two loops, then the gateway closed: both loops reconnecting. */
+    private static void upThenGatewayGone(RealGateway real, TunnelPool pool) throws Exception {
+        pool.start().get(10, TimeUnit.SECONDS);
+        Await.until("a connection on each loop", Duration.ofSeconds(10), () -> pool.status().connected() == 2);
+        real.gateway.close();
+        Await.until("both loops reconnecting", Duration.ofSeconds(10), () -> pool.status().connected() == 0);
     }
 }
