@@ -8,7 +8,6 @@ import dev.previewtunnel.ingress.session.EgressPolicy;
 import dev.previewtunnel.ingress.session.Route;
 import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.local.net.ConnectionBudget;
-import dev.previewtunnel.mux.relay.CrossLoopWrites;
 import dev.previewtunnel.mux.relay.RelayHandler;
 import dev.previewtunnel.mux.wire.Authority;
 import dev.previewtunnel.mux.wire.TunnelError;
@@ -219,9 +218,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter {
             case AWAIT_HEAD -> ctx.read(); // the head is not complete yet
             case FORWARDING -> {
                 upstream.channel.flush();
-                // As RelayHandler does for raw streams: towards a stream on another loop, read on only once this
-                // turn's body writes count towards its writability.
-                CrossLoopWrites.whenAccounted(browser, upstream.channel, this::readBrowserBodyIfUpstreamWritable);
+                readBrowserBodyIfUpstreamWritable();
             }
             default -> {
                 // OPENING: wait for the stream; SWITCHING/CLOSED: the relay or nobody reads.

@@ -46,7 +46,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
-import dev.previewtunnel.testing.ReadTurns;
 
 import static dev.previewtunnel.testing.Await.until;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -69,9 +68,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class UpstreamResponseTest {
     private static final String ENV = "e1";
     private final Transports transports = Transports.best();
-    EventLoopGroup group;
-    /** The browser connections' loop: {@link #group}'s, or a group of its own. */
-    private EventLoopGroup browserGroup;
+    /** One loop for the tunnel, its streams and the browser connections, as the ingress's pools keep them. */
+    private EventLoopGroup group;
     private GatewayServer gateway;
     private TunnelPool pool;
     private Channel proxy;
@@ -82,10 +80,6 @@ class UpstreamResponseTest {
     private final List<Integer> dataFlushes = new CopyOnWriteArrayList<>();
     /** The target's second part of a streamed response waits for this. */
     private final CountDownLatch sendRest = new CountDownLatch(1);
-    /** The target read the head of an upload (whose body it will never read). */
-    final CountDownLatch uploadHeadRead = new CountDownLatch(1);
-    /** The reads of the last browser connection the proxy accepted. */
-    volatile ReadTurns lastBrowserReads;
     private final SimpleMeterRegistry gatewayMetrics = new SimpleMeterRegistry();
     /** Request lines the target read on a kept connection and then closed unanswered. */
     private final List<String> racedRequests = new CopyOnWriteArrayList<>();
@@ -105,7 +99,7 @@ class UpstreamResponseTest {
                 java.net.URI.create(gateway.url(false)));
         String token = issuer.issueConnectionToken(ENV, Duration.ofHours(1));
         pool = new TunnelPool(new TunnelClient(group, transports.socketChannel(), MuxSettings.defaults()),
-                group.next(), config.gateway(), () -> token, null, 1, config.connectTimeout());
+                config.gateway(), () -> token, null, 1, config.connectTimeout());
         pool.start();
         SessionRegistry sessions = new SessionRegistry();
         session = sessions.add(BrowserSession.create("upstream-test"));
@@ -114,9 +108,8 @@ class UpstreamResponseTest {
         IngressContext context = new IngressContext(config, sessions, pool, new AuditLog("ingress"));
         // ProxyServer's child options, and its pipeline (IngressFuzzAccess) below a counter of data-carrying
         // flushes at the socket end.
-        browserGroup = browserOnAnotherLoop() ? transports.newGroup(1, "upstream-response-browser") : group;
         proxy = new ServerBootstrap()
-                .group(browserGroup)
+                .group(group)
                 .channel(transports.serverSocketChannel())
                 .childOption(ChannelOption.AUTO_READ, false)
                 .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
@@ -125,19 +118,11 @@ class UpstreamResponseTest {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         ReadBuffers.relayReads(ch); // as ProxyServer does, before the first read
-                        ReadTurns reads = new ReadTurns();
-                        lastBrowserReads = reads;
-                        ch.pipeline().addLast("reads", reads);
                         ch.pipeline().addLast("count", new DataFlushCounter());
                         IngressFuzzAccess.install(ch, context);
                     }
                 })
                 .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
-    }
-
-    /** Whether browser connections get an event loop of their own, apart from the tunnel and its streams. */
-    boolean browserOnAnotherLoop() {
-        return false;
     }
 
     @AfterEach
@@ -151,9 +136,6 @@ class UpstreamResponseTest {
             pool.close();
             pool.closeConnectionsNow();
             assertTrue(pool.awaitClosed(Duration.ofSeconds(5)), "the tunnel connection closed");
-        }
-        if (browserGroup != null && browserGroup != group) {
-            browserGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         }
         if (group != null) {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
@@ -401,10 +383,6 @@ class UpstreamResponseTest {
                             .getBytes(StandardCharsets.ISO_8859_1));
                     out.flush();
                     racedRequests.add(readUntil(c.getInputStream(), "\r\n\r\n").split("\r\n")[0]);
-                    continue;
-                } else if (head.startsWith("POST /upload ")) {
-                    uploadHeadRead.countDown();
-                    sendRest.await(60, TimeUnit.SECONDS); // and never reads the body
                     continue;
                 } else if (head.startsWith("GET /keep-then-408 ")) {
                     out.write(("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nkept"
