@@ -58,7 +58,7 @@ final class RequestBodyDeadline {
                 if (msg instanceof ByteBuf b) {
                     bytesThisPeriod += b.readableBytes();
                 }
-                if (!inBody && ctx.pipeline().get(ProxyConnectionHandler.HTTP_CODEC) == null) {
+                if (!inBody && ctx.pipeline().get(BrowserPipeline.HTTP_CODEC) == null) {
                     // A raw relay now (CONNECT, 101): bodies are over for this connection.
                     ctx.pipeline().remove(this);
                     if (ctx.pipeline().get(MESSAGES) != null) {
