@@ -60,10 +60,11 @@ public final class Ingress implements AutoCloseable {
         FatalErrors.watch(group, closing::get); // a loop that dies unasked ends the process (when installed)
         this.environmentGateways = Collections.unmodifiableMap(new LinkedHashMap<>(environments));
         TunnelClient client = new TunnelClient(group, transports.socketChannel(), config.mux());
-        TunnelPool defaultPool = new TunnelPool(client, group.next(), config.gateway(), token, gatewayTls,
-                config.poolSize(), config.connectTimeout());
-        this.pools = new EnvironmentPools(defaultPool, environments, g -> new TunnelPool(client, group.next(),
-                g.url(), g.token(), gatewayTls, config.poolSize(), config.connectTimeout()));
+        // One slice of each pool per loop of this group, the group the browser connections run on too.
+        TunnelPool defaultPool = new TunnelPool(client, config.gateway(), token, gatewayTls, config.poolSize(),
+                config.connectTimeout());
+        this.pools = new EnvironmentPools(defaultPool, environments, g -> new TunnelPool(client, g.url(), g.token(),
+                gatewayTls, config.poolSize(), config.connectTimeout()));
         this.metrics = registry == null ? null : new IngressMetrics(registry, defaultPool);
         if (metrics != null) {
             pools.byEnvironment().forEach(metrics::environmentPool);

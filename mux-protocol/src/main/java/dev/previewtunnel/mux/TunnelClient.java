@@ -41,7 +41,7 @@ public final class TunnelClient {
     private final Class<? extends SocketChannel> channelType;
     private final MuxSettings settings;
     private final String subprotocol;
-    /** The group's loops, for {@link #loop(int)} (a group's loops never change). */
+    /** The group's loops, for {@link #loops()} (a group's loops never change). */
     private final List<EventLoop> loops = new ArrayList<>();
 
     public TunnelClient(EventLoopGroup group, Class<? extends SocketChannel> channelType, MuxSettings settings) {
@@ -67,9 +67,9 @@ public final class TunnelClient {
         return new TunnelClient(group, channelType, settings, otherSubprotocol);
     }
 
-    /** The {@code index}-th event loop of this client's group, modulo their number. */
-    public EventLoop loop(int index) {
-        return loops.get(Math.floorMod(index, loops.size()));
+    /** The event loops of this client's group, in the group's order (a pool keeps connections on each). */
+    public List<EventLoop> loops() {
+        return java.util.Collections.unmodifiableList(loops);
     }
 
     /**
@@ -85,7 +85,7 @@ public final class TunnelClient {
 
     /**
      * As {@link #connect(URI, String, SslContext, Duration)}, on the given loop of this client's group: a pool
-     * spreads its connections over the loops itself (see {@link #loop(int)}).
+     * keeps connections on each of the loops itself (see {@link #loops()}).
      */
     public Future<TunnelConnection> connect(URI url, String token, SslContext ssl, Duration timeout, EventLoop loop) {
         // One loop for the channel and its promise. Taking group.next() once for the promise and again in the

@@ -157,7 +157,8 @@ final class RunCommand implements Callable<Integer> {
     String listen;
 
     @Option(names = "--pool", paramLabel = "N",
-            description = "Tunnel connections kept open to the gateway, 1 to 64 (default: 2).")
+            description = "Tunnel connections kept open to the gateway, 1 to 64 (default: 2); at least one per "
+                    + "event loop is kept.")
     Integer pool;
 
     @Option(names = "--gateway-ca", paramLabel = "PEM",

@@ -9,7 +9,7 @@ import java.util.function.LongUnaryOperator;
  * other half uniformly random. The fixed half keeps a gateway that is down from being hammered by near-zero
  * delays; the random half keeps many desktops from reconnecting in lockstep after a gateway restart.
  *
- * <p>Not thread-safe: each pool slot owns one and touches it under the pool's monitor.
+ * <p>Not thread-safe: each tunnel slot owns one and touches it under its own monitor.
  */
 final class ReconnectBackoff {
     /** Doublings stop here: {@code min << 8} is already past any sensible cap. */

@@ -3,78 +3,38 @@ package dev.previewtunnel.ingress.tunnel;
 import dev.previewtunnel.mux.Authority;
 import dev.previewtunnel.mux.TunnelClient;
 import dev.previewtunnel.mux.TunnelConnection;
-import dev.previewtunnel.mux.TunnelError;
 import dev.previewtunnel.mux.TunnelStreamException;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.Future;
-import io.netty.util.concurrent.GenericFutureListener;
 import io.netty.util.concurrent.Promise;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ThreadLocalRandom;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * A small, bounded set of tunnel connections to one gateway. Streams go to the least-loaded usable connection.
- * Each slot keeps itself connected: when its connection drops (or the gateway sends GOAWAY) it reconnects with
- * jittered exponential backoff. While no connection is up, an open asks for an attempt now instead of at the end of
- * the backoff ({@link #demandConnection}) and waits, at most its open timeout: for the next connection to come up if
- * the pool has been up before (a restart or a network blip: requests ride it out), else only for the next attempt
- * (a gateway never reached, likely a wrong address, is reported at once). When none comes up it fails with
- * {@link TunnelError#GATEWAY_UNREACHABLE} ("since ..., retrying").
+ * The tunnel connections to one gateway, one {@link LoopSlice} per event loop of the client's group, each owning
+ * connections on its own loop. A stream is always opened on a connection of the caller's loop, the loop of the
+ * browser connection that relays it, so a relay's two sides share one loop, as on the gateway (docs/architecture.md
+ * "Threads and memory"; the hand-offs this removes caused docs/performance.md finding 15). The price: while one
+ * loop's connections reconnect, that loop's new streams wait for them (at most the open timeout, then
+ * {@code GATEWAY_UNREACHABLE}, see {@link StreamOpening}) even when another loop's are up.
  */
 public final class TunnelPool implements AutoCloseable {
-    private static final Logger log = LoggerFactory.getLogger(TunnelPool.class);
-    static final Duration MIN_BACKOFF = Duration.ofMillis(100);
-    static final Duration MAX_BACKOFF = Duration.ofSeconds(15);
-    /** How many more live streams the caller's own connection may carry than the least-loaded one, see pick. */
-    static final int LOCAL_SLACK = 8;
-    /**
-     * Attempts asked for by waiting opens start at most this often per pool (each waits out no backoff): a restarted
-     * gateway is found within this much of coming back, and a dead one sees at most four refused connects a second
-     * per desktop, and only while a browser request is waiting.
-     */
-    static final Duration DEMAND_INTERVAL = Duration.ofMillis(250);
-
-    private final TunnelClient client;
-    private final URI url;
-    private final Supplier<String> token;
-    private final SslContext ssl;
-    private final Duration connectTimeout;
-    private final EventLoop scheduler;
-    private final List<Slot> slots = new ArrayList<>();
-    /**
-     * Every connection this pool opened whose streams may not all have ended: the slots' current ones and those
-     * they dropped or replaced (lost, draining). Pruned once a connection is closed with no live stream, so
-     * {@link #status()} counts the streams of a dead or draining connection until they have really ended.
-     */
-    private final Set<TunnelConnection> opened = new HashSet<>();
+    private final Map<EventLoop, LoopSlice> slices = new IdentityHashMap<>();
+    private final List<LoopSlice> inOrder = new ArrayList<>();
+    private final EventLoop anyLoop;
     private volatile boolean closed;
-    /** Set by start(): before it no slot will ever attempt a connection, so no open may wait for one. */
     private volatile boolean started;
     private volatile StreamObserver observer;
-    /** Settles with the next connection any slot brings up; replaced as each one comes up. Guarded by this. */
-    private Promise<TunnelConnection> nextUp;
-    /** Settles with the outcome of the next connect attempt of any slot; replaced as each settles. Guarded by this. */
-    private Promise<TunnelConnection> nextAttempt;
-    /** Whether any connection of this pool ever came up. Guarded by this. */
-    private boolean everUp;
-    /** Opens waiting for a connection; while there are some, attempts are asked for. Guarded by this. */
-    private int waiters;
-    /** When the last asked-for attempt started, and whether one is scheduled. Guarded by this. */
-    private long lastDemandNanos = System.nanoTime() - DEMAND_INTERVAL.toNanos();
-    private boolean demandScheduled;
 
     /** Told how each {@link #openStream} ended (metrics); runs before the caller's own listeners. */
     @FunctionalInterface
@@ -91,40 +51,43 @@ public final class TunnelPool implements AutoCloseable {
         this.observer = streamObserver;
     }
 
-    public TunnelPool(TunnelClient client, EventLoop scheduler, URI url, Supplier<String> token, SslContext ssl,
-                      int size, Duration connectTimeout) {
+    /**
+     * {@code size} connections spread over the loops of {@code client}'s group, at least one per loop (every loop
+     * must be able to open its own streams): {@code max(size, loops)} in all, the first {@code size % loops} loops
+     * taking one more than the others.
+     */
+    public TunnelPool(TunnelClient client, URI url, Supplier<String> token, SslContext ssl, int size,
+                      Duration connectTimeout) {
         if (size < 1 || size > 64) {
             throw new IllegalArgumentException("pool size must be in [1, 64]");
         }
-        this.client = client;
-        this.scheduler = scheduler;
-        this.url = url;
-        this.token = token;
-        this.ssl = ssl;
-        this.connectTimeout = connectTimeout;
-        this.nextUp = scheduler.newPromise();
-        this.nextAttempt = scheduler.newPromise();
-        for (int i = 0; i < size; i++) {
-            slots.add(new Slot(i));
+        TunnelDial dial = new TunnelDial(client, url, token, ssl, connectTimeout);
+        List<EventLoop> loops = client.loops();
+        int index = 0;
+        for (int i = 0; i < loops.size(); i++) {
+            int share = Math.max(1, size / loops.size() + (i < size % loops.size() ? 1 : 0));
+            LoopSlice slice = new LoopSlice(loops.get(i), dial, index, share);
+            index += share;
+            slices.put(loops.get(i), slice);
+            inOrder.add(slice);
         }
+        this.anyLoop = loops.get(0);
     }
 
     /** Starts connecting every slot; returns a future that completes when the first connection is up or fails. */
     public Future<Void> start() {
-        Promise<Void> first = scheduler.newPromise();
+        Promise<Void> first = anyLoop.newPromise();
         started = true;
-        for (Slot slot : slots) {
-            slot.connect(first);
-        }
+        inOrder.forEach(s -> s.start(first));
         return first;
     }
 
     /**
-     * Opens a stream on the least-loaded usable connection, preferring one that runs on {@code caller}, the event
-     * loop of the browser connection that will relay it (see {@link #pick}). The returned future completes on
-     * {@code caller}. An open that failed before the gateway acted on it (refused past a GOAWAY, connection
-     * draining or lost before the answer) is tried once more, on whatever connection is usable then: during a
-     * rolling gateway restart a browser request lands on the fresh connection instead of failing.
+     * Opens a stream on a connection of {@code caller}, the event loop of the browser connection that will relay
+     * it: the returned future completes on {@code caller} and its stream's {@code eventLoop()} is {@code caller}.
+     * An open that failed before the gateway acted on it (refused past a GOAWAY, connection draining or lost before
+     * the answer) is tried once more, on whatever connection of that loop is usable then: during a rolling gateway
+     * restart a browser request lands on the fresh connection instead of failing.
      */
     public Future<Http2StreamChannel> openStream(Authority target, String grant, Duration timeout, EventLoop caller) {
         Promise<Http2StreamChannel> result = caller.newPromise();
@@ -133,11 +96,19 @@ public final class TunnelPool implements AutoCloseable {
             long startNanos = System.nanoTime();
             result.addListener(f -> o.settled(result, startNanos));
         }
-        openOnce(target, grant, timeout, caller).addListener(first -> {
+        LoopSlice slice = slices.get(caller);
+        if (slice == null) {
+            // A pool never started answers every caller as unreachable (as a test's embedded loop may ask); a
+            // running one serves only its own loops, the browser connections' loops, by construction.
+            result.setFailure(!started || closed ? StreamOpening.unreachable(inOrder.get(0))
+                    : new IllegalArgumentException("the caller's event loop is not one of this pool's loops"));
+            return result;
+        }
+        StreamOpening.open(slice, target, grant, timeout).addListener(first -> {
             if (first.isSuccess()) {
                 result.trySuccess((Http2StreamChannel) first.getNow());
             } else if (first.cause() instanceof TunnelStreamException t && t.retryable() && !closed) {
-                openOnce(target, grant, timeout, caller).addListener(second -> {
+                StreamOpening.open(slice, target, grant, timeout).addListener(second -> {
                     if (second.isSuccess()) {
                         result.trySuccess((Http2StreamChannel) second.getNow());
                     } else {
@@ -151,148 +122,10 @@ public final class TunnelPool implements AutoCloseable {
         return result;
     }
 
-    private Future<Http2StreamChannel> openOnce(Authority target, String grant, Duration timeout, EventLoop caller) {
-        TunnelConnection best = null;
-        TunnelConnection local = null;
-        Future<TunnelConnection> up;
-        synchronized (this) {
-            for (Slot s : slots) {
-                TunnelConnection c = s.connection;
-                if (c != null && c.isUsable()) {
-                    best = lessLoaded(best, c);
-                    if (c.eventLoop() == caller) {
-                        local = lessLoaded(local, c);
-                    }
-                }
-            }
-            up = everUp ? nextUp : nextAttempt;
-            if (best == null && started && !closed) {
-                waiters++;
-            }
-        }
-        if (best != null) {
-            return pick(local, best).openStream(target, grant, timeout);
-        }
-        Promise<Http2StreamChannel> result = caller.newPromise();
-        if (!started || closed) {
-            result.setFailure(unreachable());
-            return result;
-        }
-        // No connection up: ask for an attempt now rather than at the end of the backoff, and wait for the next
-        // connection (or, never up yet, the next attempt's outcome). The open timeout bounds the wait, so a gateway
-        // that stays down, or an attempt that never settles, answers the browser in time.
-        Future<?> guard = caller.schedule(() -> result.tryFailure(unreachable()), timeout.toNanos(),
-                TimeUnit.NANOSECONDS);
-        GenericFutureListener<Future<TunnelConnection>> whenUp = f -> {
-            if (result.isDone()) {
-                return; // answered already (timed out): no stream for it
-            }
-            if (f.isSuccess()) {
-                ((TunnelConnection) f.getNow()).openStream(target, grant, timeout).addListener(s -> {
-                    if (s.isSuccess()) {
-                        Http2StreamChannel stream = (Http2StreamChannel) s.getNow();
-                        if (!result.trySuccess(stream)) {
-                            stream.close(); // the open timed out meanwhile: nobody will relay this stream
-                        }
-                    } else {
-                        result.tryFailure(s.cause());
-                    }
-                });
-            } else {
-                result.tryFailure(unreachable());
-            }
-        };
-        // An open answered (timed out) leaves the connection's promise: over a long outage one listener per
-        // request would pile up on it, and the connection that ends the outage would open a stream for each.
-        result.addListener(f -> {
-            guard.cancel(false);
-            up.removeListener(whenUp);
-            synchronized (this) {
-                waiters--;
-            }
-        });
-        up.addListener(whenUp);
-        demandConnection();
-        return result;
-    }
-
     /**
-     * While opens wait for a connection and no attempt is in flight, starts one now on a slot that is waiting out
-     * its backoff, at most once per {@link #DEMAND_INTERVAL}: the backoff spares a gateway that is down when nobody
-     * needs it, but must not keep a browser waiting once it is back. A failed attempt asks again (see Slot).
-     */
-    private void demandConnection() {
-        Slot chosen = null;
-        long delay = 0;
-        synchronized (this) {
-            if (closed || waiters <= 0 || demandScheduled) {
-                return;
-            }
-            for (Slot s : slots) {
-                if (s.attempting || (s.connection != null && s.connection.isUsable())) {
-                    return; // an attempt in flight (its outcome asks again) or a connection up already
-                }
-                if (chosen == null && s.connection == null) {
-                    chosen = s;
-                }
-            }
-            if (chosen == null) {
-                return;
-            }
-            long now = System.nanoTime();
-            long wait = lastDemandNanos + DEMAND_INTERVAL.toNanos() - now;
-            if (wait > 0) {
-                demandScheduled = true;
-                delay = wait;
-                chosen = null;
-            } else {
-                lastDemandNanos = now;
-            }
-        }
-        if (chosen != null) {
-            chosen.connectNow();
-            return;
-        }
-        scheduler.schedule(() -> {
-            synchronized (this) {
-                demandScheduled = false;
-            }
-            demandConnection();
-        }, delay, TimeUnit.NANOSECONDS);
-    }
-
-    private static TunnelConnection lessLoaded(TunnelConnection current, TunnelConnection candidate) {
-        return current == null || candidate.liveStreams() < current.liveStreams() ? candidate : current;
-    }
-
-    /**
-     * The connection on the caller's own event loop when it is not much busier than the least-loaded one. A
-     * stream on another loop pays a task hand-off and a thread wake-up for every relayed read, both ways, and for
-     * the open itself; on a small machine those wake-ups, not the bytes, are most of a stream open's latency.
-     * The slack keeps the spread even: browser connections are spread over the loops round-robin, so the
-     * connections of each loop see about the same share.
-     */
-    static TunnelConnection pick(TunnelConnection local, TunnelConnection best) {
-        return local != null && local.liveStreams() <= best.liveStreams() + LOCAL_SLACK ? local : best;
-    }
-
-    private TunnelStreamException unreachable() {
-        Status s = status();
-        StringBuilder why = new StringBuilder("environment gateway unreachable");
-        if (s.downSince() != null) {
-            why.append(" since ").append(s.downSince());
-        }
-        if (s.lastError() != null) {
-            why.append(" (").append(s.lastError()).append(")");
-        }
-        why.append(closed ? "; ingress is stopping" : ", retrying");
-        return new TunnelStreamException(TunnelError.GATEWAY_UNREACHABLE, why.toString());
-    }
-
-    /**
-     * A snapshot for status output, metrics and error pages.
+     * A snapshot for status output, metrics and error pages, over every loop's connections.
      *
-     * @param size        slots (the configured pool size)
+     * @param size        connections the pool keeps ({@code max(--pool, event loops)}, see the constructor)
      * @param connected   connections up and taking new streams
      * @param connecting  slots with a connect attempt in flight
      * @param draining    connections the gateway drained (GOAWAY) that are still open, finishing their streams
@@ -313,67 +146,38 @@ public final class TunnelPool implements AutoCloseable {
         }
     }
 
-    public synchronized Status status() {
+    public Status status() {
+        int size = 0;
         int connected = 0;
         int connecting = 0;
+        int draining = 0;
+        int live = 0;
         Instant downSince = null;
         String lastError = null;
         long reconnects = 0;
-        for (Slot s : slots) {
-            if (s.connection != null && s.connection.isUsable()) {
-                connected++;
-            } else {
-                if (s.connecting != null) {
-                    connecting++;
-                }
-                if (s.downSince != null && (downSince == null || s.downSince.isBefore(downSince))) {
-                    downSince = s.downSince;
-                }
-            }
-            if (s.lastError != null) {
-                lastError = s.lastError;
-            }
-            reconnects += s.reconnects;
-        }
-        int draining = 0;
-        int live = 0;
-        pruneOpened();
-        for (TunnelConnection c : opened) {
+        for (LoopSlice slice : inOrder) {
+            LoopSlice.Counts c = slice.counts();
+            size += c.size();
+            connected += c.connected();
+            connecting += c.connecting();
+            draining += c.draining();
             live += c.liveStreams();
-            if (c.channel().isOpen() && c.isDraining()) {
-                draining++;
+            if (c.downSince() != null && (downSince == null || c.downSince().isBefore(downSince))) {
+                downSince = c.downSince();
             }
+            if (c.lastError() != null) {
+                lastError = c.lastError();
+            }
+            reconnects += c.reconnects();
         }
-        return new Status(slots.size(), connected, connecting, draining, live, connected > 0 ? null : downSince,
-                lastError, reconnects);
+        return new Status(size, connected, connecting, draining, live, connected > 0 ? null : downSince, lastError,
+                reconnects);
     }
 
-    /**
-     * Drops the connections that are closed and whose streams have all ended: nothing left to count or drain.
-     * Called whenever a connection is added (and by status and the close paths), so the set stays as small as the
-     * connections that still matter, however often the pool reconnects.
-     */
-    private synchronized void pruneOpened() {
-        opened.removeIf(c -> !c.channel().isOpen() && c.liveStreams() == 0);
-    }
-
-    /**
-     * Every connection of the pool that may still carry streams: current, draining or dropped (a slot's current
-     * connection is always among them: it is added to {@link #opened} when the slot takes it).
-     */
-    private synchronized List<TunnelConnection> openedConnections() {
-        pruneOpened();
-        return new ArrayList<>(opened);
-    }
-
-    /** Live streams of each usable connection, in slot order: shows how streams were spread over the pool. */
-    public synchronized List<Integer> liveStreamsPerConnection() {
+    /** Live streams of each usable connection, loop by loop in slot order: shows how streams were spread. */
+    public List<Integer> liveStreamsPerConnection() {
         List<Integer> counts = new ArrayList<>();
-        for (Slot s : slots) {
-            if (s.connection != null && s.connection.isUsable()) {
-                counts.add(s.connection.liveStreams());
-            }
-        }
+        inOrder.forEach(s -> counts.addAll(s.liveStreamsPerConnection()));
         return counts;
     }
 
@@ -383,35 +187,12 @@ public final class TunnelPool implements AutoCloseable {
     }
 
     /**
-     * Stops reconnecting, abandons the connect attempts in flight (their connections are closed now) and drains
-     * every connection, including those the gateway is draining (GOAWAY) that still carry streams: each closes
-     * once its streams end, within {@code drain}.
+     * Stops reconnecting, abandons the connect attempts in flight and drains every connection, including those the
+     * gateway is draining (GOAWAY) that still carry streams: each closes once its streams end, within {@code drain}.
      */
     public void close(Duration drain) {
         closed = true;
-        List<TunnelConnection> open;
-        Promise<TunnelConnection> waiting;
-        List<Future<TunnelConnection>> attempts = new ArrayList<>();
-        synchronized (this) {
-            open = openedConnections();
-            waiting = nextUp;
-            nextAttempt.tryFailure(new IllegalStateException("tunnel pool closed"));
-            for (Slot s : slots) {
-                if (s.retry != null) {
-                    s.retry.cancel(false);
-                }
-                if (s.connecting != null) {
-                    attempts.add(s.connecting);
-                }
-            }
-        }
-        // An attempt mid-handshake must end here, while the event loops still run: the owner shuts them down
-        // next, and a connection that completes its handshake during that shutdown is closed by nobody (the
-        // gateway kept it open). Cancelling closes its channel (TunnelClient#connect).
-        attempts.forEach(a -> a.cancel(false));
-        open.forEach(c -> c.close(drain));
-        // Opens waiting for a slot's next connection must not outlive the pool.
-        waiting.tryFailure(new IllegalStateException("tunnel pool closed"));
+        inOrder.forEach(s -> s.close(drain));
     }
 
     /**
@@ -438,155 +219,9 @@ public final class TunnelPool implements AutoCloseable {
         return true;
     }
 
-    /** One pooled connection and its reconnect state. Guarded by the pool's monitor. */
-    private final class Slot {
-        final int index;
-        TunnelConnection connection;
-        Future<TunnelConnection> connecting;
-        /** From the start of connect() until its attempt settles: one attempt at a time per slot. */
-        boolean attempting;
-        /** The backoff timer of the next attempt, if one is pending. */
-        Future<?> retry;
-        Instant downSince = Instant.now();
-        String lastError;
-        final ReconnectBackoff backoff = new ReconnectBackoff(MIN_BACKOFF, MAX_BACKOFF,
-                n -> ThreadLocalRandom.current().nextLong(n));
-        long reconnects;
-
-        Slot(int index) {
-            this.index = index;
-        }
-
-        /** An attempt now, instead of when the backoff timer fires (see demandConnection). */
-        void connectNow() {
-            synchronized (TunnelPool.this) {
-                if (retry != null) {
-                    retry.cancel(false);
-                    retry = null;
-                }
-            }
-            connect(null);
-        }
-
-        void connect(Promise<Void> firstUp) {
-            synchronized (TunnelPool.this) {
-                if (closed || attempting || connection != null) {
-                    return; // one attempt at a time; a slot that is up needs none
-                }
-                attempting = true;
-            }
-            // Slot i always lives on loop i (modulo their number), so the pool's connections are spread evenly
-            // over the loops, as the browser connections are, whatever order reconnects happen in (see pick).
-            Future<TunnelConnection> attempt = client.connect(url, token.get(), ssl, connectTimeout,
-                    client.loop(index));
-            synchronized (TunnelPool.this) {
-                connecting = attempt;
-            }
-            if (closed) {
-                // close() collected the attempts just before this one was recorded: abandon it here.
-                attempt.cancel(false);
-            }
-            attempt.addListener(f -> {
-                Promise<TunnelConnection> settled = null;
-                Promise<TunnelConnection> attemptSettled;
-                synchronized (TunnelPool.this) {
-                    attemptSettled = nextAttempt;
-                    nextAttempt = scheduler.newPromise();
-                }
-                if (f.isSuccess()) {
-                    TunnelConnection c = (TunnelConnection) f.getNow();
-                    boolean afterClose;
-                    synchronized (TunnelPool.this) {
-                        connecting = null;
-                        attempting = false;
-                        // close() sets closed before it takes the monitor to collect the connections it closes.
-                        afterClose = closed;
-                        if (!afterClose) {
-                            connection = c;
-                            pruneOpened();
-                            opened.add(c);
-                            downSince = null;
-                            backoff.reset();
-                            settled = nextUp;
-                            nextUp = scheduler.newPromise();
-                            everUp = true;
-                        }
-                    }
-                    if (afterClose) {
-                        // Came up after close(): nobody else would ever close it.
-                        c.close();
-                        attemptSettled.tryFailure(new IllegalStateException("tunnel pool closed"));
-                        return;
-                    }
-                    settled.trySuccess(c);
-                    attemptSettled.trySuccess(c);
-                    if (firstUp != null) {
-                        firstUp.trySuccess(null);
-                    }
-                    log.info("tunnel connection {} up to {}", index, url.getHost() + ":" + url.getPort());
-                    c.channel().closeFuture().addListener(x -> onDown(c, "connection closed"));
-                    watchDrain(c);
-                } else {
-                    String error = f.cause().getMessage();
-                    synchronized (TunnelPool.this) {
-                        connecting = null;
-                        attempting = false;
-                        lastError = error;
-                        if (downSince == null) {
-                            downSince = Instant.now();
-                        }
-                    }
-                    attemptSettled.tryFailure(f.cause());
-                    if (firstUp != null) {
-                        firstUp.tryFailure(f.cause());
-                    }
-                    scheduleReconnect();
-                    demandConnection(); // opens still waiting get another attempt, at the demand rate
-                }
-            });
-        }
-
-        /** A draining (GOAWAY) connection takes no new streams: open a replacement next to it at once. */
-        private void watchDrain(TunnelConnection c) {
-            c.onDrain(() -> {
-                synchronized (TunnelPool.this) {
-                    if (connection != c) {
-                        return;
-                    }
-                    connection = null;
-                    downSince = Instant.now();
-                    lastError = "gateway is draining (GOAWAY)";
-                    reconnects++;
-                }
-                connect(null);
-            });
-        }
-
-        private void onDown(TunnelConnection c, String why) {
-            synchronized (TunnelPool.this) {
-                if (connection != c) {
-                    return; // already replaced (drain)
-                }
-                connection = null;
-                downSince = Instant.now();
-                lastError = why;
-                reconnects++;
-            }
-            if (!closed) {
-                log.warn("tunnel connection {} lost: {}; reconnecting", index, why);
-                scheduleReconnect();
-                demandConnection(); // opens already waiting (a retried open) need not wait out the backoff
-            }
-        }
-
-        private void scheduleReconnect() {
-            if (closed) {
-                return;
-            }
-            synchronized (TunnelPool.this) {
-                long delay = backoff.nextDelayMillis();
-                retry = scheduler.schedule(() -> connect(null), delay, TimeUnit.MILLISECONDS);
-            }
-        }
+    private List<TunnelConnection> openedConnections() {
+        List<TunnelConnection> all = new ArrayList<>();
+        inOrder.forEach(s -> all.addAll(s.openedConnections()));
+        return all;
     }
 }

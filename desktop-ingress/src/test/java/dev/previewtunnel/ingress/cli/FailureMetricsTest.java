@@ -75,7 +75,9 @@ class FailureMetricsTest {
                 JsonNode ready = running.readyLine();
                 HttpClient client = TestStack.proxiedClient(ready.get("proxy").asText(),
                         Path.of(ready.get("credentialsFile").asText()));
-                Await.until("the tunnel connection", Duration.ofSeconds(20), () -> stack.gateway.connectionCount() == 1);
+                // --pool 1 still keeps a connection on each of the ingress's two event loops.
+                Await.until("the tunnel connections", Duration.ofSeconds(20),
+                        () -> stack.gateway.connectionCount() == 2);
                 HttpResponse<String> refused = client.send(HttpRequest.newBuilder(
                                 URI.create("http://localhost:" + stack.app.port() + "/hello"))
                         .timeout(Duration.ofSeconds(20)).build(), HttpResponse.BodyHandlers.ofString());

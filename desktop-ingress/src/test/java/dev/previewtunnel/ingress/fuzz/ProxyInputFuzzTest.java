@@ -368,15 +368,14 @@ class ProxyInputFuzzTest {
 
     /** One per worker: a context whose pool (never started, closed-port gateway) answers on the caller's thread. */
     static final class Worker {
-        final EmbeddedChannel schedulerOwner = new EmbeddedChannel();
         final IngressContext context;
 
         Worker() {
             TunnelClient client = new TunnelClient(idleGroup, Transports.best().socketChannel(), MuxSettings.defaults());
-            // The pool's promises live on an embedded loop, whose inEventLoop() is always true: a failed open is
-            // reported at once, on this thread, like on the ingress's own loop.
-            TunnelPool pool = new TunnelPool(client, schedulerOwner.eventLoop(), config.gateway(), () -> "unused",
-                    null, 1, config.connectTimeout());
+            // Never started: an open, asked on the browser's embedded loop (whose inEventLoop() is always true), is
+            // answered as unreachable at once, on this thread, like on the ingress's own loop.
+            TunnelPool pool = new TunnelPool(client, config.gateway(), () -> "unused", null, 1,
+                    config.connectTimeout());
             DirectDialer noDirect = new DirectDialer(NioSocketChannel.class, task -> {
                 throw new IllegalStateException("sessions here never use direct egress");
             }, config.connectTimeout());
@@ -384,7 +383,7 @@ class ProxyInputFuzzTest {
         }
 
         void close() {
-            schedulerOwner.finishAndReleaseAll();
+            // Nothing of its own to free: the pool never connects, its client's loops are the test's.
         }
     }
 

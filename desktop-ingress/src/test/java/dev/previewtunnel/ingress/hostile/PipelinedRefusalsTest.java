@@ -47,7 +47,7 @@ class PipelinedRefusalsTest {
             IngressConfig config = IngressConfig.defaults(new InetSocketAddress("127.0.0.1", 0),
                     URI.create("ws://127.0.0.1:9/tunnel"));
             TunnelPool pool = new TunnelPool(new TunnelClient(group, transports.socketChannel(),
-                    MuxSettings.defaults()), group.next(), config.gateway(), () -> "unused-token", null, 1,
+                    MuxSettings.defaults()), config.gateway(), () -> "unused-token", null, 1,
                     config.connectTimeout());
             ProxyServer proxy = new ProxyServer(group, transports,
                     new IngressContext(config, new SessionRegistry(), pool, new AuditLog("ingress")));

@@ -57,7 +57,7 @@ class DirectEgressProxyTest {
                 URI.create("ws://127.0.0.1:1/tunnel"));
         // Never started: a direct route does not use the tunnel.
         TunnelPool pool = new TunnelPool(new TunnelClient(group, transports.socketChannel(), MuxSettings.defaults()),
-                group.next(), config.gateway(), () -> "unused", null, 1, config.connectTimeout());
+                config.gateway(), () -> "unused", null, 1, config.connectTimeout());
         // What a rebinding DNS server would answer: public-looking names that point at the desktop itself.
         Map<String, String> dnsAnswers = Map.of("rebind.example", "127.0.0.1", "mapped.example", "::ffff:127.0.0.1",
                 "any.example", "0.0.0.0");

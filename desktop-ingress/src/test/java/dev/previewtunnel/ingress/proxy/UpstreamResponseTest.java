@@ -105,7 +105,7 @@ class UpstreamResponseTest {
                 java.net.URI.create(gateway.url(false)));
         String token = issuer.issueConnectionToken(ENV, Duration.ofHours(1));
         pool = new TunnelPool(new TunnelClient(group, transports.socketChannel(), MuxSettings.defaults()),
-                group.next(), config.gateway(), () -> token, null, 1, config.connectTimeout());
+                config.gateway(), () -> token, null, 1, config.connectTimeout());
         pool.start();
         SessionRegistry sessions = new SessionRegistry();
         session = sessions.add(BrowserSession.create("upstream-test"));

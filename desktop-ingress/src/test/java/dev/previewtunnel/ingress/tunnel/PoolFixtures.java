@@ -36,7 +36,7 @@ final class PoolFixtures {
         Pool(String name, int loops, URI url, String token, int size, Duration connectTimeout) {
             group = transports.newGroup(loops, name);
             pool = new TunnelPool(new TunnelClient(group, transports.socketChannel(), MuxSettings.defaults()),
-                    group.next(), url, () -> token, null, size, connectTimeout);
+                    url, () -> token, null, size, connectTimeout);
         }
 
         @Override

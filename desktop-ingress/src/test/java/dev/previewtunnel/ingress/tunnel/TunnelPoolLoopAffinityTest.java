@@ -20,13 +20,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
 /**
- * A stream goes to a tunnel connection on the event loop of the browser connection that asked for it, unless that
- * connection is more than {@link TunnelPool#LOCAL_SLACK} streams busier than the least-loaded one. Real gateway,
- * real target, real pool of four connections over two event loops.
+ * A stream always goes to a tunnel connection on the event loop of the browser connection that asked for it, however
+ * busy that loop's connections are, so a relay's two sides share one loop; and every loop has a connection of its
+ * own, whatever the configured size. Real gateway, real target, real pools over two event loops.
  */
 class TunnelPoolLoopAffinityTest {
     @Test
-    void streamsStayOnTheCallersLoopUntilItsConnectionsAreBusierThanTheSlack(@TempDir Path dir) throws Exception {
+    void streamsStayOnTheCallersLoopHoweverBusyItsConnectionsAre(@TempDir Path dir) throws Exception {
         List<Http2StreamChannel> streams = new ArrayList<>();
         try (RealGateway real = new RealGateway(dir, Duration.ofMillis(200));
              Pool p = new Pool("affinity", 2, real.url(), real.token(), 4, Duration.ofSeconds(5))) {
@@ -35,34 +35,32 @@ class TunnelPoolLoopAffinityTest {
             Authority target = real.target();
             try {
                 pool.start().get(10, TimeUnit.SECONDS);
-                // Slot i connects on loop i modulo 2: two connections per loop.
+                // Two connections on each loop.
                 Await.until("four tunnel connections", Duration.ofSeconds(10), () -> pool.status().connected() == 4);
-                List<EventLoop> loops = new ArrayList<>();
-                for (EventExecutor e : p.group) {
-                    loops.add((EventLoop) e);
-                }
+                List<EventLoop> loops = loops(p);
                 EventLoop first = loops.get(0);
                 EventLoop second = loops.get(1);
 
-                // Equal loads: each caller's stream stays on its own loop (connections {1,0} on each loop after this).
                 for (EventLoop caller : loops) {
                     Http2StreamChannel s = open(pool, target, grant, caller);
                     streams.add(s);
                     assertSame(caller, s.eventLoop(), "a stream on an idle pool runs on the caller's loop");
                 }
-                // From the first loop only: its two connections take streams until the less loaded of them carries
-                // more than LOCAL_SLACK streams above the least-loaded connection of the pool (0, on the other
-                // loop): {1,0} -> {9,9} is 17 opens; the 18th goes to the other loop.
-                int local = 2 * (TunnelPool.LOCAL_SLACK + 1) - 1;
-                for (int i = 0; i < local; i++) {
+                // From the first loop only, far past any spread: every stream stays on the caller's loop, and the
+                // other loop's connections keep the one stream opened from there.
+                for (int i = 0; i < 20; i++) {
                     Http2StreamChannel s = open(pool, target, grant, first);
                     streams.add(s);
-                    assertSame(first, s.eventLoop(), "open " + (i + 1) + " of " + local + " stays on the caller's loop");
+                    assertSame(first, s.eventLoop(), "open " + (i + 1) + " stays on the caller's loop");
                 }
-                Http2StreamChannel spilled = open(pool, target, grant, first);
-                streams.add(spilled);
-                assertSame(second, spilled.eventLoop(),
-                        "once the caller's connections are more than the slack busier, the least-loaded one is used");
+                Http2StreamChannel fromSecond = open(pool, target, grant, second);
+                streams.add(fromSecond);
+                assertSame(second, fromSecond.eventLoop(), "the other loop's opens stay on their own loop too");
+                // Slot order, loop by loop: the first loop's two connections share 21 streams, the second's two
+                // carry 2, one each (least-loaded within the loop).
+                List<Integer> perConnection = pool.liveStreamsPerConnection();
+                assertEquals(21, perConnection.get(0) + perConnection.get(1), perConnection.toString());
+                assertEquals(List.of(1, 1), perConnection.subList(2, 4));
                 assertEquals(streams.size(), pool.status().liveStreams());
             } finally {
                 for (Http2StreamChannel s : streams) {
@@ -70,6 +68,38 @@ class TunnelPoolLoopAffinityTest {
                 }
             }
         }
+    }
+
+    @Test
+    void aPoolSmallerThanTheLoopsStillKeepsAConnectionOnEachLoop(@TempDir Path dir) throws Exception {
+        List<Http2StreamChannel> streams = new ArrayList<>();
+        try (RealGateway real = new RealGateway(dir, Duration.ofMillis(200));
+             Pool p = new Pool("affinity-small", 2, real.url(), real.token(), 1, Duration.ofSeconds(5))) {
+            TunnelPool pool = p.pool;
+            try {
+                pool.start().get(10, TimeUnit.SECONDS);
+                Await.until("one tunnel connection per loop", Duration.ofSeconds(10),
+                        () -> pool.status().connected() == 2);
+                assertEquals(2, pool.status().size(), "max(size 1, 2 loops)");
+                for (EventLoop caller : loops(p)) {
+                    Http2StreamChannel s = open(pool, real.target(), real.grant(), caller);
+                    streams.add(s);
+                    assertSame(caller, s.eventLoop());
+                }
+            } finally {
+                for (Http2StreamChannel s : streams) {
+                    s.close();
+                }
+            }
+        }
+    }
+
+    private static List<EventLoop> loops(Pool p) {
+        List<EventLoop> loops = new ArrayList<>();
+        for (EventExecutor e : p.group) {
+            loops.add((EventLoop) e);
+        }
+        return loops;
     }
 
     private static Http2StreamChannel open(TunnelPool pool, Authority target, String grant, EventLoop caller)
