@@ -63,15 +63,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the kept stream go, an origin-form request is closed unanswered, an answer nobody asked for on an idle kept
  * stream is dropped with that stream.
  *
- * <p>Here the browser connection is on its stream's event loop (what the pool's loop affinity gives when it has a
- * connection on every loop); {@link UpstreamResponseOnAnotherLoopTest} runs the same tests with it on another one.
+ * <p>The browser connection is on its stream's event loop, as the pool's loop affinity always puts it.
  */
 class UpstreamResponseTest {
     private static final String ENV = "e1";
     private final Transports transports = Transports.best();
     EventLoopGroup group;
-    /** The browser connections' loop: {@link #group}'s, or a group of its own. */
-    private EventLoopGroup browserGroup;
     private GatewayServer gateway;
     private TunnelPool pool;
     private Channel proxy;
@@ -114,9 +111,8 @@ class UpstreamResponseTest {
         IngressContext context = new IngressContext(config, sessions, pool, new AuditLog("ingress"));
         // ProxyServer's child options, and its pipeline (IngressFuzzAccess) below a counter of data-carrying
         // flushes at the socket end.
-        browserGroup = browserOnAnotherLoop() ? transports.newGroup(1, "upstream-response-browser") : group;
         proxy = new ServerBootstrap()
-                .group(browserGroup)
+                .group(group)
                 .channel(transports.serverSocketChannel())
                 .childOption(ChannelOption.AUTO_READ, false)
                 .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
@@ -135,11 +131,6 @@ class UpstreamResponseTest {
                 .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
     }
 
-    /** Whether browser connections get an event loop of their own, apart from the tunnel and its streams. */
-    boolean browserOnAnotherLoop() {
-        return false;
-    }
-
     @AfterEach
     void stop() throws Exception {
         if (proxy != null) {
@@ -151,9 +142,6 @@ class UpstreamResponseTest {
             pool.close();
             pool.closeConnectionsNow();
             assertTrue(pool.awaitClosed(Duration.ofSeconds(5)), "the tunnel connection closed");
-        }
-        if (browserGroup != null && browserGroup != group) {
-            browserGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         }
         if (group != null) {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
