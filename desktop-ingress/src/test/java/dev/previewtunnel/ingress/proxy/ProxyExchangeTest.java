@@ -164,6 +164,26 @@ class ProxyExchangeTest {
         return new ProxyExchange(context, browser, owner, session, route, req, path, false);
     }
 
+    /** Starts an exchange on a kept upstream over {@code up} and sends its whole request (body parts, then end). */
+    private String sentOnKept(EmbeddedChannel up, HttpMethod method, String path, String... body) {
+        ProxyExchange exchange = exchange(method, path, ROUTE);
+        exchange.start(keptUpstream(up));
+        for (String part : body) {
+            exchange.onBrowserPart(new DefaultHttpContent(ascii(part)));
+        }
+        exchange.onBrowserPart(LastHttpContent.EMPTY_LAST_CONTENT);
+        exchange.onBrowserReadComplete();
+        return sent(up);
+    }
+
+    /** The upstream closes; the first thing the browser then gets is a page with this {@code ptun-error} code. */
+    private void assertClosingAnswers(EmbeddedChannel up, String code) {
+        up.close();
+        runTasks(up);
+        HttpResponse page = assertInstanceOf(HttpResponse.class, received().get(0));
+        assertEquals(code, page.headers().get(MuxProtocol.ERROR_HEADER));
+    }
+
     private static ByteBuf ascii(String s) {
         return Unpooled.copiedBuffer(s, StandardCharsets.US_ASCII);
     }
@@ -224,12 +244,7 @@ class ProxyExchangeTest {
     @Test
     void aResponseIsForwardedAndTheKeptUpstreamHandedBack() {
         EmbeddedChannel up = upstreamChannel();
-        Upstream upstream = keptUpstream(up);
-        ProxyExchange exchange = exchange(HttpMethod.GET, "/page", ROUTE);
-        exchange.start(upstream);
-        exchange.onBrowserPart(LastHttpContent.EMPTY_LAST_CONTENT);
-        exchange.onBrowserReadComplete();
-        assertTrue(sent(up).startsWith("GET /page HTTP/1.1\r\n"));
+        assertTrue(sentOnKept(up, HttpMethod.GET, "/page").startsWith("GET /page HTTP/1.1\r\n"));
 
         up.writeInbound(ascii("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nKeep-Alive: timeout=5\r\n\r\nhi"));
         List<Object> out = received();
@@ -239,65 +254,40 @@ class ProxyExchangeTest {
         assertEquals("hi", ((HttpContent) out.get(out.size() - 1)).content().toString(StandardCharsets.US_ASCII));
         assertInstanceOf(LastHttpContent.class, out.get(out.size() - 1));
         assertEquals(1, owner.finished);
-        assertSame(upstream, owner.kept, "a keep-alive upstream is kept for the next request");
+        assertSame(up, owner.kept.channel, "a keep-alive upstream is kept for the next request");
         assertTrue(up.isActive());
     }
 
     @Test
     void aBodylessGetTheKeptUpstreamDroppedUnansweredIsSentAgainOnAFreshStream() {
         EmbeddedChannel up = upstreamChannel();
-        ProxyExchange exchange = exchange(HttpMethod.GET, "/", ROUTE);
-        exchange.start(keptUpstream(up));
-        exchange.onBrowserPart(LastHttpContent.EMPTY_LAST_CONTENT);
-        exchange.onBrowserReadComplete();
-        sent(up);
-        up.close();
-        runTasks(up);
+        sentOnKept(up, HttpMethod.GET, "/");
         // Retried: the fresh open (a never-started pool) is what answers, not the dropped stream.
-        HttpResponse page = assertInstanceOf(HttpResponse.class, received().get(0));
-        assertEquals("gateway_unreachable", page.headers().get(MuxProtocol.ERROR_HEADER));
+        assertClosingAnswers(up, "gateway_unreachable");
         assertEquals(1, owner.closed);
     }
 
     @Test
     void aGetWhoseAnswerHadBegunIsNotSentAgain() {
         EmbeddedChannel up = upstreamChannel();
-        ProxyExchange exchange = exchange(HttpMethod.GET, "/", ROUTE);
-        exchange.start(keptUpstream(up));
-        exchange.onBrowserPart(LastHttpContent.EMPTY_LAST_CONTENT);
-        exchange.onBrowserReadComplete();
-        sent(up);
+        sentOnKept(up, HttpMethod.GET, "/");
         up.writeInbound(ascii("HTTP/1.1 100 Continue\r\n\r\n"));
         List<Object> interim = received();
         assertEquals(100, assertInstanceOf(HttpResponse.class, interim.get(0)).status().code());
-        up.close();
-        runTasks(up);
-        HttpResponse page = assertInstanceOf(HttpResponse.class, received().get(0));
-        assertEquals("stream_reset", page.headers().get(MuxProtocol.ERROR_HEADER), "not retried");
+        assertClosingAnswers(up, "stream_reset"); // not retried
     }
 
     @Test
     void aPostTheKeptUpstreamDroppedIsNotSentAgain() {
         EmbeddedChannel up = upstreamChannel();
-        ProxyExchange exchange = exchange(HttpMethod.POST, "/", ROUTE);
-        exchange.start(keptUpstream(up));
-        exchange.onBrowserPart(new DefaultHttpContent(ascii("0123456789")));
-        exchange.onBrowserPart(LastHttpContent.EMPTY_LAST_CONTENT);
-        exchange.onBrowserReadComplete();
-        sent(up);
-        up.close();
-        runTasks(up);
-        HttpResponse page = assertInstanceOf(HttpResponse.class, received().get(0));
-        assertEquals("stream_reset", page.headers().get(MuxProtocol.ERROR_HEADER));
+        assertTrue(sentOnKept(up, HttpMethod.POST, "/", "0123456789").endsWith("0123456789"));
+        assertClosingAnswers(up, "stream_reset");
     }
 
     @Test
     void aSecondExchangeOnTheConnectionStartsFresh() {
         EmbeddedChannel up = upstreamChannel();
-        ProxyExchange first = exchange(HttpMethod.GET, "/one", ROUTE);
-        first.start(keptUpstream(up));
-        first.onBrowserPart(LastHttpContent.EMPTY_LAST_CONTENT);
-        first.onBrowserReadComplete();
+        sentOnKept(up, HttpMethod.GET, "/one");
         up.writeInbound(ascii("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx"));
         received();
         assertEquals(1, owner.finished);
