@@ -49,6 +49,12 @@ record Refusal(TunnelError error, String code, String authority, String detail, 
                 "origin_form_on_reused_connection");
     }
 
+    /** A request body stopped arriving, or dripped, for the body idle timeout ({@link RequestBodyDeadline}). */
+    static Refusal requestBodyTimeout() {
+        return new Refusal(null, ErrorPages.REQUEST_BODY_TIMEOUT, null,
+                "The request body stopped arriving, so the request was cut.", null);
+    }
+
     /** The page for this refusal, or null when the connection is closed unanswered. */
     FullHttpResponse page(ByteBufAllocator alloc, boolean html) {
         if (error != null) {
@@ -57,14 +63,16 @@ record Refusal(TunnelError error, String code, String authority, String detail, 
         if (UNANSWERED.equals(detail)) {
             return null;
         }
-        int status = ErrorPages.INGRESS_CODES.get(code);
+        String title = switch (code) {
+            case ErrorPages.PROXY_AUTH_REQUIRED -> "Proxy authentication required";
+            case ErrorPages.REQUEST_BODY_TIMEOUT -> "Request body too slow";
+            default -> "This port is a preview-tunnel proxy";
+        };
+        FullHttpResponse page = ErrorPages.page(alloc, ErrorPages.INGRESS_CODES.get(code), code, title, detail, html);
         if (ErrorPages.PROXY_AUTH_REQUIRED.equals(code)) {
-            FullHttpResponse challenge = ErrorPages.page(alloc, status, code, "Proxy authentication required",
-                    detail, html);
-            challenge.headers().set(HttpHeaderNames.PROXY_AUTHENTICATE, REALM);
-            return challenge;
+            page.headers().set(HttpHeaderNames.PROXY_AUTHENTICATE, REALM);
         }
-        return ErrorPages.page(alloc, status, code, "This port is a preview-tunnel proxy", detail, html);
+        return page;
     }
 
     /**

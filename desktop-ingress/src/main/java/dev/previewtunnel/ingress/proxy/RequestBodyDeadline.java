@@ -135,10 +135,7 @@ final class RequestBodyDeadline {
             return;
         }
         // Written from this handler's position: through the codec to the browser, past the proxy handler.
-        FullHttpResponse page = ErrorPages.page(ctx.alloc(),
-                ErrorPages.INGRESS_CODES.get(ErrorPages.REQUEST_BODY_TIMEOUT), ErrorPages.REQUEST_BODY_TIMEOUT,
-                "Request body too slow",
-                "The request body stopped arriving, so the request was cut.", false);
+        FullHttpResponse page = Refusal.requestBodyTimeout().page(ctx.alloc(), false);
         page.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         ctx.writeAndFlush(page).addListener(ChannelFutureListener.CLOSE);
     }
