@@ -11,7 +11,8 @@ import java.time.Duration;
  *
  * @param listen         where the browser-facing proxy listens (loopback only; see docs/desktop-ingress.md)
  * @param gateway        {@code ws://} or {@code wss://} URL of the environment gateway's tunnel endpoint
- * @param poolSize       tunnel connections kept to the gateway; streams go to the least-loaded one
+ * @param poolSize       tunnel connections kept to the gateway, at least one per event loop; a stream goes to the
+ *                       least-loaded one on its browser connection's loop
  * @param connectTimeout TCP + WebSocket handshake bound for one tunnel connection
  * @param openTimeout    how long the gateway may take to answer a stream open (dial included)
  * @param maxRequestHead limit on a browser request line plus headers

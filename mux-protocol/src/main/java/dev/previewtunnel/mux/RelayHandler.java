@@ -17,19 +17,17 @@ import java.util.concurrent.atomic.AtomicLong;
  * Moves bytes from its own channel to a peer channel, reading on demand: it asks its channel for the next read
  * only while the peer is writable, and resumes when the peer becomes writable again (the read-on-demand pattern
  * of Netty's proxy example). Memory per direction is therefore bounded by the peer's write high-water mark
- * plus one read (one turn of reads towards a stream on another loop, see below), however fast one side is and
- * however slow the other.
+ * plus one read, however fast one side is and however slow the other.
  *
  * <p>Half-close: end of input on this channel is passed on as {@link OutputShutdown} to the peer (TCP FIN or
  * HTTP/2 END_STREAM). A channel is closed once both its directions are finished. Any other close or error
  * aborts the peer (TCP close or RST_STREAM CANCEL), so a failure on one side never leaves the other hanging.
  *
- * <p>The two channels may live on different event loops. Each handler touches its own state only on its own
- * loop; the cross-loop handoff for resuming reads re-checks writability after publishing the wish to read, so
- * a writability change can never be missed.
- *
- * <p>Towards an HTTP/2 stream on another loop, whose writability counts a write only once it ran there, the relay
- * asks whether to read on only after a round trip through the stream's loop ({@link CrossLoopWrites}).
+ * <p>Both channels live on one event loop ({@link #link} refuses two): the gateway dials each target on its
+ * stream's loop, the ingress opens each stream on its browser connection's loop. So both handlers' state is touched
+ * on that one thread and a write counts towards the peer's writability as soon as it is made, which is what keeps
+ * the bound above (a write handed to a stream on another loop counted 9 bytes until it ran there: docs/performance.md
+ * finding 15).
  */
 public final class RelayHandler extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(RelayHandler.class);
@@ -67,10 +65,15 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * Links two active channels and starts moving bytes both ways. Both channels must have auto-read off; the
-     * relay issues the reads. Handlers are added last in each pipeline.
+     * Links two active channels of one event loop and starts moving bytes both ways. Both channels must have
+     * auto-read off; the relay issues the reads. Handlers are added last in each pipeline.
+     *
+     * @throws IllegalArgumentException if the two channels run on different event loops
      */
     public static void link(Channel a, Channel b, RelayListener listenerOnA) {
+        if (a.eventLoop() != b.eventLoop()) {
+            throw new IllegalArgumentException("a relay's two channels must share one event loop");
+        }
         RelayHandler ha = new RelayHandler(b);
         RelayHandler hb = new RelayHandler(a);
         ha.partner = hb;
@@ -86,7 +89,7 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
     public void handlerAdded(ChannelHandlerContext ctx) {
         self = ctx.channel();
         // Only now, with this handler in place: a channel told earlier to read on could pass bytes to a pipeline
-        // that has no relay yet (link may run on the other channel's loop), and they would be dropped.
+        // that has no relay yet (link may run on another thread than the loop), and they would be dropped.
         RelayReads.linkPeer(self, peer);
         if (self.isActive()) {
             self.read();
@@ -107,35 +110,23 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
         peer.flush();
-        CrossLoopWrites.whenAccounted(self, peer, this::readIfPeerWritable);
+        readIfPeerWritable();
     }
 
     private void readIfPeerWritable() {
         if (inputDone) {
             return;
         }
-        if (peer.isWritable()) {
-            waitingForPeer = false;
+        waitingForPeer = !peer.isWritable();
+        if (!waitingForPeer) {
             self.read();
-        } else {
-            waitingForPeer = true;
-            // Publish the wish first, then re-check: the peer may have turned writable in between.
-            if (peer.isWritable()) {
-                waitingForPeer = false;
-                self.read();
-            }
         }
     }
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        if (ctx.channel().isWritable()) {
-            RelayHandler p = partner;
-            p.self.eventLoop().execute(() -> {
-                if (p.waitingForPeer) {
-                    p.readIfPeerWritable();
-                }
-            });
+        if (ctx.channel().isWritable() && partner.waitingForPeer) {
+            partner.readIfPeerWritable(); // on this same loop: the partner waits for exactly this
         }
         ctx.fireChannelWritabilityChanged();
     }
@@ -161,12 +152,10 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
         super.userEventTriggered(ctx, evt);
     }
 
-    /** Called from any thread when this handler's channel finished its output (peer's input ended). */
+    /** Called on the relay's loop when this handler's channel finished its output (peer's input ended). */
     private void onOutputShutdown() {
-        self.eventLoop().execute(() -> {
-            outputDone = true;
-            closeIfFinished();
-        });
+        outputDone = true;
+        closeIfFinished();
     }
 
     private void closeIfFinished() {

@@ -13,10 +13,9 @@ import io.netty.util.UncheckedBooleanSupplier;
  * 16 KiB read per event-loop turn, each followed by its own flush: an HTTP/2 DATA frame and a WebSocket message
  * written with one {@code writev}, or one {@code send} to a socket, per 16 KiB. Reading on while the peer accepts
  * more lets one flush carry several reads. The memory bound of the relay does not change: reading stops as soon
- * as the peer turns unwritable, so at most one read lands beyond the peer's write high-water mark, as before;
- * towards a stream on another loop, whose writability counts a write only once it ran there, one turn of reads
- * ({@link RelayHandler} then asks to read on only after a round trip through the stream's loop,
- * {@link CrossLoopWrites}).
+ * as the peer turns unwritable, so at most one read lands beyond the peer's write high-water mark, as before. That
+ * needs the peer's writability to count each write as it is made: the peer shares the channel's loop
+ * ({@link RelayHandler#link}).
  *
  * <p>One instance per channel, installed before the channel's first read (Netty keeps the first handle it makes);
  * the peer is known only later, once {@link RelayHandler} is in the channel's pipeline. Until then, or on a channel
@@ -27,7 +26,8 @@ final class RelayReads implements RecvByteBufAllocator {
     static final int MAX_READS = 8;
 
     private final RecvByteBufAllocator sizes;
-    private volatile Channel peer;
+    /** Set and read on the channel's loop (the peer's too). */
+    private Channel peer;
 
     RelayReads(RecvByteBufAllocator sizes) {
         this.sizes = sizes;

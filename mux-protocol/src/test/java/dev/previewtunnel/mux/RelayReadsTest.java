@@ -76,19 +76,21 @@ class RelayReadsTest {
 
     /**
      * The peer is set only once the relay handler is in the channel's pipeline. {@code link} may run on another
-     * thread than the channel's loop (the ingress links a browser socket to a stream of another loop); had it set
-     * the peer itself, the channel could read on into a pipeline whose relay was not added yet, and lose the bytes.
+     * thread than the channels' shared loop; had it set the peer itself, the channel could read on into a pipeline
+     * whose relay was not added yet, and lose the bytes.
      */
     @Test
     void readsOnOnlyOnceTheRelayIsInThePipeline() throws Exception {
         MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(1, LocalIoHandler.newFactory());
         LocalChannel relayed = new LocalChannel();
+        LocalChannel sameLoopPeer = new LocalChannel();
         CountDownLatch gate = new CountDownLatch(1);
         try {
             group.register(relayed).sync();
+            group.register(sameLoopPeer).sync(); // one loop for both, as link requires
             ReadBuffers.relayReads(relayed);
             relayed.eventLoop().execute(() -> awaitQuietly(gate)); // the loop is busy: handlerAdded must wait
-            RelayHandler.link(relayed, peer, null); // from this thread, as from another loop
+            RelayHandler.link(relayed, sameLoopPeer, null); // from this thread, not the loop
             RecvByteBufAllocator.Handle handle = relayed.config().getRecvByteBufAllocator().newHandle();
             handle.reset(relayed.config());
             assertFalse(afterFullRead(handle), "no reading on before the relay handler is added");
@@ -99,6 +101,7 @@ class RelayReadsTest {
         } finally {
             gate.countDown();
             relayed.close().sync();
+            sameLoopPeer.close().sync();
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
         }
     }

@@ -2,10 +2,8 @@ package dev.previewtunnel.testing;
 
 import java.io.IOException;
 import java.io.OutputStream;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 
-/** An upload to a peer that may stop reading, and a loop held busy meanwhile: the pieces of backpressure tests. */
+/** An upload to a peer that may stop reading: the piece of backpressure tests that sends. */
 public final class Uploads {
     private Uploads() {
     }
@@ -22,15 +20,6 @@ public final class Uploads {
             }
         } catch (IOException e) {
             // closed at the end of the test while blocked
-        }
-    }
-
-    /** Holds the calling thread (an event loop, in these tests) until {@code release} counts down, at most 60 s. */
-    public static void holdUntil(CountDownLatch release) {
-        try {
-            release.await(60, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 }

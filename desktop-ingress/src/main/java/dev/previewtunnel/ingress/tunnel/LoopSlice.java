@@ -51,9 +51,25 @@ final class LoopSlice implements TunnelSlot.Events {
     private long lastDemandNanos = System.nanoTime() - DEMAND_INTERVAL.toNanos();
     private boolean demandScheduled;
 
-    /** What status output needs of a slice; the pool adds them up. */
+    /** What status output needs of a slot, a slice or a pool: each adds up the counts of its parts. */
     record Counts(int size, int connected, int connecting, int draining, int liveStreams, Instant downSince,
                   String lastError, long reconnects) {
+        static final Counts NONE = new Counts(0, 0, 0, 0, 0, null, null, 0);
+
+        /** The sum; the earlier of the two down times, and {@code other}'s last error if it has one. */
+        Counts plus(Counts other) {
+            Instant since = downSince == null || (other.downSince != null && other.downSince.isBefore(downSince))
+                    ? other.downSince : downSince;
+            return new Counts(size + other.size, connected + other.connected, connecting + other.connecting,
+                    draining + other.draining, liveStreams + other.liveStreams, since,
+                    other.lastError != null ? other.lastError : lastError, reconnects + other.reconnects);
+        }
+
+        /** As seen from outside: a down time only while nothing is connected. */
+        Counts settled() {
+            return connected > 0 && downSince != null ? new Counts(size, connected, connecting, draining,
+                    liveStreams, null, lastError, reconnects) : this;
+        }
     }
 
     /** {@code size} connections on {@code loop}, numbered from {@code firstIndex} in the logs. */
@@ -200,34 +216,18 @@ final class LoopSlice implements TunnelSlot.Events {
     }
 
     synchronized Counts counts() {
-        int connected = 0;
-        int connecting = 0;
-        Instant downSince = null;
-        String lastError = null;
-        long reconnects = 0;
+        Counts sum = Counts.NONE;
         for (TunnelSlot slot : slots) {
             TunnelSlot.State s = slot.state();
-            connected += s.connected() ? 1 : 0;
-            connecting += s.connecting() ? 1 : 0;
-            if (s.downSince() != null && (downSince == null || s.downSince().isBefore(downSince))) {
-                downSince = s.downSince();
-            }
-            if (s.lastError() != null) {
-                lastError = s.lastError();
-            }
-            reconnects += s.reconnects();
+            sum = sum.plus(new Counts(1, s.connected() ? 1 : 0, s.connecting() ? 1 : 0, 0, 0, s.downSince(),
+                    s.lastError(), s.reconnects()));
         }
-        int draining = 0;
-        int live = 0;
         pruneOpened();
         for (TunnelConnection c : opened) {
-            live += c.liveStreams();
-            if (c.channel().isOpen() && c.isDraining()) {
-                draining++;
-            }
+            int draining = c.channel().isOpen() && c.isDraining() ? 1 : 0;
+            sum = sum.plus(new Counts(0, 0, 0, draining, c.liveStreams(), null, null, 0));
         }
-        return new Counts(slots.size(), connected, connecting, draining, live, connected > 0 ? null : downSince,
-                lastError, reconnects);
+        return sum.settled();
     }
 
     /** Live streams of each usable connection, in slot order. */

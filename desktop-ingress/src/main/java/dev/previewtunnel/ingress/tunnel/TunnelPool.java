@@ -147,31 +147,14 @@ public final class TunnelPool implements AutoCloseable {
     }
 
     public Status status() {
-        int size = 0;
-        int connected = 0;
-        int connecting = 0;
-        int draining = 0;
-        int live = 0;
-        Instant downSince = null;
-        String lastError = null;
-        long reconnects = 0;
+        LoopSlice.Counts sum = LoopSlice.Counts.NONE;
         for (LoopSlice slice : inOrder) {
-            LoopSlice.Counts c = slice.counts();
-            size += c.size();
-            connected += c.connected();
-            connecting += c.connecting();
-            draining += c.draining();
-            live += c.liveStreams();
-            if (c.downSince() != null && (downSince == null || c.downSince().isBefore(downSince))) {
-                downSince = c.downSince();
-            }
-            if (c.lastError() != null) {
-                lastError = c.lastError();
-            }
-            reconnects += c.reconnects();
+            sum = sum.plus(slice.counts());
         }
-        return new Status(size, connected, connecting, draining, live, connected > 0 ? null : downSince, lastError,
-                reconnects);
+        // Nothing connected means no slice is: each slice's down time is there, the earliest is the pool's.
+        LoopSlice.Counts all = sum.settled();
+        return new Status(all.size(), all.connected(), all.connecting(), all.draining(), all.liveStreams(),
+                all.downSince(), all.lastError(), all.reconnects());
     }
 
     /** Live streams of each usable connection, loop by loop in slot order: shows how streams were spread. */

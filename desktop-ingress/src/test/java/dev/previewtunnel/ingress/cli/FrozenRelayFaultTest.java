@@ -67,7 +67,7 @@ class FrozenRelayFaultTest {
             RunningIngress running = startIngress(stack, relay, dir);
             try {
                 JsonNode ready = running.readyLine();
-                awaitConnected(dir);
+                awaitBothConnected(dir);
                 // A download under way and a request waiting for its answer, both on the connection about to freeze.
                 dev.previewtunnel.sampleapp.ResponseGate gate = stack.app.gate("held", 1, Duration.ofSeconds(60));
                 Socket download = IngressCliHarness.getThroughProxy(ready, "localhost:" + stack.app.port(),
@@ -80,7 +80,7 @@ class FrozenRelayFaultTest {
 
                 long frozeAt = System.nanoTime();
                 relay.refuseNew(true); // until the end of the outage: status must show it
-                assertEquals(1, relay.freeze());
+                assertEquals(2, relay.freeze()); // --pool 1 keeps one connection on each of the two event loops
                 CompletableFuture<Long> downloadEnded = CompletableFuture.supplyAsync(
                         () -> RawHttp.drainUntilEnd(body));
                 CompletableFuture<String> heldAnswer = CompletableFuture.supplyAsync(() -> readAll(held));
@@ -134,14 +134,14 @@ class FrozenRelayFaultTest {
             RunningIngress running = startIngress(stack, relay, dir);
             try {
                 JsonNode ready = running.readyLine();
-                awaitConnected(dir);
+                awaitBothConnected(dir);
                 HttpClient client = TestStack.proxiedClient(ready.get("proxy").asText(),
                         Path.of(ready.get("credentialsFile").asText()));
                 String hello = "http://localhost:" + stack.app.port() + "/hello";
                 assertEquals(200, get(client, hello).statusCode());
 
                 long frozeAt = System.nanoTime();
-                assertEquals(1, relay.freeze());
+                assertEquals(2, relay.freeze()); // --pool 1 keeps one connection on each of the two event loops
                 // A request every 0.5 s, each on its own: what kept the dead connection alive before the fix.
                 requests = SteadyRequests.start(client, URI.create(hello), Duration.ofMillis(500),
                         Duration.ofSeconds(20));
@@ -198,6 +198,12 @@ class FrozenRelayFaultTest {
         } catch (IOException e) {
             throw new AssertionError("status --json is not JSON: " + r, e);
         }
+    }
+
+    /** --pool 1 keeps a connection on each of the ingress's two event loops: both relayed before the freeze. */
+    private static void awaitBothConnected(String dir) {
+        dev.previewtunnel.testing.Await.until("both tunnel connections up", Duration.ofSeconds(20),
+                () -> status(dir).path("connected").asInt() == 2);
     }
 
     static void awaitConnected(String dir) {

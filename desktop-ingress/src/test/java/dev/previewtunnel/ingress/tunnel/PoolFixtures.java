@@ -53,16 +53,29 @@ final class PoolFixtures {
     /** A real in-process env-gateway (its own keys) and a real target (the sample app), with grants for it. */
     static final class RealGateway implements AutoCloseable {
         final GrantIssuer issuer;
-        final GatewayServer gateway;
+        volatile GatewayServer gateway;
         final SampleApp app;
+        private final KeyDirectory keys;
+        private final Duration drainTimeout;
 
         RealGateway(Path dir, Duration drainTimeout) throws Exception {
-            KeyDirectory keys = KeyDirectory.init(dir.resolve("keys"));
+            keys = KeyDirectory.init(dir.resolve("keys"));
+            this.drainTimeout = drainTimeout;
             issuer = new GrantIssuer(keys.signingKey(), Clock.systemUTC());
-            gateway = GatewayServer.start(
-                    GatewayConfig.defaults(ENV, new InetSocketAddress("127.0.0.1", 0)).withDrainTimeout(drainTimeout),
-                    keys.verificationKeys(), null, new SimpleMeterRegistry());
+            gateway = start(0);
             app = SampleApp.start("127.0.0.1", 0);
+        }
+
+        private GatewayServer start(int port) throws Exception {
+            return GatewayServer.start(
+                    GatewayConfig.defaults(ENV, new InetSocketAddress("127.0.0.1", port))
+                            .withDrainTimeout(drainTimeout),
+                    keys.verificationKeys(), null, new SimpleMeterRegistry());
+        }
+
+        /** A gateway again on the port of the one a test closed (same keys): a restarted gateway. */
+        void restart() throws Exception {
+            gateway = start(url().getPort());
         }
 
         URI url() {

@@ -34,9 +34,7 @@ class TunnelPoolLoopAffinityTest {
             String grant = real.grant();
             Authority target = real.target();
             try {
-                pool.start().get(10, TimeUnit.SECONDS);
-                // Two connections on each loop.
-                Await.until("four tunnel connections", Duration.ofSeconds(10), () -> pool.status().connected() == 4);
+                started(pool, 4); // two connections on each loop
                 List<EventLoop> loops = loops(p);
                 EventLoop first = loops.get(0);
                 EventLoop second = loops.get(1);
@@ -77,9 +75,7 @@ class TunnelPoolLoopAffinityTest {
              Pool p = new Pool("affinity-small", 2, real.url(), real.token(), 1, Duration.ofSeconds(5))) {
             TunnelPool pool = p.pool;
             try {
-                pool.start().get(10, TimeUnit.SECONDS);
-                Await.until("one tunnel connection per loop", Duration.ofSeconds(10),
-                        () -> pool.status().connected() == 2);
+                started(pool, 2); // one connection per loop
                 assertEquals(2, pool.status().size(), "max(size 1, 2 loops)");
                 for (EventLoop caller : loops(p)) {
                     Http2StreamChannel s = open(pool, real.target(), real.grant(), caller);
@@ -92,6 +88,12 @@ class TunnelPoolLoopAffinityTest {
                 }
             }
         }
+    }
+
+    private static void started(TunnelPool pool, int connections) throws Exception {
+        pool.start().get(10, TimeUnit.SECONDS);
+        Await.until(connections + " tunnel connections", Duration.ofSeconds(10),
+                () -> pool.status().connected() == connections);
     }
 
     private static List<EventLoop> loops(Pool p) {

@@ -25,23 +25,19 @@ import java.time.Duration;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * An upload relayed from a socket on one event loop into a tunnel stream on another (the ingress: a browser socket
- * and the stream of a pooled connection), to a peer that never reads: what the relay holds stays within the stream's
- * window, its write high-water mark and a turn of reads, however busy the stream's loop is.
- *
- * <p>The stream's loop is held busy (as a loaded loop is) while the socket's loop reads: a stream channel counts a
- * write handed over from another loop at 9 bytes until it ran, so the relay used to read on for as long as the hold
- * lasted. The hold ends as soon as the relay either stopped asking for reads (as it must, until its writes ran) or
- * read beyond the bound (as it did).
+ * An upload relayed from a socket into a tunnel stream on the same event loop (the ingress: a browser socket and the
+ * stream of a connection of its own loop), to a peer that never reads: what the relay holds stays within the
+ * stream's window, its write high-water mark and a turn of reads. (Towards a stream on another loop, whose channel
+ * counted a handed-over write at 9 bytes until it ran, it did not: docs/performance.md finding 15; link now refuses
+ * two loops.)
  */
-class RelayToStreamOnAnotherLoopTest {
+class RelayToStalledStreamTest {
     private static final Transports TRANSPORTS = Transports.best();
     private static final MuxSettings SETTINGS = MuxSettings.defaults();
     private static final int UPLOAD = 24 << 20;
@@ -50,12 +46,10 @@ class RelayToStreamOnAnotherLoopTest {
             + 2L * RelayReads.MAX_READS * ReadBuffers.MAX_READ;
 
     @Test
-    void anUploadToAStalledStreamOnAnotherLoopHoldsNoMoreThanTheWindowAndTheMark() throws Exception {
+    void anUploadToAStalledStreamHoldsNoMoreThanTheWindowAndTheMark() throws Exception {
         EventLoopGroup serverLoop = TRANSPORTS.newGroup(1, "upl-server");
         EventLoopGroup tunnelLoop = TRANSPORTS.newGroup(1, "upl-tunnel");
-        EventLoopGroup socketLoop = TRANSPORTS.newGroup(1, "upl-socket");
         NeverReads neverReads = new NeverReads();
-        CountDownLatch hold = new CountDownLatch(1);
         CompletableFuture<Channel> accepted = new CompletableFuture<>();
         ReadTurns reads = new ReadTurns();
         Channel listener = null;
@@ -68,7 +62,7 @@ class RelayToStreamOnAnotherLoopTest {
                             Duration.ofSeconds(10)).get(20, TimeUnit.SECONDS);
             Http2StreamChannel stream = connection.openStream(new Authority("localhost", 5173), "good",
                     Duration.ofSeconds(10)).get(20, TimeUnit.SECONDS);
-            listener = new ServerBootstrap().group(socketLoop).channel(TRANSPORTS.serverSocketChannel())
+            listener = new ServerBootstrap().group(tunnelLoop).channel(TRANSPORTS.serverSocketChannel())
                     .childOption(ChannelOption.AUTO_READ, false)
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
@@ -84,20 +78,17 @@ class RelayToStreamOnAnotherLoopTest {
 
             RelayHandler.link(socket, stream, null);
             RelayHandler relay = (RelayHandler) socket.pipeline().get("ptun-relay");
-            stream.eventLoop().execute(() -> Uploads.holdUntil(hold)); // after the stream's handlerAdded: busy from now
             socket.eventLoop().submit(() -> { }).sync(); // the socket's relay is in place and asked for a read
             reads.watch();
             OutputStream out = uploader.getOutputStream();
             CompletableFuture.runAsync(() -> Uploads.send(out, UPLOAD));
             Channel relayed = socket;
 
-            Await.until("the relay stopped reading into the held stream, or read beyond " + BOUND,
+            Await.until("the relay stopped reading into the stalled stream, or read beyond " + BOUND,
                     Duration.ofSeconds(30), () -> reads.stoppedWithoutAsking() || relay.bytesRead() > BOUND);
-            hold.countDown();
             Await.until("the stalled stream unwritable", Duration.ofSeconds(30), () -> !stream.isWritable());
-            for (int i = 0; i < 3; i++) { // a turn in flight, its round trip, the read it may ask for
+            for (int i = 0; i < 3; i++) { // a turn in flight and the read it may ask for
                 relayed.eventLoop().submit(() -> { }).sync();
-                stream.eventLoop().submit(() -> { }).sync();
             }
 
             long held = relay.bytesRead() - neverReads.consumed.get();
@@ -105,7 +96,6 @@ class RelayToStreamOnAnotherLoopTest {
                     + " (bound %d)%n", relay.bytesRead(), neverReads.consumed.get(), held, BOUND);
             assertTrue(held <= BOUND, "held " + held + " bytes, more than window + mark + two turns = " + BOUND);
         } finally {
-            hold.countDown();
             if (uploader != null) {
                 uploader.close();
             }
@@ -122,7 +112,6 @@ class RelayToStreamOnAnotherLoopTest {
             if (connection != null) {
                 connection.close();
             }
-            socketLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
             tunnelLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
             serverLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
         }
