@@ -15,7 +15,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
-import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.DefaultHttpContent;
@@ -66,31 +65,6 @@ class ProxyExchangeTest {
     private final List<EmbeddedChannel> upstreams = new ArrayList<>();
     private int browserReads;
     private final RecordingOwner owner = new RecordingOwner();
-
-    /** An embedded channel whose loop is another embedded channel's, as a stream shares its browser's loop. */
-    private static final class OnLoop extends EmbeddedChannel {
-        private EventLoop shared;
-
-        OnLoop(EventLoop shared) {
-            super(false, false);
-            this.shared = shared;
-            config().setAutoRead(false);
-            register0();
-        }
-
-        private void register0() {
-            try {
-                register();
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        }
-
-        @Override
-        public EventLoop eventLoop() {
-            return shared != null ? shared : super.eventLoop();
-        }
-    }
 
     private static final class RecordingOwner implements ProxyExchange.Owner {
         Upstream kept;
@@ -147,7 +121,7 @@ class ProxyExchangeTest {
     }
 
     private EmbeddedChannel upstreamChannel() {
-        EmbeddedChannel up = new OnLoop(browser.eventLoop());
+        EmbeddedChannel up = new SharedLoopChannel(browser.eventLoop());
         upstreams.add(up);
         return up;
     }
