@@ -11,8 +11,6 @@ import dev.previewtunnel.mux.MuxSettings;
 import dev.previewtunnel.mux.Transports;
 import dev.previewtunnel.mux.TunnelClient;
 import dev.previewtunnel.mux.audit.AuditLog;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.EventLoopGroup;
@@ -38,6 +36,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import static dev.previewtunnel.ingress.proxy.SharedLoopChannel.ascii;
+import static dev.previewtunnel.ingress.proxy.SharedLoopChannel.sentText;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -147,7 +147,7 @@ class ProxyExchangeTest {
         }
         exchange.onBrowserPart(LastHttpContent.EMPTY_LAST_CONTENT);
         exchange.onBrowserReadComplete();
-        return sent(up);
+        return sentText(up);
     }
 
     /** The upstream closes; the first thing the browser then gets is a page with this {@code ptun-error} code. */
@@ -156,21 +156,6 @@ class ProxyExchangeTest {
         runTasks(up);
         HttpResponse page = assertInstanceOf(HttpResponse.class, received().get(0));
         assertEquals(code, page.headers().get(MuxProtocol.ERROR_HEADER));
-    }
-
-    private static ByteBuf ascii(String s) {
-        return Unpooled.copiedBuffer(s, StandardCharsets.US_ASCII);
-    }
-
-    /** Everything the upstream was sent, as text. */
-    private static String sent(EmbeddedChannel upstream) {
-        StringBuilder b = new StringBuilder();
-        ByteBuf buf;
-        while ((buf = upstream.readOutbound()) != null) {
-            b.append(buf.toString(StandardCharsets.US_ASCII));
-            buf.release();
-        }
-        return b.toString();
     }
 
     /** What the browser was sent, each object kept for release after the test. */
@@ -210,7 +195,7 @@ class ProxyExchangeTest {
         exchange.onBrowserPart(LastHttpContent.EMPTY_LAST_CONTENT);
         exchange.onBrowserReadComplete();
         assertEquals(before + 1, browserReads, "nothing more read once the request ended");
-        String wire = sent(up);
+        String wire = sentText(up);
         assertTrue(wire.startsWith("POST /upload HTTP/1.1\r\n"), wire);
         assertTrue(wire.endsWith("\r\n\r\nhelloworld"), wire);
     }

@@ -1,7 +1,6 @@
 package dev.previewtunnel.ingress.proxy;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.HttpServerCodec;
@@ -9,8 +8,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import java.nio.charset.StandardCharsets;
 
+import static dev.previewtunnel.ingress.proxy.SharedLoopChannel.ascii;
+import static dev.previewtunnel.ingress.proxy.SharedLoopChannel.sentText;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
@@ -41,21 +41,6 @@ class RelaySwitchTest {
         browser.finishAndReleaseAll();
     }
 
-    private static ByteBuf ascii(String s) {
-        return Unpooled.copiedBuffer(s, StandardCharsets.US_ASCII);
-    }
-
-    private static String drain(EmbeddedChannel ch) {
-        StringBuilder b = new StringBuilder();
-        Object o;
-        while ((o = ch.readOutbound()) != null) {
-            ByteBuf buf = (ByteBuf) o;
-            b.append(buf.toString(StandardCharsets.US_ASCII));
-            buf.release();
-        }
-        return b.toString();
-    }
-
     @Test
     void bytesSentBeforeTheSwitchGoFirstAndThenBytesFlowRaw() {
         relay.fromBrowser(ascii("client-early "));
@@ -65,15 +50,15 @@ class RelaySwitchTest {
         relay.complete(stream, () -> { });
         assertNull(browser.pipeline().get(BrowserPipeline.HTTP_CODEC));
         assertNull(browser.pipeline().get(BrowserPipeline.PROXY));
-        assertEquals("client-early ", drain(stream));
-        assertEquals("target-early ", drain(browser));
+        assertEquals("client-early ", sentText(stream));
+        assertEquals("target-early ", sentText(browser));
 
         browser.writeInbound(ascii("GET not-http-any-more"));
         browser.runPendingTasks();
-        assertEquals("GET not-http-any-more", drain(stream), "the relay carries the browser's bytes as they are");
+        assertEquals("GET not-http-any-more", sentText(stream), "the relay carries the browser's bytes as they are");
         stream.writeInbound(ascii("raw answer"));
         browser.runPendingTasks();
-        assertEquals("raw answer", drain(browser));
+        assertEquals("raw answer", sentText(browser));
     }
 
     @Test
