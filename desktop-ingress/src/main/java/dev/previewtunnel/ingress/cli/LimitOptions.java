@@ -9,7 +9,6 @@ import dev.previewtunnel.cli.SettingsProvider;
 import dev.previewtunnel.ingress.BrowserConnectionLimits;
 import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.local.http.LocalHttpServer;
-import dev.previewtunnel.mux.wire.MuxProtocol;
 import dev.previewtunnel.mux.wire.MuxSettings;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Option;

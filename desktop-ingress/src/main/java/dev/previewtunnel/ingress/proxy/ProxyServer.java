@@ -82,10 +82,10 @@ public final class ProxyServer implements AutoCloseable {
         ch.pipeline().addLast(ByteActivity.NAME, new ByteActivity()); // a drain's measure
         ch.pipeline().addLast(RequestBodyDeadline.BYTES, body.bytes());
         ch.pipeline().addLast("half-close", SocketHalfCloseHandler.INSTANCE);
-        ch.pipeline().addLast(ProxyConnectionHandler.HTTP_CODEC,
+        ch.pipeline().addLast(BrowserPipeline.HTTP_CODEC,
                 RequestFraming.browserCodec(context.config().maxRequestHead()));
         ch.pipeline().addLast(RequestBodyDeadline.MESSAGES, body.messages());
-        ch.pipeline().addLast(ProxyConnectionHandler.NAME, new ProxyConnectionHandler(context));
+        ch.pipeline().addLast(BrowserPipeline.PROXY, new ProxyConnectionHandler(context));
     }
 
     /** The connection budget of this listener (open, unauthenticated, refused counts). */

@@ -58,7 +58,7 @@ final class RequestBodyDeadline {
                 if (msg instanceof ByteBuf b) {
                     bytesThisPeriod += b.readableBytes();
                 }
-                if (!inBody && ctx.pipeline().get(ProxyConnectionHandler.HTTP_CODEC) == null) {
+                if (!inBody && ctx.pipeline().get(BrowserPipeline.HTTP_CODEC) == null) {
                     // A raw relay now (CONNECT, 101): bodies are over for this connection.
                     ctx.pipeline().remove(this);
                     if (ctx.pipeline().get(MESSAGES) != null) {
@@ -135,10 +135,7 @@ final class RequestBodyDeadline {
             return;
         }
         // Written from this handler's position: through the codec to the browser, past the proxy handler.
-        FullHttpResponse page = ErrorPages.page(ctx.alloc(),
-                ErrorPages.INGRESS_CODES.get(ErrorPages.REQUEST_BODY_TIMEOUT), ErrorPages.REQUEST_BODY_TIMEOUT,
-                "Request body too slow",
-                "The request body stopped arriving, so the request was cut.", false);
+        FullHttpResponse page = Refusal.requestBodyTimeout().page(ctx.alloc(), false);
         page.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         ctx.writeAndFlush(page).addListener(ChannelFutureListener.CLOSE);
     }

@@ -61,7 +61,7 @@ final class RequestTarget {
         if (!"http".equalsIgnoreCase(uri.getScheme()) || uri.getRawAuthority() == null
                 || uri.getRawUserInfo() != null || uri.getRawAuthority().indexOf('@') >= 0) {
             // Never the raw target in a log line: its user-info or query can carry a credential.
-            throw new UnsupportedException(ProxyConnectionHandler.schemeAndHost(uri));
+            throw new UnsupportedException(schemeAndHost(uri));
         }
         Authority authority = authority(uri.getRawAuthority(), 80);
         String path = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
@@ -154,5 +154,14 @@ final class RequestTarget {
             throw new IllegalArgumentException("port out of range");
         }
         return p;
+    }
+
+    /** Scheme and host[:port] of a request-target, for logs: never its user-info, path or query. */
+    static String schemeAndHost(URI target) {
+        String scheme = target.getScheme() == null ? "" : target.getScheme() + ":";
+        if (target.getHost() == null) {
+            return scheme.isEmpty() ? "request" : scheme;
+        }
+        return scheme + "//" + target.getHost() + (target.getPort() == -1 ? "" : ":" + target.getPort());
     }
 }

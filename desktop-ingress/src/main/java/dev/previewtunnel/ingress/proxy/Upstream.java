@@ -9,29 +9,54 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.util.ReferenceCountUtil;
 
 /**
- * The target side of absolute-form requests: a tunnel stream (or, for direct egress, a socket) speaking
- * HTTP/1.1 to the target (Netty's client codec over its bytes). Decoded response parts are handed to the browser
- * connection's loop one by one, then the end of the read that produced them; reads are requested by the browser
- * side only while the browser is writable.
+ * The target side of absolute-form requests: a tunnel stream (or, for direct egress, a socket) speaking HTTP/1.1 to
+ * the target (Netty's client codec over its bytes), on the browser connection's own event loop. What it decodes goes
+ * straight to the {@link Listener} (the exchange in progress), with no hand-off; reads are asked for by that exchange
+ * only while the browser is writable. Between exchanges (kept for the next request to the same target) it has no
+ * listener and lets itself go on anything the target does: an answer nobody asked for, its end, a drain.
  */
 final class Upstream {
     private static final String CODEC = "http";
     private static final String HANDLER = "upstream";
 
+    /** What the exchange running on an upstream hears from it, on the shared event loop. */
+    interface Listener {
+        /** A decoded response part (or, after a 101, raw bytes); the listener owns {@code msg}. */
+        void onResponsePart(Object msg);
+
+        /** The read that produced the parts handed over before this has ended. */
+        void onReadComplete();
+
+        void onWritable();
+
+        /** The target ended its side, after every part the decoder could still make of it. */
+        void onInputEnded();
+
+        /** The stream ended (reset, gateway lost, target closed); {@code cause} may be null. */
+        void onClosed(Throwable cause);
+    }
+
     final Channel channel;
     final Route route;
-    private final ProxyConnectionHandler front;
-    private final Channel browser;
-    private volatile boolean inputEnded;
-    private volatile boolean draining;
+    private Listener listener;
+    private boolean inputEnded;
+    private boolean draining;
 
-    Upstream(Channel channel, Route route, ProxyConnectionHandler front, Channel browser) {
+    /**
+     * On the browser's loop: the upstream calls its listener directly (issue 18 section 2; the ingress pools keep
+     * a browser connection's streams on its loop). Fails loudly, closing both, when a stream is on another loop.
+     */
+    Upstream(Channel channel, Route route, Channel browser) {
+        if (channel.eventLoop() != browser.eventLoop()) {
+            channel.close();
+            browser.close();
+            throw new IllegalStateException("an upstream on another event loop than its browser connection");
+        }
         this.channel = channel;
         this.route = route;
-        this.front = front;
-        this.browser = browser;
         HttpDecoderConfig decoder = new HttpDecoderConfig()
                 .setMaxInitialLineLength(8192)
                 .setMaxHeaderSize(64 * 1024)
@@ -40,13 +65,18 @@ final class Upstream {
         channel.pipeline().addLast(HANDLER, new Handler());
     }
 
+    /** The exchange that runs on this upstream from now on; null while it is kept idle. */
+    void listen(Listener next) {
+        listener = next;
+    }
+
     /** Reusable for a next request when it is still open, to the same target, under the same grant. */
     boolean reusableFor(Route next) {
         return channel.isActive() && !inputEnded && !draining && next.target().equals(route.target())
                 && next.grant().equals(route.grant());
     }
 
-    /** After a 101: remove the HTTP codec (its leftover bytes still reach the browser) and this handler. */
+    /** After a 101: remove the HTTP codec (its leftover bytes still reach the listener) and this handler. */
     void detachHttp() {
         if (channel.pipeline().get(CODEC) != null) {
             channel.pipeline().remove(CODEC);
@@ -63,24 +93,31 @@ final class Upstream {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             produced = true;
-            browser.eventLoop().execute(() -> front.onUpstreamMessage(Upstream.this, msg));
+            if (listener != null) {
+                listener.onResponsePart(msg);
+            } else {
+                // Nothing was asked: a target speaking out of turn (a 408 before it closes an idle connection).
+                // Its stream cannot be trusted with the next request.
+                ReferenceCountUtil.release(msg);
+                ctx.close();
+            }
         }
 
         @Override
         public void channelReadComplete(ChannelHandlerContext ctx) {
-            if (produced) {
-                // After this read's parts, in order: the browser side flushes them together and asks for more.
-                browser.eventLoop().execute(() -> front.onUpstreamReadComplete(Upstream.this));
-            } else {
+            if (!produced) {
                 ctx.read(); // the decoder needs more bytes before it can hand anything on
+            } else if (listener != null) {
+                // After this read's parts: the exchange flushes them together and asks for more.
+                listener.onReadComplete();
             }
             produced = false;
         }
 
         @Override
         public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-            if (ctx.channel().isWritable()) {
-                browser.eventLoop().execute(() -> front.onUpstreamWritable(Upstream.this));
+            if (ctx.channel().isWritable() && listener != null) {
+                listener.onWritable();
             }
             ctx.fireChannelWritabilityChanged();
         }
@@ -89,14 +126,21 @@ final class Upstream {
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
             if (evt instanceof ChannelInputShutdownEvent) {
                 // The target ended its side. Whatever the decoder could still make of it (the end of a body
-                // delimited by the close) was handed over before this event got here.
+                // delimited by the close) was handed over before this event got here. Idle, its other half would
+                // otherwise stay open for good; the next request opens a fresh stream.
                 inputEnded = true;
-                browser.eventLoop().execute(() -> front.onUpstreamInputEnded(Upstream.this));
+                if (listener != null) {
+                    listener.onInputEnded();
+                } else {
+                    ctx.close();
+                }
             } else if (evt instanceof TunnelDraining) {
-                // The gateway is draining this tunnel connection: finish the exchange in progress, keep no
-                // idle stream open on it (the next request opens one on the fresh connection).
+                // The gateway is draining this tunnel connection: the exchange in progress finishes, no idle stream
+                // is kept on it (the next request opens one on the fresh connection).
                 draining = true;
-                browser.eventLoop().execute(() -> front.onUpstreamDraining(Upstream.this));
+                if (listener == null) {
+                    ctx.close();
+                }
                 return;
             }
             super.userEventTriggered(ctx, evt);
@@ -104,8 +148,9 @@ final class Upstream {
 
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
-            Throwable cause = failure;
-            browser.eventLoop().execute(() -> front.onUpstreamClosed(Upstream.this, cause));
+            if (listener != null) {
+                listener.onClosed(failure);
+            }
         }
 
         @Override

@@ -3,7 +3,6 @@ package dev.previewtunnel.ingress.tunnel;
 import dev.previewtunnel.mux.client.TunnelClient;
 import dev.previewtunnel.mux.client.TunnelConnection;
 import dev.previewtunnel.mux.wire.Authority;
-import dev.previewtunnel.mux.wire.TunnelError;
 import dev.previewtunnel.mux.wire.TunnelStreamException;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http2.Http2StreamChannel;

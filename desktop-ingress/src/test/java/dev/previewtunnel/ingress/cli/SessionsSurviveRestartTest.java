@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
-import dev.previewtunnel.sampleapp.SampleApp;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

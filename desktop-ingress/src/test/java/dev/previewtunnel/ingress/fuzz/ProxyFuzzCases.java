@@ -329,7 +329,7 @@ final class ProxyFuzzCases {
         c.wire = b.toString().getBytes(StandardCharsets.UTF_8);
         c.head = method.equals("HEAD");
         c.note = method + " " + target.kind() + " " + auth + (hostMismatch ? " host-mismatch" : "");
-        // The answer, in the order ProxyConnectionHandler decides.
+        // The answer, in the order RequestGate decides.
         if (target.kind() == Target.MALFORMED) {
             expect(c, 400, "bad_request");
         } else if (!connect && target.kind() == Target.ORIGIN) {

@@ -62,8 +62,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the kept stream go, an origin-form request is closed unanswered, an answer nobody asked for on an idle kept
  * stream is dropped with that stream.
  *
- * <p>Here the browser connection is on its stream's event loop (what the pool's loop affinity gives when it has a
- * connection on every loop); {@link UpstreamResponseOnAnotherLoopTest} runs the same tests with it on another one.
+ * <p>The browser connection is on its stream's event loop, as the pool's loop affinity always puts it.
  */
 class UpstreamResponseTest {
     private static final String ENV = "e1";

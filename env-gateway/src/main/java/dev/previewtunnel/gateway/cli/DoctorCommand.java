@@ -2,7 +2,6 @@ package dev.previewtunnel.gateway.cli;
 
 import dev.previewtunnel.cli.DoctorReport;
 import dev.previewtunnel.cli.ExitCodes;
-import dev.previewtunnel.local.net.ListenAddress;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.gateway.doctor.ClockCheck;
 import dev.previewtunnel.gateway.doctor.GrantsCheck;
@@ -16,7 +15,6 @@ import dev.previewtunnel.gateway.policy.Cidr;
 import dev.previewtunnel.grants.GrantVerifier;
 import dev.previewtunnel.grants.VerificationKeys;
 import dev.previewtunnel.grants.VerifierPolicy;
-import dev.previewtunnel.mux.wire.Authority;
 import dev.previewtunnel.mux.wire.MuxProtocol;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;

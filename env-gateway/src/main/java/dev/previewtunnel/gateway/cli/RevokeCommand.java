@@ -4,7 +4,6 @@ import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.Settings;
-import dev.previewtunnel.cli.TrustedPaths;
 import dev.previewtunnel.local.http.LocalApi;
 import dev.previewtunnel.gateway.admin.AdminClient;
 import picocli.CommandLine.ArgGroup;

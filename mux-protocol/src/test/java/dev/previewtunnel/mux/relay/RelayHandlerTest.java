@@ -1,5 +1,6 @@
 package dev.previewtunnel.mux.relay;
 
+import dev.previewtunnel.testing.SharedLoopChannel;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
@@ -57,7 +58,7 @@ class RelayHandlerTest {
     private final ReadCounter readsB = new ReadCounter();
     private final Gate gateB = new Gate();
     private final EmbeddedChannel a = new EmbeddedChannel(readsA);
-    private final EmbeddedChannel b = new EmbeddedChannel(gateB, readsB);
+    private final EmbeddedChannel b = new SharedLoopChannel(a.eventLoop(), gateB, readsB); // link refuses two loops
     private final List<Ended> ended = new ArrayList<>();
     private int baseA;
     private int baseB;
@@ -159,6 +160,7 @@ class RelayHandlerTest {
     void theOtherSidesCloseIsReportedAsItsOwn() {
         link();
         b.close();
+        a.runPendingTasks(); // b's close is announced on the loop the two share
         assertFalse(a.isOpen());
         assertEquals(List.of(new Ended(0, 0, RelayHandler.End.B_CLOSED_FIRST)), ended);
         finish();

@@ -1,7 +1,6 @@
 package dev.previewtunnel.spikes.chain;
 
 import dev.previewtunnel.gateway.GatewayServer;
-import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.sampleapp.SampleApp;
 import dev.previewtunnel.spikes.stack.TunnelStack;

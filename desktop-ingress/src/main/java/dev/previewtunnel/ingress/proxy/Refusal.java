@@ -1,0 +1,108 @@
+package dev.previewtunnel.ingress.proxy;
+
+import dev.previewtunnel.ingress.session.BrowserSession;
+import dev.previewtunnel.mux.wire.TunnelError;
+import dev.previewtunnel.local.audit.AuditLog;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+
+/**
+ * A request the ingress does not carry, and all a refusal does: the page the browser gets ({@link ErrorPages}
+ * builds every one), the {@code request_refused} audit line, and the close. The one place refusals are built,
+ * whether the {@link RequestGate} refused a head or an open or exchange failed later.
+ *
+ * @param error  the tunnel error, or null for the ingress's own codes ({@link ErrorPages#INGRESS_CODES})
+ * @param reason the audit's detail: a fixed word, never a secret
+ */
+record Refusal(TunnelError error, String code, String authority, String detail, String reason) {
+    private static final String REALM = "Basic realm=\"preview-tunnel\", charset=\"UTF-8\"";
+    /** Closed unanswered (no page): see {@link #originFormOnReusedConnection}. */
+    private static final String UNANSWERED = "unanswered";
+
+    static Refusal of(TunnelError error, String authority, String detail, String reason) {
+        return new Refusal(error, error.code(), authority, detail, reason);
+    }
+
+    /** A page (or any local client) talking to the ingress port as if it were a web server. */
+    static Refusal notAProxyRequest() {
+        return new Refusal(null, ErrorPages.NOT_A_PROXY_REQUEST, null,
+                "Configure it as the browser's HTTP proxy; direct requests are refused.", null);
+    }
+
+    /** No, or a wrong, session credential: answered with the {@code Proxy-Authenticate} challenge. */
+    static Refusal proxyAuthRequired() {
+        return new Refusal(null, ErrorPages.PROXY_AUTH_REQUIRED, null,
+                "This browser session has no valid preview-tunnel credential.", null);
+    }
+
+    /**
+     * Origin form on a connection that already carried a proxied exchange: a client that took this pooled connection
+     * for a tunnel (the JDK's WebSocket client does). Closed unanswered, as an idle keep-alive connection may be:
+     * such a client then retries on a fresh connection (RFC 9112, section 9.3.1).
+     */
+    static Refusal originFormOnReusedConnection() {
+        return new Refusal(null, ErrorPages.NOT_A_PROXY_REQUEST, null, UNANSWERED,
+                "origin_form_on_reused_connection");
+    }
+
+    /** A request body stopped arriving, or dripped, for the body idle timeout ({@link RequestBodyDeadline}). */
+    static Refusal requestBodyTimeout() {
+        return new Refusal(null, ErrorPages.REQUEST_BODY_TIMEOUT, null,
+                "The request body stopped arriving, so the request was cut.", null);
+    }
+
+    /** The page for this refusal, or null when the connection is closed unanswered. */
+    FullHttpResponse page(ByteBufAllocator alloc, boolean html) {
+        if (error != null) {
+            return ErrorPages.forError(alloc, error, authority, detail, html);
+        }
+        if (UNANSWERED.equals(detail)) {
+            return null;
+        }
+        String title = switch (code) {
+            case ErrorPages.PROXY_AUTH_REQUIRED -> "Proxy authentication required";
+            case ErrorPages.REQUEST_BODY_TIMEOUT -> "Request body too slow";
+            default -> "This port is a preview-tunnel proxy";
+        };
+        FullHttpResponse page = ErrorPages.page(alloc, ErrorPages.INGRESS_CODES.get(code), code, title, detail, html);
+        if (ErrorPages.PROXY_AUTH_REQUIRED.equals(code)) {
+            page.headers().set(HttpHeaderNames.PROXY_AUTHENTICATE, REALM);
+        }
+        return page;
+    }
+
+    /**
+     * Audits, then answers with the page and closes. Once a response has started it is too late for a page: the
+     * browser learns from the connection ending after what it was sent.
+     */
+    void send(Channel browser, AuditLog audit, BrowserSession session, boolean html, boolean responseStarted) {
+        audit(audit, session == null ? null : session.id());
+        FullHttpResponse page = responseStarted ? null : page(browser.alloc(), html);
+        if (page != null) {
+            browser.writeAndFlush(page).addListener(ChannelFutureListener.CLOSE);
+        } else if (responseStarted) {
+            browser.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+        } else {
+            browser.close();
+        }
+    }
+
+    private void audit(AuditLog audit, String sessionId) {
+        if (sessionId == null) {
+            // Any local process can be refused at will without a credential: one line per kind, repeats summarized.
+            audit.refused("request_refused", l -> l.put("authority", authority), "code", code,
+                    "detail", reason == null ? "" : reason);
+            return;
+        }
+        audit.event("request_refused")
+                .put("session", sessionId)
+                .put("authority", authority)
+                .put("code", code)
+                .put("detail", reason)
+                .write();
+    }
+}
