@@ -11,6 +11,8 @@ import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.util.ReferenceCountUtil;
 
+import java.util.Objects;
+
 /**
  * The target side of absolute-form requests: a tunnel stream (or, for direct egress, a socket) speaking HTTP/1.1 to
  * the target (Netty's client codec over its bytes), on the browser connection's own event loop. What it decodes goes
@@ -70,10 +72,13 @@ final class Upstream {
         listener = next;
     }
 
-    /** Reusable for a next request when it is still open, to the same target, under the same grant. */
+    /**
+     * Reusable for a next request when it is still open, of the same kind (a direct socket only for direct egress,
+     * a tunnel stream only for a grant) to the same target under the same grant. A direct route has no grant.
+     */
     boolean reusableFor(Route next) {
         return channel.isActive() && !inputEnded && !draining && next.target().equals(route.target())
-                && next.grant().equals(route.grant());
+                && Objects.equals(next.grant(), route.grant());
     }
 
     /** After a 101: remove the HTTP codec (its leftover bytes still reach the listener) and this handler. */

@@ -32,7 +32,9 @@ import org.junit.jupiter.api.Test;
 
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -51,8 +53,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * One {@link ProxyExchange} between an {@link EmbeddedChannel} browser (no codec: the exchange's response objects
  * are read back as written) and an {@link EmbeddedChannel} upstream on the browser's loop (the {@link Upstream}'s
  * HTTP client codec encodes the request and decodes the scripted response bytes). Request-body backpressure,
- * response forwarding, retry-once only when nothing was answered, and a second exchange starting fresh. Opens of a
- * fresh stream go to a pool that was never started, which answers unreachable at once.
+ * response forwarding, retry-once only when nothing was answered, a second exchange starting fresh, and a kept
+ * upstream reused only for the same kind of route (direct or tunnelled) and target. Opens of a fresh stream go to a
+ * pool that was never started, direct dials to a resolver that knows no name; both answer unreachable at once.
  */
 class ProxyExchangeTest {
     private static final Authority TARGET = new Authority("127.0.0.1", 5173);
@@ -96,7 +99,12 @@ class ProxyExchangeTest {
                 URI.create("ws://127.0.0.1:1/"));
         TunnelPool neverStarted = new TunnelPool(new TunnelClient(idle, Transports.best().socketChannel(),
                 MuxSettings.defaults()), config.gateway(), () -> "unused", null, 1, config.connectTimeout());
-        context = new IngressContext(config, new SessionRegistry(), neverStarted, new AuditLog("ingress"), null);
+        // Direct opens fail at once too: no name resolves (no test dials out).
+        DirectDialer noDns = new DirectDialer(Transports.best().socketChannel(), Runnable::run, Duration.ofSeconds(5),
+                host -> {
+                    throw new UnknownHostException(host);
+                });
+        context = new IngressContext(config, new SessionRegistry(), neverStarted, new AuditLog("ingress"), noDns);
         session = BrowserSession.create("exchange-test");
         browser = new EmbeddedChannel(new ChannelOutboundHandlerAdapter() {
             @Override
@@ -128,7 +136,11 @@ class ProxyExchangeTest {
     }
 
     private Upstream keptUpstream(EmbeddedChannel upstreamChannel) {
-        return new Upstream(upstreamChannel, ROUTE, browser);
+        return keptUpstream(upstreamChannel, ROUTE);
+    }
+
+    private Upstream keptUpstream(EmbeddedChannel upstreamChannel, Route route) {
+        return new Upstream(upstreamChannel, route, browser);
     }
 
     private ProxyExchange exchange(HttpMethod method, String path, Route route) {
@@ -141,8 +153,14 @@ class ProxyExchangeTest {
 
     /** Starts an exchange on a kept upstream over {@code up} and sends its whole request (body parts, then end). */
     private String sentOnKept(EmbeddedChannel up, HttpMethod method, String path, String... body) {
-        ProxyExchange exchange = exchange(method, path, ROUTE);
-        exchange.start(keptUpstream(up));
+        return sentOn(keptUpstream(up), ROUTE, method, path, body);
+    }
+
+    /** Starts an exchange for {@code route} offered {@code kept} and sends its whole request; what {@code kept} got. */
+    private String sentOn(Upstream kept, Route route, HttpMethod method, String path, String... body) {
+        EmbeddedChannel up = (EmbeddedChannel) kept.channel;
+        ProxyExchange exchange = exchange(method, path, route);
+        exchange.start(kept);
         for (String part : body) {
             exchange.onBrowserPart(new DefaultHttpContent(ascii(part)));
         }
@@ -263,6 +281,64 @@ class ProxyExchangeTest {
         List<Object> out = received();
         HttpResponse page = assertInstanceOf(HttpResponse.class, out.get(0));
         assertEquals(502, page.status().code());
+        assertEquals("gateway_unreachable", page.headers().get(MuxProtocol.ERROR_HEADER));
+    }
+
+    /** A direct route (no grant, no environment) to a public-looking host, as the gate makes for direct egress. */
+    private static Route direct(Authority target) {
+        return new Route(target, target, null, null);
+    }
+
+    /** The first exchange on {@code up} (for {@code route}) is answered and its upstream kept; returns it. */
+    private Upstream keptAfterOneExchange(EmbeddedChannel up, Route route) {
+        sentOn(keptUpstream(up, route), route, HttpMethod.GET, "/one");
+        up.writeInbound(ascii("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx"));
+        received();
+        assertEquals(1, owner.finished);
+        assertSame(up, owner.kept.channel, "the first exchange's upstream is kept");
+        return owner.kept;
+    }
+
+    @Test
+    void aSecondDirectRequestToTheSameTargetRunsOnTheKeptSocket() {
+        Route direct = direct(new Authority("public.example", 80));
+        EmbeddedChannel up = upstreamChannel();
+        Upstream kept = keptAfterOneExchange(up, direct);
+
+        String wire = sentOn(kept, direct, HttpMethod.GET, "/two");
+        assertTrue(wire.startsWith("GET /two HTTP/1.1\r\n"), wire);
+        assertTrue(up.isActive(), "the kept direct socket carries the second request");
+        up.writeInbound(ascii("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\ny"));
+        assertEquals(200, assertInstanceOf(HttpResponse.class, received().get(0)).status().code());
+        assertEquals(2, owner.finished);
+    }
+
+    @Test
+    void aKeptTunnelStreamIsNotUsedForADirectRequestToTheSameTarget() {
+        Authority target = new Authority("public.example", 80);
+        EmbeddedChannel up = upstreamChannel();
+        Upstream kept = keptAfterOneExchange(up, new Route(target, target, "grant-a", "jti-a", "e1"));
+
+        assertEquals("", sentOn(kept, direct(target), HttpMethod.GET, "/two"), "nothing sent on the tunnel stream");
+        runTasks(up);
+        assertFalse(up.isActive(), "the kept tunnel stream is let go");
+        // The direct open (whose name does not resolve here) is what answers.
+        HttpResponse page = assertInstanceOf(HttpResponse.class, received().get(0));
+        assertEquals("target_unreachable", page.headers().get(MuxProtocol.ERROR_HEADER));
+    }
+
+    @Test
+    void aKeptDirectSocketIsNotUsedForATunnelledRequestToTheSameTarget() {
+        Authority target = new Authority("public.example", 80);
+        EmbeddedChannel up = upstreamChannel();
+        Upstream kept = keptAfterOneExchange(up, direct(target));
+
+        assertEquals("", sentOn(kept, new Route(target, target, "grant-a", "jti-a", "e1"), HttpMethod.GET, "/two"),
+                "nothing sent on the direct socket");
+        runTasks(up);
+        assertFalse(up.isActive(), "the kept direct socket is let go");
+        // The fresh tunnel open (a never-started pool) is what answers.
+        HttpResponse page = assertInstanceOf(HttpResponse.class, received().get(0));
         assertEquals("gateway_unreachable", page.headers().get(MuxProtocol.ERROR_HEADER));
     }
 }
