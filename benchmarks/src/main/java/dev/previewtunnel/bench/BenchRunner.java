@@ -110,7 +110,7 @@ public final class BenchRunner {
         failures.addAll(FIGURE_FAILURES);
         FIGURE_FAILURES.clear();
         doc.put("failures", failures);
-        doc.put("seconds", Figures.round(seconds, 1));
+        doc.put("seconds", Stats.round(seconds, 1));
         Table.print(out, results, relayResults, targets, notes, c);
         out.printf(Locale.ROOT, "run took %.0f s; JSON: %s%n", seconds, c.jsonOut.toAbsolutePath());
         Files.createDirectories(c.jsonOut.toAbsolutePath().getParent());
@@ -139,7 +139,7 @@ public final class BenchRunner {
                     Map<String, Object> r = measure(ssh.route(), c, new MemWatch(ssh.sshd().process(), ssh.ssh(), false, false), out);
                     if (c.abortStreams > 0 && c.figures.contains("abort")) {
                         step(out, ssh.route(), "robustness: abort " + c.abortStreams + " busy streams");
-                        r.put("abort", Figures.abortProbe(ssh.route(), c, () -> ssh.ssh().process().isAlive() ? 0 : 1));
+                        r.put("abort", AbortProbe.run(ssh.route(), c, () -> ssh.ssh().process().isAlive() ? 0 : 1));
                     }
                     return r;
                 }
@@ -155,7 +155,7 @@ public final class BenchRunner {
                     r.putAll(measure(t.route(), c, new MemWatch(t.gateway(), t.ingress(), true, c.nmt), out));
                     if (c.abortStreams > 0 && c.figures.contains("abort")) {
                         step(out, t.route(), "robustness: abort " + c.abortStreams + " busy streams");
-                        r.put("abort", Figures.abortProbe(t.route(), c, () -> countLines(t.ingress(),
+                        r.put("abort", AbortProbe.run(t.route(), c, () -> countLines(t.ingress(),
                                 "tunnel connection", " lost")));
                     }
                     if (lab.browser != null && c.figures.contains("page")) {
@@ -182,16 +182,17 @@ public final class BenchRunner {
     private static Map<String, Object> measure(Route route, Config c, MemWatch mem, PrintStream out) {
         Map<String, Object> r = new LinkedHashMap<>();
         // CPU the path's own processes spend per unit of work: robust to a busy machine, unlike times.
-        figure(r, "bulk", out, route, "1 bulk", () -> Figures.bulk(route, c, mem));
-        figure(r, "pingpong", out, route, "2 ping-pong", () -> Figures.pingPong(route, c, mem));
-        figure(r, "open", out, route, "3 stream open", () -> Figures.streamOpen(route, c, mem));
+        figure(r, "bulk", out, route, "1 bulk", () -> BulkFigure.measure(route, c, mem));
+        figure(r, "pingpong", out, route, "2 ping-pong", () -> PingPongFigure.measure(route, c, mem));
+        figure(r, "open", out, route, "3 stream open", () -> StreamOpenFigure.measure(route, c, mem));
         // From here on in order of growing memory needs: RSS rarely shrinks once touched, so each phase's peak
         // (VmHWM is reset at its start) is its own only if no earlier phase needed more.
         if (mem != null) {
-            figure(r, "slowReader", out, route, "6 slow reader", () -> Figures.slowReader(route, c, mem));
+            figure(r, "slowReader", out, route, "6 slow reader", () -> SlowReaderFigure.measure(route, c, mem));
         }
-        figure(r, "hol", out, route, "5 head-of-line", () -> Figures.headOfLine(route, c, mem));
-        figure(r, "concurrent", out, route, "4 " + c.streams + " streams", () -> Figures.concurrent(route, c, mem));
+        figure(r, "hol", out, route, "5 head-of-line", () -> HeadOfLineFigure.measure(route, c, mem));
+        figure(r, "concurrent", out, route, "4 " + c.streams + " streams",
+                () -> ConcurrentStreamsFigure.measure(route, c, mem));
         return r;
     }
 
@@ -356,8 +357,8 @@ public final class BenchRunner {
             @SuppressWarnings("unchecked")
             Map<String, Object> pp = (Map<String, Object>) r.get("pingpong");
             if (pp != null) {
-                pp.put("addedP50us", Figures.round((double) pp.get("p50us") - d50, 1));
-                pp.put("addedP99us", Figures.round((double) pp.get("p99us") - d99, 1));
+                pp.put("addedP50us", Stats.round((double) pp.get("p50us") - d50, 1));
+                pp.put("addedP99us", Stats.round((double) pp.get("p99us") - d99, 1));
             }
         }
     }

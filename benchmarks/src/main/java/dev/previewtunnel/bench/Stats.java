@@ -1,8 +1,10 @@
 package dev.previewtunnel.bench;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
-/** Percentiles and medians over samples. */
+/** Percentiles and medians over samples, and rounding for the results. */
 final class Stats {
     private Stats() {
     }
@@ -48,5 +50,22 @@ final class Stats {
 
     static double sum(double[] values) {
         return Arrays.stream(values).sum();
+    }
+
+    /** {@code v} rounded to {@code decimals} places (NaN and infinities as they are). */
+    static double round(double v, int decimals) {
+        if (Double.isNaN(v) || Double.isInfinite(v)) {
+            return v;
+        }
+        double f = Math.pow(10, decimals);
+        return Math.round(v * f) / f;
+    }
+
+    static List<Double> rounded(double[] v, int decimals) {
+        List<Double> out = new ArrayList<>();
+        for (double d : v) {
+            out.add(round(d, decimals));
+        }
+        return out;
     }
 }
