@@ -20,10 +20,7 @@ final class PingPongFigure {
             Map<String, Object> out = new LinkedHashMap<>();
             cpu.put(out, "cpuUsPerRoundTrip", rtt.length / 1000.0);
             out.put("count", rtt.length);
-            out.put("p50us", Stats.round(Stats.percentile(rtt, 50) / 1e3, 1));
-            out.put("p90us", Stats.round(Stats.percentile(rtt, 90) / 1e3, 1));
-            out.put("p99us", Stats.round(Stats.percentile(rtt, 99) / 1e3, 1));
-            out.put("maxUs", Stats.round(Stats.percentile(rtt, 100) / 1e3, 1));
+            Stats.putPercentiles(out, rtt, 1e3, "us", 1);
             return out;
         }
     }

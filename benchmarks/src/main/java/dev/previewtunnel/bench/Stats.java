@@ -3,6 +3,7 @@ package dev.previewtunnel.bench;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
 /** Percentiles and medians over samples, and rounding for the results. */
 final class Stats {
@@ -67,5 +68,18 @@ final class Stats {
             out.add(round(d, decimals));
         }
         return out;
+    }
+
+    /**
+     * p50, p90, p99 and max of nanosecond samples, divided by {@code nanosPerUnit} and rounded, under keys
+     * {@code p50<unit>}, {@code p90<unit>}, {@code p99<unit>} and {@code max<Unit>} (as in {@code maxUs}).
+     */
+    static void putPercentiles(Map<String, Object> out, long[] nanos, double nanosPerUnit, String unit,
+                               int decimals) {
+        for (int p : new int[]{50, 90, 99}) {
+            out.put("p" + p + unit, round(percentile(nanos, p) / nanosPerUnit, decimals));
+        }
+        String capitalized = Character.toUpperCase(unit.charAt(0)) + unit.substring(1);
+        out.put("max" + capitalized, round(percentile(nanos, 100) / nanosPerUnit, decimals));
     }
 }

@@ -38,10 +38,7 @@ final class StreamOpenFigure {
         Map<String, Object> out = new LinkedHashMap<>();
         cpu.put(out, "cpuUsPerOpen", n / 1000.0);
         out.put("count", t.length);
-        out.put("p50ms", Stats.round(Stats.percentile(t, 50) / 1e6, 3));
-        out.put("p90ms", Stats.round(Stats.percentile(t, 90) / 1e6, 3));
-        out.put("p99ms", Stats.round(Stats.percentile(t, 99) / 1e6, 3));
-        out.put("maxMs", Stats.round(Stats.percentile(t, 100) / 1e6, 3));
+        Stats.putPercentiles(out, t, 1e6, "ms", 3);
         return out;
     }
 }
