@@ -83,7 +83,7 @@ public final class SampleApp implements AutoCloseable {
                         p.addLast("expect-continue", new HttpServerExpectContinueHandler());
                         p.addLast("chunked-writer", new ChunkedWriteHandler());
                         p.addLast("websocket", new WebSocketServerProtocolHandler(wsConfig));
-                        p.addLast("app", new SampleAppHandler(SampleApp.this));
+                        p.addLast("app", new SampleAppHandler(SampleApp.this::requestServed, SampleApp.this::gate));
                         p.addLast("ws-echo", new WebSocketEchoHandler());
                     }
                 });

@@ -15,6 +15,8 @@ import io.netty.util.ReferenceCountUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.function.Function;
+
 /**
  * Per-connection HTTP/1.1 request dispatch to the route classes ({@link PageRoutes}, {@link PatternBodyRoutes},
  * {@link CookieRoutes}, {@link EchoHeadersRoute}, {@link UploadDigest}). Receives the un-aggregated
@@ -24,12 +26,16 @@ import org.slf4j.LoggerFactory;
 final class SampleAppHandler extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(SampleAppHandler.class);
 
-    private final SampleApp app;
+    /** Counts a response (or WebSocket handshake) as served: {@link SampleApp}'s counter. */
+    private final Runnable served;
+    /** The gates of {@code /gated-bytes} by name; null for none. */
+    private final Function<String, ResponseGate> gates;
     /** Non-null while the body of a POST /upload is being received. */
     private UploadDigest upload;
 
-    SampleAppHandler(SampleApp app) {
-        this.app = app;
+    SampleAppHandler(Runnable served, Function<String, ResponseGate> gates) {
+        this.served = served;
+        this.gates = gates;
     }
 
     @Override
@@ -71,7 +77,7 @@ final class SampleAppHandler extends ChannelInboundHandlerAdapter {
     }
 
     private Reply reply(ChannelHandlerContext ctx, boolean keepAlive) {
-        return new Reply(ctx, app::requestServed, keepAlive);
+        return new Reply(ctx, served, keepAlive);
     }
 
     private void handleRequest(ChannelHandlerContext ctx, HttpRequest req) {
@@ -139,7 +145,7 @@ final class SampleAppHandler extends ChannelInboundHandlerAdapter {
                 return;
             case "/gated-bytes":
                 if (requireGet(reply, get)) {
-                    PatternBodyRoutes.gatedBytes(reply, query, head, app::gate);
+                    PatternBodyRoutes.gatedBytes(reply, query, head, gates);
                 }
                 return;
             default:
@@ -157,7 +163,7 @@ final class SampleAppHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (evt instanceof WebSocketServerProtocolHandler.HandshakeComplete) {
-            app.requestServed();
+            served.run();
         }
         ctx.fireUserEventTriggered(evt);
     }
