@@ -262,7 +262,7 @@ final class AsyncClient implements AutoCloseable {
     /**
      * Ends every stream and waits for them. Through the tunnel gracefully ({@link Stream#finish}): closing a busy
      * stream abruptly makes the ingress reset it while up to a window of DATA is still in flight, which can cost the
-     * tunnel connection (see {@link Figures#abortProbe}). Elsewhere abruptly: draining 1,000 ssh channels' buffers
+     * tunnel connection (see {@link AbortProbe}). Elsewhere abruptly: draining 1,000 ssh channels' buffers
      * would take minutes and measures nothing.
      */
     static void closeAll(List<Stream> streams, boolean graceful) {

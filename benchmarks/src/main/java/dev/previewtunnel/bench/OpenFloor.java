@@ -112,9 +112,9 @@ public final class OpenFloor {
             for (int k = 0; k < routes.size(); k++) {
                 Map<String, Object> row = new LinkedHashMap<>();
                 row.put("path", names.get(k));
-                row.put("p50ms", Figures.round(Stats.percentile(t[k], 50) / 1e6, 3));
-                row.put("p90ms", Figures.round(Stats.percentile(t[k], 90) / 1e6, 3));
-                row.put("p99ms", Figures.round(Stats.percentile(t[k], 99) / 1e6, 3));
+                row.put("p50ms", Stats.round(Stats.percentile(t[k], 50) / 1e6, 3));
+                row.put("p90ms", Stats.round(Stats.percentile(t[k], 90) / 1e6, 3));
+                row.put("p99ms", Stats.round(Stats.percentile(t[k], 99) / 1e6, 3));
                 rows.add(row);
                 System.out.printf(Locale.ROOT, "%-12s %9.3f %9.3f %9.3f%n", names.get(k), row.get("p50ms"),
                         row.get("p90ms"), row.get("p99ms"));

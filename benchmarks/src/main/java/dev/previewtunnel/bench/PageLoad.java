@@ -192,18 +192,18 @@ final class PageLoad implements AutoCloseable {
             figure.put("modules", MODULES);
             figure.put("loads", count);
             figure.put("interleavedWith", keys);
-            figure.put("loadMedianMs", Figures.round(Stats.median(a), 1));
-            figure.put("loadMinMs", Figures.round(Stats.min(a), 1));
-            figure.put("loadMaxMs", Figures.round(Stats.max(a), 1));
-            figure.put("wallMedianMs", Figures.round(Stats.median(wall.get(k).stream()
+            figure.put("loadMedianMs", Stats.round(Stats.median(a), 1));
+            figure.put("loadMinMs", Stats.round(Stats.min(a), 1));
+            figure.put("loadMaxMs", Stats.round(Stats.max(a), 1));
+            figure.put("wallMedianMs", Stats.round(Stats.median(wall.get(k).stream()
                     .mapToDouble(Double::doubleValue).toArray()), 1));
             figure.put("loadsMs", ms.get(k));
-            figure.put("viteCpuMsPerLoad", Figures.round(cpu.get(k)[0] / (double) count, 1));
+            figure.put("viteCpuMsPerLoad", Stats.round(cpu.get(k)[0] / (double) count, 1));
             if (vias.get(k).gateway() != null) {
-                figure.put("gatewayCpuMsPerLoad", Figures.round(cpu.get(k)[1] / (double) count, 1));
+                figure.put("gatewayCpuMsPerLoad", Stats.round(cpu.get(k)[1] / (double) count, 1));
             }
             if (vias.get(k).ingress() != null) {
-                figure.put("ingressCpuMsPerLoad", Figures.round(cpu.get(k)[2] / (double) count, 1));
+                figure.put("ingressCpuMsPerLoad", Stats.round(cpu.get(k)[2] / (double) count, 1));
             }
             out.put(keys.get(k), figure);
         }

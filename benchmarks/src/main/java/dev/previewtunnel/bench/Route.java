@@ -114,7 +114,7 @@ final class Route {
 
     /**
      * Ends a download gracefully: asks the target to stop, reads what is still on its way up to the target's FIN,
-     * closes. (Closing a busy stream abruptly instead resets it with data in flight: see Figures.abortProbe.)
+     * closes. (Closing a busy stream abruptly instead resets it with data in flight: see AbortProbe.)
      */
     static void finish(SocketChannel ch) throws IOException {
         java.util.concurrent.ScheduledFuture<?> watchdog = WATCHDOG.schedule(() -> {

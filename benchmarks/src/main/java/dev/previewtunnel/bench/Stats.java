@@ -1,8 +1,11 @@
 package dev.previewtunnel.bench;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
 
-/** Percentiles and medians over samples. */
+/** Percentiles and medians over samples, and rounding for the results. */
 final class Stats {
     private Stats() {
     }
@@ -48,5 +51,35 @@ final class Stats {
 
     static double sum(double[] values) {
         return Arrays.stream(values).sum();
+    }
+
+    /** {@code v} rounded to {@code decimals} places (NaN and infinities as they are). */
+    static double round(double v, int decimals) {
+        if (Double.isNaN(v) || Double.isInfinite(v)) {
+            return v;
+        }
+        double f = Math.pow(10, decimals);
+        return Math.round(v * f) / f;
+    }
+
+    static List<Double> rounded(double[] v, int decimals) {
+        List<Double> out = new ArrayList<>();
+        for (double d : v) {
+            out.add(round(d, decimals));
+        }
+        return out;
+    }
+
+    /**
+     * p50, p90, p99 and max of nanosecond samples, divided by {@code nanosPerUnit} and rounded, under keys
+     * {@code p50<unit>}, {@code p90<unit>}, {@code p99<unit>} and {@code max<Unit>} (as in {@code maxUs}).
+     */
+    static void putPercentiles(Map<String, Object> out, long[] nanos, double nanosPerUnit, String unit,
+                               int decimals) {
+        for (int p : new int[]{50, 90, 99}) {
+            out.put("p" + p + unit, round(percentile(nanos, p) / nanosPerUnit, decimals));
+        }
+        String capitalized = Character.toUpperCase(unit.charAt(0)) + unit.substring(1);
+        out.put("max" + capitalized, round(percentile(nanos, 100) / nanosPerUnit, decimals));
     }
 }

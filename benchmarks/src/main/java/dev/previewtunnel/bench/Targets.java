@@ -83,7 +83,7 @@ final class Targets {
                             String measured, boolean met) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("target", name);
-        m.put("value", Double.isNaN(value) ? null : Figures.round(value, 3));
+        m.put("value", Double.isNaN(value) ? null : Stats.round(value, 3));
         m.put("threshold", threshold);
         m.put("measured", Double.isNaN(value) || Double.isNaN(threshold) ? "not measured" : measured);
         m.put("status", Double.isNaN(value) || Double.isNaN(threshold) ? "n/a" : met ? "MET" : "MISSED");

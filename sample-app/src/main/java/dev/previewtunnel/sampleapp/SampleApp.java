@@ -46,7 +46,7 @@ public final class SampleApp implements AutoCloseable {
     /** Marker string contained in the {@code GET /} page. */
     public static final String INDEX_MARKER = "sample-app-ok";
     /** Exact body of {@code GET /hello}. */
-    public static final String HELLO_BODY = SampleAppHandler.HELLO_BODY;
+    public static final String HELLO_BODY = PageRoutes.HELLO_BODY;
 
     private final EventLoopGroup group;
     private final Channel serverChannel;
@@ -83,7 +83,7 @@ public final class SampleApp implements AutoCloseable {
                         p.addLast("expect-continue", new HttpServerExpectContinueHandler());
                         p.addLast("chunked-writer", new ChunkedWriteHandler());
                         p.addLast("websocket", new WebSocketServerProtocolHandler(wsConfig));
-                        p.addLast("app", new SampleAppHandler(SampleApp.this));
+                        p.addLast("app", new SampleAppHandler(SampleApp.this::requestServed, SampleApp.this::gate));
                         p.addLast("ws-echo", new WebSocketEchoHandler());
                     }
                 });
@@ -260,7 +260,7 @@ public final class SampleApp implements AutoCloseable {
             ready.put("rawListen", HostPort.format(rawListen.host(), rawServer.port()));
         }
         try {
-            System.out.println(SampleAppHandler.JSON.writeValueAsString(ready));
+            System.out.println(Reply.JSON.writeValueAsString(ready));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }

@@ -1,0 +1,117 @@
+package dev.previewtunnel.bench;
+
+import java.io.PrintStream;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Every figure but the page load, for one path (direct, ssh, ws or wss) at a time. A figure that fails is recorded
+ * in its place and in {@code failures}, and the run goes on. One per run.
+ */
+final class PathMeasurement {
+    interface Figure {
+        Map<String, Object> run() throws Exception;
+    }
+
+    private final Lab lab;
+    private final Config c;
+    private final Map<String, Object> notes;
+    private final List<String> failures;
+    private final PrintStream out;
+
+    PathMeasurement(Lab lab, Map<String, Object> notes, List<String> failures, PrintStream out) {
+        this.lab = lab;
+        this.c = lab.config;
+        this.notes = notes;
+        this.failures = failures;
+        this.out = out;
+    }
+
+    /**
+     * A tunnel that figure 7 will load pages through is left running in {@code keptForPage} (warm, as a
+     * long-running ingress is) for {@link PagePhase}.
+     */
+    Map<String, Object> measurePath(String path, List<Lab.Tunnel> keptForPage) throws Exception {
+        switch (path) {
+            case "direct" -> {
+                return measure(lab.directRoute(), null);
+            }
+            case "ssh" -> {
+                try (Lab.Ssh ssh = lab.startSsh()) {
+                    notes.put("ssh", ssh.version() + ", cipher " + ssh.cipher() + " (OpenSSH defaults)");
+                    Map<String, Object> r = measure(ssh.route(),
+                            new MemWatch(ssh.sshd().process(), ssh.ssh(), false, false));
+                    if (c.abortStreams > 0 && c.figures.contains("abort")) {
+                        RunLog.step(out, ssh.route(), "robustness: abort " + c.abortStreams + " busy streams");
+                        r.put("abort", AbortProbe.run(ssh.route(), c, () -> ssh.ssh().process().isAlive() ? 0 : 1));
+                    }
+                    return r;
+                }
+            }
+            case "ws", "wss" -> {
+                Lab.Tunnel t = lab.startTunnel(path.equals("wss"));
+                boolean keep = false;
+                try {
+                    notes.put("transport", t.gatewayTransport());
+                    Map<String, Object> r = new LinkedHashMap<>();
+                    r.put("idleRss", Map.of("envMiB", MemWatch.mib(Mem.rssKib(t.gateway().pid())),
+                            "deskMiB", MemWatch.mib(Mem.rssKib(t.ingress().pid()))));
+                    r.putAll(measure(t.route(), new MemWatch(t.gateway(), t.ingress(), true, c.nmt)));
+                    if (c.abortStreams > 0 && c.figures.contains("abort")) {
+                        RunLog.step(out, t.route(), "robustness: abort " + c.abortStreams + " busy streams");
+                        r.put("abort", AbortProbe.run(t.route(), c, () -> TunnelLogs.countLines(t.ingress(),
+                                "tunnel connection", " lost")));
+                    }
+                    if (lab.browser != null && c.figures.contains("page")) {
+                        keptForPage.add(t); // its log is checked after the page loads
+                        keep = true;
+                    } else {
+                        TunnelLogs.putLogErrors(r, t);
+                    }
+                    return r;
+                } finally {
+                    if (!keep) {
+                        t.close();
+                    }
+                }
+            }
+            default -> throw new IllegalArgumentException("unknown path " + path);
+        }
+    }
+
+    private Map<String, Object> measure(Route route, MemWatch mem) {
+        Map<String, Object> r = new LinkedHashMap<>();
+        // CPU the path's own processes spend per unit of work: robust to a busy machine, unlike times.
+        figure(r, "bulk", route, "1 bulk", () -> BulkFigure.measure(route, c, mem));
+        figure(r, "pingpong", route, "2 ping-pong", () -> PingPongFigure.measure(route, c, mem));
+        figure(r, "open", route, "3 stream open", () -> StreamOpenFigure.measure(route, c, mem));
+        // From here on in order of growing memory needs: RSS rarely shrinks once touched, so each phase's peak
+        // (VmHWM is reset at its start) is its own only if no earlier phase needed more.
+        if (mem != null) {
+            figure(r, "slowReader", route, "6 slow reader", () -> SlowReaderFigure.measure(route, c, mem));
+        }
+        figure(r, "hol", route, "5 head-of-line", () -> HeadOfLineFigure.measure(route, c, mem));
+        figure(r, "concurrent", route, "4 " + c.streams + " streams",
+                () -> ConcurrentStreamsFigure.measure(route, c, mem));
+        return r;
+    }
+
+    /** Runs one figure; a failure is recorded in its place (and in the failures list) and the run goes on. */
+    private void figure(Map<String, Object> r, String key, Route route, String what, Figure f) {
+        String name = key.equals("slowReader") ? "slow" : key;
+        if (!c.figures.contains(name)) {
+            return;
+        }
+        RunLog.step(out, route, what);
+        try {
+            r.put(key, f.run());
+        } catch (Exception e) {
+            RunLog.log(out, "  FAILED " + route.label + " " + what + ": " + e);
+            Map<String, Object> err = new LinkedHashMap<>();
+            err.put("error", String.valueOf(e));
+            r.put(key, err);
+            failures.add(route.key + " " + what + ": " + e);
+        }
+    }
+}

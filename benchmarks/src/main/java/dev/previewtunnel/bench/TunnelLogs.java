@@ -1,0 +1,45 @@
+package dev.previewtunnel.bench;
+
+import dev.previewtunnel.spikes.lab.LabProcess;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.Map;
+
+/** What a tunnel's gateway and ingress logs say: WARN/ERROR lines for the results, counts of matching lines. */
+final class TunnelLogs {
+    private TunnelLogs() {
+    }
+
+    /** The tunnel's WARN/ERROR log lines, if any, under {@code logErrors}. */
+    static void putLogErrors(Map<String, Object> r, Lab.Tunnel t) {
+        String gwErr = errors(t.gateway());
+        String inErr = errors(t.ingress());
+        if (!gwErr.isEmpty() || !inErr.isEmpty()) {
+            r.put("logErrors", Map.of("gateway", gwErr, "ingress", inErr));
+        }
+    }
+
+    /** Lines of a process's log containing both strings. */
+    static long countLines(LabProcess p, String a, String b) {
+        try (var lines = Files.lines(p.log(), StandardCharsets.UTF_8)) {
+            return lines.filter(l -> l.contains(a) && l.contains(b)).count();
+        } catch (IOException | UncheckedIOException e) {
+            return -1;
+        }
+    }
+
+    /** The WARN/ERROR log lines of a gateway or ingress (JSON logs on stderr), first few. */
+    private static String errors(LabProcess p) {
+        try {
+            return Files.readAllLines(p.log(), StandardCharsets.UTF_8).stream()
+                    .filter(l -> l.contains("\"level\":\"ERROR\"") || l.contains("\"level\":\"WARN\"")
+                            || l.contains("Exception"))
+                    .limit(5).reduce((a, b) -> a + "\n" + b).orElse("");
+        } catch (IOException e) {
+            return "";
+        }
+    }
+}
