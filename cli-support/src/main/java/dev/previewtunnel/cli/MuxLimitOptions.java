@@ -1,7 +1,7 @@
 package dev.previewtunnel.cli;
 
-import dev.previewtunnel.mux.wire.MuxProtocol;
 import dev.previewtunnel.mux.wire.MuxSettings;
+import dev.previewtunnel.mux.wire.SettingRange;
 import picocli.CommandLine.Option;
 
 import java.time.Duration;
@@ -53,21 +53,44 @@ public final class MuxLimitOptions {
     Long writeBacklog;
 
     /**
-     * These settings from the flags, else the environment, else the config file, else {@code base}, each within
-     * its range; the stream window is not yet checked against the stream count (the caller's message names it).
+     * These settings as picocli filled them (the flag, else the environment or config file through
+     * {@link SettingsProvider}), else {@code base}'s, each within its range in {@link MuxSettings} (a value outside
+     * is a usage error naming the option and where its value came from); the stream window is not yet checked
+     * against the stream count (the caller's message names it).
      */
     public Values values(MuxSettings base, Settings s) {
-        int window = (int) s.inRange(STREAM_WINDOW, s.size(STREAM_WINDOW, streamWindow, base.streamWindow()),
-                64 << 10, 1 << 30, true);
-        int message = (int) s.inRange(WEBSOCKET_MESSAGE, s.size(WEBSOCKET_MESSAGE, webSocketMessage,
-                base.maxWebSocketMessage()), MuxProtocol.MAX_SENT_MESSAGE, 64 << 20, true);
-        Duration pingEvery = s.inRange(KEEPALIVE_INTERVAL, s.duration(KEEPALIVE_INTERVAL, keepaliveInterval,
-                base.pingInterval()), Duration.ofSeconds(1), Duration.ofHours(1));
-        Duration pingWait = s.inRange(KEEPALIVE_TIMEOUT, s.duration(KEEPALIVE_TIMEOUT, keepaliveTimeout,
-                base.pingTimeout()), Duration.ofSeconds(1), Duration.ofHours(1));
-        long backlog = s.inRange(WRITE_BACKLOG, s.size(WRITE_BACKLOG, writeBacklog, base.maxWriteBacklog()),
-                MuxSettings.MIN_WRITE_BACKLOG, 1 << 30, true);
+        int window = (int) (long) inRange(s, STREAM_WINDOW, MuxSettings.STREAM_WINDOW,
+                or(streamWindow, (long) base.streamWindow()));
+        int message = (int) (long) inRange(s, WEBSOCKET_MESSAGE, MuxSettings.WEBSOCKET_MESSAGE,
+                or(webSocketMessage, (long) base.maxWebSocketMessage()));
+        Duration pingEvery = inRange(s, KEEPALIVE_INTERVAL, MuxSettings.PING_INTERVAL,
+                or(keepaliveInterval, base.pingInterval()));
+        Duration pingWait = inRange(s, KEEPALIVE_TIMEOUT, MuxSettings.PING_TIMEOUT,
+                or(keepaliveTimeout, base.pingTimeout()));
+        long backlog = inRange(s, WRITE_BACKLOG, MuxSettings.WRITE_BACKLOG,
+                or(writeBacklog, base.maxWriteBacklog()));
         return new Values(window, message, pingEvery, pingWait, backlog);
+    }
+
+    private static <T> T or(T given, T base) {
+        return given != null ? given : base;
+    }
+
+    /**
+     * {@code value} when {@code range} (the model's) holds it, else a usage error naming the option of {@code key}
+     * and where its value came from: {@code --stream-window must be at most 1GiB, got 2GiB}.
+     */
+    public static <T extends Comparable<T>> T inRange(Settings s, String key, SettingRange<T> range, T value) {
+        try {
+            return range.check(value);
+        } catch (SettingRange.OutOfRange e) {
+            throw s.invalid(key, "must be " + (e.tooLow() ? "at least " + shown(range.min())
+                    : "at most " + shown(range.max())) + ", got " + shown(value));
+        }
+    }
+
+    private static String shown(Object value) {
+        return value instanceof Duration d ? Cli.human(d) : Converters.humanSize((Long) value);
     }
 
     /** The values of this group, for the {@link MuxSettings} each program builds with its stream count. */

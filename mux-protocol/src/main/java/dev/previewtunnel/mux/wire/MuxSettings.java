@@ -44,20 +44,31 @@ public record MuxSettings(
      */
     public static final long MIN_WRITE_BACKLOG = 1L << 20;
 
+    // The ranges of the settings an operator sets (both programs' flags check them through these): a stream window
+    // of at most 1 GiB keeps one stream's buffering bounded; the keepalive between 1s and 1h.
+    public static final SettingRange<Long> STREAM_WINDOW = new SettingRange<>("streamWindow", 64L << 10, 1L << 30);
+    /** At least what every peer sends (HTTP/2 frames may span messages, so the frame size does not matter). */
+    public static final SettingRange<Long> WEBSOCKET_MESSAGE =
+            new SettingRange<>("maxWebSocketMessage", (long) MuxProtocol.MAX_SENT_MESSAGE, 64L << 20);
+    public static final SettingRange<Duration> PING_INTERVAL =
+            new SettingRange<>("pingInterval", Duration.ofSeconds(1), Duration.ofHours(1));
+    public static final SettingRange<Duration> PING_TIMEOUT =
+            new SettingRange<>("pingTimeout", Duration.ofSeconds(1), Duration.ofHours(1));
+    public static final SettingRange<Long> WRITE_BACKLOG =
+            new SettingRange<>("maxWriteBacklog", MIN_WRITE_BACKLOG, 1L << 30);
+
     public MuxSettings {
-        requireRange("streamWindow", streamWindow, 65_535, MAX_WINDOW);
+        STREAM_WINDOW.check((long) streamWindow);
         requireRange("maxConcurrentStreams", maxConcurrentStreams, 1, 100_000);
         requireRange("maxFrameSize", maxFrameSize, 16_384, 16_777_215);
         if (maxHeaderListSize < 1024) {
             throw new IllegalArgumentException("maxHeaderListSize must be >= 1024, was " + maxHeaderListSize);
         }
-        // At least what every peer sends (HTTP/2 frames may span messages, so the frame size does not matter).
-        requireRange("maxWebSocketMessage", maxWebSocketMessage, MuxProtocol.MAX_SENT_MESSAGE, 64 * 1024 * 1024);
+        WEBSOCKET_MESSAGE.check((long) maxWebSocketMessage);
         requireRange("maxRstPerWindow", maxRstPerWindow, 1, Integer.MAX_VALUE);
         requireRange("rstWindowSeconds", rstWindowSeconds, 1, 3600);
-        if (pingInterval.isZero() || pingInterval.isNegative() || pingTimeout.isZero() || pingTimeout.isNegative()) {
-            throw new IllegalArgumentException("ping interval and timeout must be positive");
-        }
+        PING_INTERVAL.check(pingInterval);
+        PING_TIMEOUT.check(pingTimeout);
         String window = connectionWindowProblem(streamWindow, maxConcurrentStreams);
         if (window != null) {
             throw new IllegalArgumentException("streamWindow x maxConcurrentStreams: " + window);
@@ -65,7 +76,7 @@ public record MuxSettings(
         if (streamWriteLowWaterMark <= 0 || streamWriteHighWaterMark < streamWriteLowWaterMark) {
             throw new IllegalArgumentException("stream write water marks must satisfy 0 < low <= high");
         }
-        requireRange("maxWriteBacklog", maxWriteBacklog, MIN_WRITE_BACKLOG, 1L << 30);
+        WRITE_BACKLOG.check(maxWriteBacklog);
     }
 
     public static MuxSettings defaults() {
