@@ -26,13 +26,16 @@ public final class LocalEndpointOptions {
                     + "endpoint; more are closed at accept; 1 to 10000 (default: 64).")
     Integer localConnections;
 
-    /** The limits from the flags, environment, file or defaults. */
+    /**
+     * The limits as picocli filled them (the flag, else the environment or config file through
+     * {@link SettingsProvider}), else the defaults, each within its range in {@link LocalHttpServer.Limits}.
+     */
     public LocalHttpServer.Limits limits(Settings s) {
         LocalHttpServer.Limits d = LocalHttpServer.Limits.defaults();
-        Duration timeout = s.inRange(LOCAL_REQUEST_TIMEOUT, s.duration(LOCAL_REQUEST_TIMEOUT, localRequestTimeout,
-                d.requestTimeout()), Duration.ofSeconds(1), Duration.ofMinutes(10));
-        int connections = (int) s.inRange(LOCAL_CONNECTIONS, s.integer(LOCAL_CONNECTIONS, localConnections,
-                d.maxConnections()), 1, 10_000, false);
+        Duration timeout = OptionRange.check(s, LOCAL_REQUEST_TIMEOUT, LocalHttpServer.Limits.REQUEST_TIMEOUT,
+                localRequestTimeout != null ? localRequestTimeout : d.requestTimeout());
+        int connections = OptionRange.check(s, LOCAL_CONNECTIONS, LocalHttpServer.Limits.MAX_CONNECTIONS,
+                localConnections != null ? localConnections : d.maxConnections());
         return d.withRequestTimeout(timeout).withMaxConnections(connections);
     }
 

@@ -1,7 +1,6 @@
 package dev.previewtunnel.cli;
 
 import dev.previewtunnel.mux.wire.MuxSettings;
-import dev.previewtunnel.mux.wire.SettingRange;
 import picocli.CommandLine.Option;
 
 import java.time.Duration;
@@ -59,38 +58,21 @@ public final class MuxLimitOptions {
      * against the stream count (the caller's message names it).
      */
     public Values values(MuxSettings base, Settings s) {
-        int window = (int) (long) inRange(s, STREAM_WINDOW, MuxSettings.STREAM_WINDOW,
+        int window = (int) (long) OptionRange.check(s, STREAM_WINDOW, MuxSettings.STREAM_WINDOW,
                 or(streamWindow, (long) base.streamWindow()));
-        int message = (int) (long) inRange(s, WEBSOCKET_MESSAGE, MuxSettings.WEBSOCKET_MESSAGE,
+        int message = (int) (long) OptionRange.check(s, WEBSOCKET_MESSAGE, MuxSettings.WEBSOCKET_MESSAGE,
                 or(webSocketMessage, (long) base.maxWebSocketMessage()));
-        Duration pingEvery = inRange(s, KEEPALIVE_INTERVAL, MuxSettings.PING_INTERVAL,
+        Duration pingEvery = OptionRange.check(s, KEEPALIVE_INTERVAL, MuxSettings.PING_INTERVAL,
                 or(keepaliveInterval, base.pingInterval()));
-        Duration pingWait = inRange(s, KEEPALIVE_TIMEOUT, MuxSettings.PING_TIMEOUT,
+        Duration pingWait = OptionRange.check(s, KEEPALIVE_TIMEOUT, MuxSettings.PING_TIMEOUT,
                 or(keepaliveTimeout, base.pingTimeout()));
-        long backlog = inRange(s, WRITE_BACKLOG, MuxSettings.WRITE_BACKLOG,
+        long backlog = OptionRange.check(s, WRITE_BACKLOG, MuxSettings.WRITE_BACKLOG,
                 or(writeBacklog, base.maxWriteBacklog()));
         return new Values(window, message, pingEvery, pingWait, backlog);
     }
 
     private static <T> T or(T given, T base) {
         return given != null ? given : base;
-    }
-
-    /**
-     * {@code value} when {@code range} (the model's) holds it, else a usage error naming the option of {@code key}
-     * and where its value came from: {@code --stream-window must be at most 1GiB, got 2GiB}.
-     */
-    public static <T extends Comparable<T>> T inRange(Settings s, String key, SettingRange<T> range, T value) {
-        try {
-            return range.check(value);
-        } catch (SettingRange.OutOfRange e) {
-            throw s.invalid(key, "must be " + (e.tooLow() ? "at least " + shown(range.min())
-                    : "at most " + shown(range.max())) + ", got " + shown(value));
-        }
-    }
-
-    private static String shown(Object value) {
-        return value instanceof Duration d ? Cli.human(d) : Converters.humanSize((Long) value);
     }
 
     /** The values of this group, for the {@link MuxSettings} each program builds with its stream count. */

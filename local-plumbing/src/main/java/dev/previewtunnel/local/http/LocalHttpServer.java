@@ -2,6 +2,7 @@ package dev.previewtunnel.local.http;
 
 import dev.previewtunnel.local.net.ConnectionBudget;
 import dev.previewtunnel.mux.local.FatalErrors;
+import dev.previewtunnel.mux.wire.SettingRange;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -66,6 +67,14 @@ public final class LocalHttpServer {
     public record Limits(Duration requestTimeout, int maxConnections, int maxBody) {
         public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(5);
         public static final int DEFAULT_MAX_CONNECTIONS = 64;
+        /**
+         * The ranges an operator may set (the flags of both programs check them): a deadline short enough to free
+         * a squatted slot soon, a connection cap a loopback tool never needs more of. Not enforced here, so that
+         * tests can bind tighter deadlines.
+         */
+        public static final SettingRange<Duration> REQUEST_TIMEOUT =
+                new SettingRange<>("requestTimeout", Duration.ofSeconds(1), Duration.ofMinutes(10));
+        public static final SettingRange<Integer> MAX_CONNECTIONS = new SettingRange<>("maxConnections", 1, 10_000);
 
         public static Limits defaults() {
             return new Limits(DEFAULT_REQUEST_TIMEOUT, DEFAULT_MAX_CONNECTIONS, 64 * 1024);
