@@ -6,6 +6,8 @@ import picocli.CommandLine.Option;
 import java.time.Duration;
 import java.util.Map;
 
+import static java.util.Objects.requireNonNullElse;
+
 /**
  * The tunnel-connection limits both programs take, declared once: the stream window, the largest WebSocket
  * message, the keepalive and the write backlog, each a flag, a {@code PTUN_*} variable and a config-file key with
@@ -59,20 +61,16 @@ public final class MuxLimitOptions {
      */
     public Values values(MuxSettings base, Settings s) {
         int window = (int) (long) OptionRange.check(s, STREAM_WINDOW, MuxSettings.STREAM_WINDOW,
-                or(streamWindow, (long) base.streamWindow()));
+                requireNonNullElse(streamWindow, (long) base.streamWindow()));
         int message = (int) (long) OptionRange.check(s, WEBSOCKET_MESSAGE, MuxSettings.WEBSOCKET_MESSAGE,
-                or(webSocketMessage, (long) base.maxWebSocketMessage()));
+                requireNonNullElse(webSocketMessage, (long) base.maxWebSocketMessage()));
         Duration pingEvery = OptionRange.check(s, KEEPALIVE_INTERVAL, MuxSettings.PING_INTERVAL,
-                or(keepaliveInterval, base.pingInterval()));
+                requireNonNullElse(keepaliveInterval, base.pingInterval()));
         Duration pingWait = OptionRange.check(s, KEEPALIVE_TIMEOUT, MuxSettings.PING_TIMEOUT,
-                or(keepaliveTimeout, base.pingTimeout()));
+                requireNonNullElse(keepaliveTimeout, base.pingTimeout()));
         long backlog = OptionRange.check(s, WRITE_BACKLOG, MuxSettings.WRITE_BACKLOG,
-                or(writeBacklog, base.maxWriteBacklog()));
+                requireNonNullElse(writeBacklog, base.maxWriteBacklog()));
         return new Values(window, message, pingEvery, pingWait, backlog);
-    }
-
-    private static <T> T or(T given, T base) {
-        return given != null ? given : base;
     }
 
     /** The values of this group, for the {@link MuxSettings} each program builds with its stream count. */

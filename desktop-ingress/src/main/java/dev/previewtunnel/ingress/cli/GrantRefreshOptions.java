@@ -47,6 +47,7 @@ final class GrantRefreshOptions {
     Path grantRefreshTokenFile;
 
     @Option(names = "--grant-refresh-timeout", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
+            defaultValue = "10s",
             description = "How long the refresh command or URL may take (default: 10s).")
     Duration grantRefreshTimeout;
 
@@ -55,12 +56,12 @@ final class GrantRefreshOptions {
      * {@code runner} at stop.
      */
     GrantRefresher refresher(CommandSpec spec, Settings s, ServiceRunner runner) {
-        String command = s.string("grant-refresh-command", grantRefreshCommand, null);
+        String command = grantRefreshCommand;
         List<String> args = s.list("grant-refresh-arg", grantRefreshArgs, Settings::text);
-        String url = s.string("grant-refresh-url", grantRefreshUrl, null);
-        Path bearerFile = s.path("grant-refresh-token-file", grantRefreshTokenFile, null);
-        Duration timeout = Cli.requireRange(spec, s.duration("grant-refresh-timeout", grantRefreshTimeout,
-                Duration.ofSeconds(10)), s.name("grant-refresh-timeout"), Duration.ofMillis(100), Duration.ofMinutes(5));
+        String url = grantRefreshUrl;
+        Path bearerFile = grantRefreshTokenFile;
+        Duration timeout = s.inRange("grant-refresh-timeout", grantRefreshTimeout, Duration.ofMillis(100),
+                Duration.ofMinutes(5));
         if (command != null && url != null) {
             throw Cli.usage(spec, "give either --grant-refresh-command or --grant-refresh-url, not both");
         }

@@ -18,6 +18,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 
+import static java.util.Objects.requireNonNullElse;
+
 /**
  * The limits and timeouts of {@code run}, each a flag, a {@code PTUN_INGRESS_*} variable and a config-file key
  * with the default of {@link IngressConfig#defaults} and {@link MuxSettings#defaults()}. The browser side is bounded
@@ -95,16 +97,19 @@ final class LimitOptions {
                     + "body's end, else the request is cut (408 request_body_timeout); 1s to 1h (default: 30s).")
     Duration bodyIdleTimeout;
 
-    /** {@code base} with each setting from the flags, else the environment, else the config file, else {@code base}. */
+    /**
+     * {@code base} with each setting picocli filled (the flag, else the environment or config file through the
+     * settings provider), else {@code base}'s, each within its range.
+     */
     IngressConfig applyTo(IngressConfig base, Settings s) {
         MuxSettings m = base.mux();
-        Duration headTimeout = s.inRange(REQUEST_HEAD_TIMEOUT, s.duration(REQUEST_HEAD_TIMEOUT, requestHeadTimeout,
-                base.requestHeadTimeout()), Duration.ofSeconds(1), Duration.ofHours(1));
-        int headers = (int) s.inRange(MAX_REQUEST_HEADERS, s.size(MAX_REQUEST_HEADERS, maxRequestHeaders,
-                base.maxRequestHead()), 4 << 10, 1 << 20, true);
-        Duration connect = s.inRange(CONNECT_TIMEOUT, s.duration(CONNECT_TIMEOUT, connectTimeout,
-                base.connectTimeout()), Duration.ofSeconds(1), Duration.ofMinutes(10));
-        Duration open = s.inRange(OPEN_TIMEOUT, s.duration(OPEN_TIMEOUT, openTimeout, base.openTimeout()),
+        Duration headTimeout = s.inRange(REQUEST_HEAD_TIMEOUT, requireNonNullElse(requestHeadTimeout, base.requestHeadTimeout()),
+                Duration.ofSeconds(1), Duration.ofHours(1));
+        int headers = (int) s.inRange(MAX_REQUEST_HEADERS, requireNonNullElse(maxRequestHeaders, (long) base.maxRequestHead()),
+                4 << 10, 1 << 20, true);
+        Duration connect = s.inRange(CONNECT_TIMEOUT, requireNonNullElse(connectTimeout, base.connectTimeout()),
+                Duration.ofSeconds(1), Duration.ofMinutes(10));
+        Duration open = s.inRange(OPEN_TIMEOUT, requireNonNullElse(openTimeout, base.openTimeout()),
                 Duration.ofSeconds(1), Duration.ofMinutes(10));
         MuxLimitOptions.Values v = mux.values(m, s);
         int window = v.streamWindow();
@@ -120,14 +125,14 @@ final class LimitOptions {
                 v.maxWebSocketMessage(), m.maxRstPerWindow(), m.rstWindowSeconds(), v.pingInterval(), v.pingTimeout(),
                 m.streamWriteLowWaterMark(), m.streamWriteHighWaterMark(), v.maxWriteBacklog());
         BrowserConnectionLimits b = base.browserLimits();
-        int browsers = (int) s.inRange(BROWSER_CONNECTIONS, s.integer(BROWSER_CONNECTIONS, browserConnections,
-                b.maxConnections()), 16, 1_000_000, false);
-        int unauthenticated = (int) s.inRange(UNAUTHENTICATED_CONNECTIONS, s.integer(UNAUTHENTICATED_CONNECTIONS,
-                unauthenticatedConnections, Math.min(browsers, b.maxUnauthenticated())), 1, browsers, false);
-        Duration unauthenticatedFor = s.inRange(UNAUTHENTICATED_TIMEOUT, s.duration(UNAUTHENTICATED_TIMEOUT,
-                unauthenticatedTimeout, b.unauthenticatedTimeout()), Duration.ofSeconds(1), Duration.ofMinutes(10));
-        Duration bodyIdle = s.inRange(BODY_IDLE_TIMEOUT, s.duration(BODY_IDLE_TIMEOUT, bodyIdleTimeout,
-                b.bodyIdleTimeout()), Duration.ofSeconds(1), Duration.ofHours(1));
+        int browsers = (int) s.inRange(BROWSER_CONNECTIONS, requireNonNullElse(browserConnections, b.maxConnections()), 16,
+                1_000_000, false);
+        int unauthenticated = (int) s.inRange(UNAUTHENTICATED_CONNECTIONS, requireNonNullElse(unauthenticatedConnections,
+                Math.min(browsers, b.maxUnauthenticated())), 1, browsers, false);
+        Duration unauthenticatedFor = s.inRange(UNAUTHENTICATED_TIMEOUT, requireNonNullElse(unauthenticatedTimeout,
+                b.unauthenticatedTimeout()), Duration.ofSeconds(1), Duration.ofMinutes(10));
+        Duration bodyIdle = s.inRange(BODY_IDLE_TIMEOUT, requireNonNullElse(bodyIdleTimeout, b.bodyIdleTimeout()),
+                Duration.ofSeconds(1), Duration.ofHours(1));
         return new IngressConfig(base.listen(), base.gateway(), muxSettings, base.poolSize(), connect, open, headers,
                 base.ioThreads(), headTimeout, new BrowserConnectionLimits(browsers, unauthenticated,
                 unauthenticatedFor, bodyIdle));

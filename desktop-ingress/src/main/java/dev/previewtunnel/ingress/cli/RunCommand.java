@@ -48,6 +48,8 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
+import static java.util.Objects.requireNonNullElse;
+
 /**
  * {@code run}: the desktop proxy, until SIGTERM/SIGINT. Prints the ready line on stdout once listening, then
  * blocks; a JVM shutdown hook closes the ingress (drain by activity), deletes the control file (the sessions'
@@ -133,12 +135,12 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     TokenAndGrantOptions secrets = new TokenAndGrantOptions();
 
-    @Option(names = "--listen", paramLabel = "HOST:PORT",
+    @Option(names = "--listen", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:0",
             description = "Where the proxy listens: a loopback address (127.0.0.0/8 or [::1]) only; port 0 picks "
                     + "a free port, reported in the ready line (default: 127.0.0.1:0).")
     String listen;
 
-    @Option(names = "--pool", paramLabel = "N",
+    @Option(names = "--pool", paramLabel = "N", defaultValue = "2",
             description = "Tunnel connections kept open to the gateway, 1 to 64 (default: 2); at least one per "
                     + "event loop is kept.")
     Integer pool;
@@ -154,12 +156,12 @@ final class RunCommand implements Callable<Integer> {
                     + "~/.local/state/preview-tunnel).")
     Path stateDir;
 
-    @Option(names = "--session-id", paramLabel = "ID",
+    @Option(names = "--session-id", paramLabel = "ID", defaultValue = "default",
             description = "Name of the first browser session: 1 to 64 letters, digits, '.', '_' or '-'; the proxy "
                     + "user is ptun-ID (default: default).")
     String sessionId;
 
-    @Option(names = "--control-listen", paramLabel = "HOST:PORT",
+    @Option(names = "--control-listen", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:0",
             description = "Where the control API listens: a loopback address only (default: 127.0.0.1:0).")
     String controlListen;
 
@@ -174,6 +176,7 @@ final class RunCommand implements Callable<Integer> {
     String metricsListen;
 
     @Option(names = "--drain-timeout", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
+            defaultValue = "30s",
             description = "On shutdown, the most browser connections in flight may continue while they move "
                     + "bytes; what is still open then is closed (audit drain_cut, reason drain_timeout); 1ms to 1h "
                     + "(default: 30s).")
@@ -210,45 +213,45 @@ final class RunCommand implements Callable<Integer> {
     }
 
     private int run() {
-        // 1. Settings (flags > PTUN_INGRESS_* > config file > defaults), before reading secrets or the network.
+        // 1. Settings (flags > PTUN_INGRESS_* > config file > defaults: picocli fills the options through the
+        //    settings provider; s names where each value came from), before reading secrets or the network.
         Settings s = SettingsProvider.settings(spec, config, IngressCli.ENV_PREFIX, CONFIG_KEYS);
-        String gatewayText = s.require("gateway", "URL", s.string("gateway", gateway, null));
+        String gatewayText = s.require("gateway", "URL", gateway);
         URI gatewayUri = IngressCli.parseGateway(spec, s.name("gateway"), gatewayText);
         String suffix = environments.suffix(s);
-        Path ca = s.path("gateway-ca", gatewayCa, null);
-        String session = s.string("session-id", sessionId, "default");
+        Path ca = gatewayCa;
+        String session = sessionId;
         if (!session.matches(IngressCli.SESSION_ID)) {
             throw s.invalid("session-id", IngressCli.SESSION_ID_RULE + ", got '" + Cli.shown(session) + "'");
         }
-        int poolSize = s.integer("pool", pool, 2);
+        int poolSize = pool;
         if (poolSize < 1 || poolSize > 64) {
             throw s.invalid("pool", "must be 1 to 64, got " + poolSize);
         }
-        String listenText = s.string("listen", listen, "127.0.0.1:0");
+        String listenText = listen;
         InetSocketAddress listenAddress = Cli.parseListen(spec, s.name("listen"), listenText, 0);
         if (!listenAddress.getAddress().isLoopbackAddress()) {
             throw s.invalid("listen", "must be a loopback address (127.0.0.0/8 or [::1]), got '"
                     + Cli.shown(listenText) + "': whoever can reach the proxy can use this desktop user's access to "
                     + "the environment, so it must not be reachable from other machines");
         }
-        boolean controlOn = s.bool("control", noControl == null ? null : !noControl, true);
+        boolean controlOn = noControl == null || !noControl;
         InetSocketAddress controlAddress = controlOn
-                ? s.loopbackListen(spec, "control-listen", s.string("control-listen", controlListen, "127.0.0.1:0"), 0)
+                ? s.loopbackListen(spec, "control-listen", controlListen, 0)
                 : null;
-        String metricsText = s.string("metrics-listen", metricsListen, null);
+        String metricsText = metricsListen;
         InetSocketAddress metricsAddress = metricsText == null ? null
                 : s.loopbackListen(spec, "metrics-listen", metricsText, 9465);
-        Duration drainFor = s.inRange("drain-timeout", s.duration("drain-timeout", drainTimeout, Duration.ofSeconds(30)),
-                Duration.ofMillis(1), Duration.ofHours(1));
-        Duration idleFor = s.inRange("drain-idle-timeout", s.duration("drain-idle-timeout", drainIdleTimeout,
+        Duration drainFor = s.inRange("drain-timeout", drainTimeout, Duration.ofMillis(1), Duration.ofHours(1));
+        Duration idleFor = s.inRange("drain-idle-timeout", requireNonNullElse(drainIdleTimeout,
                 Ingress.DEFAULT_DRAIN_IDLE), Duration.ofMillis(100), Duration.ofHours(1));
-        Path tokenPath = secrets.tokenFile(s);
+        Path tokenPath = secrets.tokenFile();
         List<Path> grantPaths = secrets.grantFiles(s);
-        Path dir = s.path("state-dir", stateDir, IngressCli.defaultStateDir()).toAbsolutePath().normalize();
+        Path dir = (stateDir != null ? stateDir : IngressCli.defaultStateDir()).toAbsolutePath().normalize();
         IngressConfig ingressConfig = limits.applyTo(
                 IngressConfig.defaults(listenAddress, gatewayUri).withPoolSize(poolSize), s);
         LocalHttpServer.Limits localLimits = limits.localLimits(s);
-        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, s.path(AuditDestination.KEY, auditFile, null)));
+        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, auditFile));
 
         // 2. Secrets, TLS, refresh hook. Nothing here may echo a token or a grant.
         String tokenValue = secrets.readToken(spec, tokenPath);

@@ -45,9 +45,9 @@ final class TokenAndGrantOptions {
                     + "otherwise grants can be added later with 'grant add'.")
     List<String> grants = new ArrayList<>();
 
-    /** The --token-file setting (flag, variable or config file), or null. */
-    Path tokenFile(Settings s) {
-        return s.path("token-file", tokenFile, null);
+    /** The --token-file setting (flag, variable or config file: picocli filled it), or null. */
+    Path tokenFile() {
+        return tokenFile;
     }
 
     /** The --grant-file settings, in order. */
