@@ -103,10 +103,10 @@ final class LimitOptions {
      */
     IngressConfig applyTo(IngressConfig base, Settings s) {
         MuxSettings m = base.mux();
-        Duration headTimeout = s.inRange(REQUEST_HEAD_TIMEOUT, requireNonNullElse(requestHeadTimeout, base.requestHeadTimeout()),
-                Duration.ofSeconds(1), Duration.ofHours(1));
-        int headers = (int) s.inRange(MAX_REQUEST_HEADERS, requireNonNullElse(maxRequestHeaders, (long) base.maxRequestHead()),
-                4 << 10, 1 << 20, true);
+        Duration headTimeout = s.inRange(REQUEST_HEAD_TIMEOUT, requireNonNullElse(requestHeadTimeout,
+                base.requestHeadTimeout()), Duration.ofSeconds(1), Duration.ofHours(1));
+        int headers = (int) s.inRange(MAX_REQUEST_HEADERS, requireNonNullElse(maxRequestHeaders,
+                (long) base.maxRequestHead()), 4 << 10, 1 << 20, true);
         Duration connect = s.inRange(CONNECT_TIMEOUT, requireNonNullElse(connectTimeout, base.connectTimeout()),
                 Duration.ofSeconds(1), Duration.ofMinutes(10));
         Duration open = s.inRange(OPEN_TIMEOUT, requireNonNullElse(openTimeout, base.openTimeout()),
@@ -125,10 +125,11 @@ final class LimitOptions {
                 v.maxWebSocketMessage(), m.maxRstPerWindow(), m.rstWindowSeconds(), v.pingInterval(), v.pingTimeout(),
                 m.streamWriteLowWaterMark(), m.streamWriteHighWaterMark(), v.maxWriteBacklog());
         BrowserConnectionLimits b = base.browserLimits();
-        int browsers = (int) s.inRange(BROWSER_CONNECTIONS, requireNonNullElse(browserConnections, b.maxConnections()), 16,
-                1_000_000, false);
-        int unauthenticated = (int) s.inRange(UNAUTHENTICATED_CONNECTIONS, requireNonNullElse(unauthenticatedConnections,
-                Math.min(browsers, b.maxUnauthenticated())), 1, browsers, false);
+        int browsers = (int) s.inRange(BROWSER_CONNECTIONS, requireNonNullElse(browserConnections,
+                b.maxConnections()), 16, 1_000_000, false);
+        int unauthenticated = (int) s.inRange(UNAUTHENTICATED_CONNECTIONS,
+                requireNonNullElse(unauthenticatedConnections, Math.min(browsers, b.maxUnauthenticated())), 1,
+                browsers, false);
         Duration unauthenticatedFor = s.inRange(UNAUTHENTICATED_TIMEOUT, requireNonNullElse(unauthenticatedTimeout,
                 b.unauthenticatedTimeout()), Duration.ofSeconds(1), Duration.ofMinutes(10));
         Duration bodyIdle = s.inRange(BODY_IDLE_TIMEOUT, requireNonNullElse(bodyIdleTimeout, b.bodyIdleTimeout()),

@@ -18,6 +18,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 
+import static java.util.Objects.requireNonNullElse;
+
 /**
  * The abuse limits of {@code serve}, each a flag, a {@code PTUN_GATEWAY_*} variable and a config-file key with the
  * default of {@link GatewayLimits#defaults()}, {@link MuxSettings#defaults()} and {@link GatewayConfig#defaults}.
@@ -170,47 +172,47 @@ final class LimitOptions {
     Integer tokenFailures;
 
     /**
-     * {@code base} with every limit taken from the flags, else the environment, else the config file, else the
-     * defaults in {@code base}.
+     * {@code base} with every limit picocli filled (the flag, else the environment or config file through the
+     * settings provider), else the defaults in {@code base}.
      */
     GatewayConfig applyTo(GatewayConfig base, Settings s) {
         MuxSettings m = base.mux();
         GatewayLimits l = base.limits();
-        int perConnection = (int) s.inRange(STREAMS_PER_CONNECTION, s.integer(STREAMS_PER_CONNECTION,
-                streamsPerConnection, m.maxConcurrentStreams()), 1, 100_000, false);
-        int perSession = (int) s.inRange(STREAMS_PER_SESSION, s.integer(STREAMS_PER_SESSION, streamsPerSession,
+        int perConnection = (int) s.inRange(STREAMS_PER_CONNECTION, requireNonNullElse(streamsPerConnection,
+                m.maxConcurrentStreams()), 1, 100_000, false);
+        int perSession = (int) s.inRange(STREAMS_PER_SESSION, requireNonNullElse(streamsPerSession,
                 l.streamsPerSession()), 1, 1_000_000, false);
-        double rate = s.rate(OPENS_PER_SECOND, opensPerSecond, l.opensPerSecond());
+        double rate = requireNonNullElse(opensPerSecond, l.opensPerSecond());
         if (rate < 0.1 || rate > 1_000_000) {
             throw s.invalid(OPENS_PER_SECOND, "must be 0.1 to 1000000, got " + rate);
         }
-        int burst = (int) s.inRange(OPEN_BURST, s.integer(OPEN_BURST, openBurst, l.openBurst()), 1, 1_000_000,
+        int burst = (int) s.inRange(OPEN_BURST, requireNonNullElse(openBurst, l.openBurst()), 1, 1_000_000,
                 false);
-        int dials = (int) s.inRange(PENDING_DIALS, s.integer(PENDING_DIALS, pendingDials,
-                l.pendingDialsPerConnection()), 1, 100_000, false);
-        long headers = s.inRange(HEADER_LIST, s.size(HEADER_LIST, headerListSize, m.maxHeaderListSize()),
+        int dials = (int) s.inRange(PENDING_DIALS, requireNonNullElse(pendingDials, l.pendingDialsPerConnection()),
+                1, 100_000, false);
+        long headers = s.inRange(HEADER_LIST, requireNonNullElse(headerListSize, m.maxHeaderListSize()),
                 4 << 10, 1 << 20, true);
-        int frame = (int) s.inRange(FRAME_SIZE, s.size(FRAME_SIZE, frameSize, m.maxFrameSize()), 16 << 10,
+        int frame = (int) s.inRange(FRAME_SIZE, requireNonNullElse(frameSize, (long) m.maxFrameSize()), 16 << 10,
                 (1 << 24) - 1, true);
-        int resetCount = (int) s.inRange(RESETS, s.integer(RESETS, resets, m.maxRstPerWindow()), 1, 1_000_000,
+        int resetCount = (int) s.inRange(RESETS, requireNonNullElse(resets, m.maxRstPerWindow()), 1, 1_000_000,
                 false);
-        Duration window = s.inRange(RESET_WINDOW, s.duration(RESET_WINDOW, resetWindow,
+        Duration window = s.inRange(RESET_WINDOW, requireNonNullElse(resetWindow,
                 Duration.ofSeconds(m.rstWindowSeconds())), Duration.ofSeconds(1), Duration.ofHours(1));
         if (window.toMillis() % 1000 != 0) {
             throw s.invalid(RESET_WINDOW, "must be whole seconds, got " + window);
         }
         MuxLimitOptions.Values v = mux.values(m, s);
         int streamWin = v.streamWindow();
-        long queuedLimit = s.inRange(QUEUED_BYTES, s.size(QUEUED_BYTES, queuedBytes, l.queuedBytesPerConnection()),
+        long queuedLimit = s.inRange(QUEUED_BYTES, requireNonNullElse(queuedBytes, l.queuedBytesPerConnection()),
                 1 << 20, 1 << 30, true);
-        Duration streamIdle = s.inRange(STREAM_IDLE, s.duration(STREAM_IDLE, streamIdleTimeout,
-                l.streamIdleTimeout()), Duration.ofSeconds(1), WEEK);
-        Duration connectionIdle = s.inRange(CONNECTION_IDLE, s.duration(CONNECTION_IDLE, connectionIdleTimeout,
+        Duration streamIdle = s.inRange(STREAM_IDLE, requireNonNullElse(streamIdleTimeout, l.streamIdleTimeout()),
+                Duration.ofSeconds(1), WEEK);
+        Duration connectionIdle = s.inRange(CONNECTION_IDLE, requireNonNullElse(connectionIdleTimeout,
                 l.connectionIdleTimeout()), Duration.ofSeconds(1), WEEK);
-        Duration handshake = s.inRange(HANDSHAKE, s.duration(HANDSHAKE, handshakeTimeout, base.handshakeTimeout()),
+        Duration handshake = s.inRange(HANDSHAKE, requireNonNullElse(handshakeTimeout, base.handshakeTimeout()),
                 Duration.ofSeconds(1), Duration.ofMinutes(10));
-        int revocations = (int) s.inRange(MAX_REVOCATIONS, s.integer(MAX_REVOCATIONS, maxRevocations,
-                l.maxRevocations()), 1, 100_000, false);
+        int revocations = (int) s.inRange(MAX_REVOCATIONS, requireNonNullElse(maxRevocations, l.maxRevocations()),
+                1, 100_000, false);
 
         if (MuxSettings.connectionWindowProblem(streamWin, perConnection) != null) {
             // The connection window (streams x stream window) must hold every stream's window; capping it would
@@ -224,17 +226,17 @@ final class LimitOptions {
         MuxSettings muxSettings = new MuxSettings(streamWin, perConnection, frame, headers, v.maxWebSocketMessage(),
                 resetCount, (int) window.toSeconds(), v.pingInterval(), v.pingTimeout(), m.streamWriteLowWaterMark(),
                 m.streamWriteHighWaterMark(), v.maxWriteBacklog());
-        int tunnels = (int) s.inRange(TUNNEL_CONNECTIONS, s.integer(TUNNEL_CONNECTIONS, tunnelConnections,
+        int tunnels = (int) s.inRange(TUNNEL_CONNECTIONS, requireNonNullElse(tunnelConnections,
                 l.maxConnections()), 1, 1_000_000, false);
-        int handshaking = (int) s.inRange(HANDSHAKING_CONNECTIONS, s.integer(HANDSHAKING_CONNECTIONS,
-                handshakingConnections, Math.min(tunnels, l.maxHandshaking())), 1, tunnels, false);
-        int perToken = (int) s.inRange(CONNECTIONS_PER_TOKEN, s.integer(CONNECTIONS_PER_TOKEN, connectionsPerToken,
+        int handshaking = (int) s.inRange(HANDSHAKING_CONNECTIONS, requireNonNullElse(handshakingConnections,
+                Math.min(tunnels, l.maxHandshaking())), 1, tunnels, false);
+        int perToken = (int) s.inRange(CONNECTIONS_PER_TOKEN, requireNonNullElse(connectionsPerToken,
                 l.connectionsPerToken()), 1, 100_000, false);
-        int grantFails = (int) s.inRange(GRANT_FAILURES, s.integer(GRANT_FAILURES, grantFailures,
+        int grantFails = (int) s.inRange(GRANT_FAILURES, requireNonNullElse(grantFailures,
                 l.grantFailuresPerSecond()), 1, 100_000, false);
-        Duration coolDown = s.inRange(GRANT_FAILURE_COOLDOWN, s.duration(GRANT_FAILURE_COOLDOWN, grantFailureCooldown,
+        Duration coolDown = s.inRange(GRANT_FAILURE_COOLDOWN, requireNonNullElse(grantFailureCooldown,
                 l.grantFailureCoolDown()), Duration.ofSeconds(1), Duration.ofHours(1));
-        int tokenFails = (int) s.inRange(TOKEN_FAILURES, s.integer(TOKEN_FAILURES, tokenFailures,
+        int tokenFails = (int) s.inRange(TOKEN_FAILURES, requireNonNullElse(tokenFailures,
                 l.tokenFailuresPerSecond()), 1, 100_000, false);
         GatewayLimits limits = new GatewayLimits(perSession, rate, burst, dials, streamIdle, connectionIdle,
                 queuedLimit).withConnectionCaps(tunnels, handshaking).withMaxRevocations(revocations)

@@ -50,6 +50,8 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
+import static java.util.Objects.requireNonNullElse;
+
 /**
  * {@code serve}: runs the gateway until SIGTERM/SIGINT. Prints the ready line on stdout once bound, then blocks;
  * a JVM shutdown hook closes the server gracefully (GOAWAY, drain) and releases the waiting thread.
@@ -121,7 +123,7 @@ final class ServeCommand implements Callable<Integer> {
                     + "env PTUN_GATEWAY_LISTEN).")
     String listen;
 
-    @Option(names = "--path", paramLabel = "PATH",
+    @Option(names = "--path", paramLabel = "PATH", defaultValue = MuxProtocol.DEFAULT_PATH,
             description = "HTTP path of the WebSocket endpoint (default: " + MuxProtocol.DEFAULT_PATH + ").")
     String path;
 
@@ -134,11 +136,13 @@ final class ServeCommand implements Callable<Integer> {
     Path tlsKey;
 
     @Option(names = "--dial-timeout", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
+            defaultValue = "5s",
             description = "How long connecting to a target may take before the stream fails with dial_timeout "
                     + "(default: 5s).")
     Duration dialTimeout;
 
     @Option(names = "--drain-timeout", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
+            defaultValue = "60s",
             description = "On shutdown, the most streams in flight may continue after GOAWAY while they move "
                     + "bytes; what is still open then is cut (audit drain_cut, reason drain_timeout); 1ms to 1h "
                     + "(default: 60s).")
@@ -151,6 +155,7 @@ final class ServeCommand implements Callable<Integer> {
     Duration drainIdleTimeout;
 
     @Option(names = "--max-grant-lifetime", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
+            defaultValue = "15m",
             description = "Refuse grants whose lifetime (exp - the later of iat and nbf) exceeds this, even if "
                     + "validly signed (and grants whose nbf lies more than this after iat); grants "
                     + "should live minutes; at most 24h (default: 15m).")
@@ -198,40 +203,37 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     private int run() {
-        // 1. Settings (flags > PTUN_GATEWAY_* > config file > defaults), before touching keys or the network.
+        // 1. Settings (flags > PTUN_GATEWAY_* > config file > defaults: picocli fills the options through the
+        //    settings provider; s names where each value came from), before touching keys or the network.
         Settings s = SettingsProvider.settings(spec, config, GatewayCli.ENV_PREFIX, CONFIG_KEYS);
-        Path keysPath = s.require("keys", "DIR", s.path("keys", keys, null));
-        String env = s.require("env", "ENV", s.string("env", environment, null));
+        Path keysPath = s.require("keys", "DIR", keys);
+        String env = s.require("env", "ENV", environment);
         Cli.requireNonBlank(spec, env, s.name("env"));
-        String listenText = s.require("listen", "HOST:PORT", s.string("listen", listen, null));
+        String listenText = s.require("listen", "HOST:PORT", listen);
         InetSocketAddress listenAddress = Cli.parseListen(spec, s.name("listen"), listenText, 7443);
-        String tunnelPath = s.string("path", path, MuxProtocol.DEFAULT_PATH);
+        String tunnelPath = path;
         if (!tunnelPath.matches("/[A-Za-z0-9._~/-]{0,255}")) {
             throw s.invalid("path", "must start with / and contain only letters, digits and . _ ~ / -, got '"
                     + Cli.shown(tunnelPath) + "'");
         }
-        Duration dial = s.inRange("dial-timeout", s.duration("dial-timeout", dialTimeout, Duration.ofSeconds(5)),
-                Duration.ofMillis(100), MAX_TIMEOUT);
-        Duration drain = s.inRange("drain-timeout", s.duration("drain-timeout", drainTimeout, Duration.ofSeconds(60)),
-                Duration.ofMillis(1), MAX_TIMEOUT);
-        Duration drainIdle = s.inRange("drain-idle-timeout", s.duration("drain-idle-timeout", drainIdleTimeout,
+        Duration dial = s.inRange("dial-timeout", dialTimeout, Duration.ofMillis(100), MAX_TIMEOUT);
+        Duration drain = s.inRange("drain-timeout", drainTimeout, Duration.ofMillis(1), MAX_TIMEOUT);
+        Duration drainIdle = s.inRange("drain-idle-timeout", requireNonNullElse(drainIdleTimeout,
                 GatewayServer.DEFAULT_DRAIN_IDLE), Duration.ofMillis(100), MAX_TIMEOUT);
-        Duration maxLifetime = s.inRange("max-grant-lifetime", s.duration("max-grant-lifetime", maxGrantLifetime,
-                Duration.ofMinutes(15)), Duration.ofSeconds(1), GrantIssuer.MAX_TTL);
-        Path cert = s.path("tls-cert", tlsCert, null);
-        Path key = s.path("tls-key", tlsKey, null);
+        Duration maxLifetime = s.inRange("max-grant-lifetime", maxGrantLifetime, Duration.ofSeconds(1),
+                GrantIssuer.MAX_TTL);
+        Path cert = tlsCert;
+        Path key = tlsKey;
         if ((cert == null) != (key == null)) {
             throw Cli.usage(spec, "--tls-cert and --tls-key must be given together");
         }
         List<Cidr> allowed = s.list("allow-target", allowTargets, CidrConverter::parse);
-        InetSocketAddress adminAddress = loopbackOrNull(s, "admin-listen", s.string("admin-listen", adminListen, null),
-                7444);
-        InetSocketAddress metricsAddress = loopbackOrNull(s, "metrics-listen",
-                s.string("metrics-listen", metricsListen, null), 9464);
-        Path state = s.path("state-dir", stateDir, GatewayCli.defaultStateDir());
+        InetSocketAddress adminAddress = loopbackOrNull(s, "admin-listen", adminListen, 7444);
+        InetSocketAddress metricsAddress = loopbackOrNull(s, "metrics-listen", metricsListen, 9464);
+        Path state = stateDir != null ? stateDir : GatewayCli.defaultStateDir();
         GatewayConfig limited = limits.applyTo(GatewayConfig.defaults(env, listenAddress), s);
         LocalHttpServer.Limits localLimits = limits.localLimits(s);
-        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, s.path(AuditDestination.KEY, auditFile, null)));
+        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, auditFile));
 
         // 2. TLS and keys.
         SslContext tls = cert == null ? null : ServeKeyFiles.serverTls(spec, cert, key);
