@@ -4,6 +4,7 @@ import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.LocalEndpointOptions;
 import dev.previewtunnel.cli.MuxLimitOptions;
+import dev.previewtunnel.cli.OptionRange;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.cli.SettingsProvider;
 import dev.previewtunnel.gateway.GatewayConfig;
@@ -178,8 +179,8 @@ final class LimitOptions {
     GatewayConfig applyTo(GatewayConfig base, Settings s) {
         MuxSettings m = base.mux();
         GatewayLimits l = base.limits();
-        int perConnection = (int) s.inRange(STREAMS_PER_CONNECTION, requireNonNullElse(streamsPerConnection,
-                m.maxConcurrentStreams()), 1, 100_000, false);
+        int perConnection = OptionRange.check(s, STREAMS_PER_CONNECTION, MuxSettings.MAX_CONCURRENT_STREAMS,
+                requireNonNullElse(streamsPerConnection, m.maxConcurrentStreams()));
         int perSession = (int) s.inRange(STREAMS_PER_SESSION, requireNonNullElse(streamsPerSession,
                 l.streamsPerSession()), 1, 1_000_000, false);
         double rate = requireNonNullElse(opensPerSecond, l.opensPerSecond());
@@ -190,14 +191,14 @@ final class LimitOptions {
                 false);
         int dials = (int) s.inRange(PENDING_DIALS, requireNonNullElse(pendingDials, l.pendingDialsPerConnection()),
                 1, 100_000, false);
-        long headers = s.inRange(HEADER_LIST, requireNonNullElse(headerListSize, m.maxHeaderListSize()),
-                4 << 10, 1 << 20, true);
-        int frame = (int) s.inRange(FRAME_SIZE, requireNonNullElse(frameSize, (long) m.maxFrameSize()), 16 << 10,
-                (1 << 24) - 1, true);
-        int resetCount = (int) s.inRange(RESETS, requireNonNullElse(resets, m.maxRstPerWindow()), 1, 1_000_000,
-                false);
-        Duration window = s.inRange(RESET_WINDOW, requireNonNullElse(resetWindow,
-                Duration.ofSeconds(m.rstWindowSeconds())), Duration.ofSeconds(1), Duration.ofHours(1));
+        long headers = OptionRange.check(s, HEADER_LIST, MuxSettings.HEADER_LIST,
+                requireNonNullElse(headerListSize, m.maxHeaderListSize()));
+        int frame = (int) (long) OptionRange.check(s, FRAME_SIZE, MuxSettings.FRAME_SIZE,
+                requireNonNullElse(frameSize, (long) m.maxFrameSize()));
+        int resetCount = OptionRange.check(s, RESETS, MuxSettings.RESETS,
+                requireNonNullElse(resets, m.maxRstPerWindow()));
+        Duration window = OptionRange.check(s, RESET_WINDOW, MuxSettings.RESET_WINDOW,
+                requireNonNullElse(resetWindow, Duration.ofSeconds(m.rstWindowSeconds())));
         if (window.toMillis() % 1000 != 0) {
             throw s.invalid(RESET_WINDOW, "must be whole seconds, got " + window);
         }

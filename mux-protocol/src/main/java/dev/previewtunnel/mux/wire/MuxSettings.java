@@ -56,17 +56,23 @@ public record MuxSettings(
             new SettingRange<>("pingTimeout", Duration.ofSeconds(1), Duration.ofHours(1));
     public static final SettingRange<Long> WRITE_BACKLOG =
             new SettingRange<>("maxWriteBacklog", MIN_WRITE_BACKLOG, 1L << 30);
+    public static final SettingRange<Integer> MAX_CONCURRENT_STREAMS =
+            new SettingRange<>("maxConcurrentStreams", 1, 100_000);
+    /** HTTP/2's own bounds of SETTINGS_MAX_FRAME_SIZE (RFC 9113 §6.5.2). */
+    public static final SettingRange<Long> FRAME_SIZE = new SettingRange<>("maxFrameSize", 16_384L, 16_777_215L);
+    public static final SettingRange<Long> HEADER_LIST = new SettingRange<>("maxHeaderListSize", 4L << 10, 1L << 20);
+    public static final SettingRange<Integer> RESETS = new SettingRange<>("maxRstPerWindow", 1, 1_000_000);
+    public static final SettingRange<Duration> RESET_WINDOW =
+            new SettingRange<>("rstWindowSeconds", Duration.ofSeconds(1), Duration.ofHours(1));
 
     public MuxSettings {
         STREAM_WINDOW.check((long) streamWindow);
-        requireRange("maxConcurrentStreams", maxConcurrentStreams, 1, 100_000);
-        requireRange("maxFrameSize", maxFrameSize, 16_384, 16_777_215);
-        if (maxHeaderListSize < 1024) {
-            throw new IllegalArgumentException("maxHeaderListSize must be >= 1024, was " + maxHeaderListSize);
-        }
+        MAX_CONCURRENT_STREAMS.check(maxConcurrentStreams);
+        FRAME_SIZE.check((long) maxFrameSize);
+        HEADER_LIST.check(maxHeaderListSize);
         WEBSOCKET_MESSAGE.check((long) maxWebSocketMessage);
-        requireRange("maxRstPerWindow", maxRstPerWindow, 1, Integer.MAX_VALUE);
-        requireRange("rstWindowSeconds", rstWindowSeconds, 1, 3600);
+        RESETS.check(maxRstPerWindow);
+        RESET_WINDOW.check(Duration.ofSeconds(rstWindowSeconds));
         PING_INTERVAL.check(pingInterval);
         PING_TIMEOUT.check(pingTimeout);
         String window = connectionWindowProblem(streamWindow, maxConcurrentStreams);
@@ -120,11 +126,5 @@ public record MuxSettings(
         return new MuxSettings(streamWindow, maxConcurrentStreams, maxFrameSize, maxHeaderListSize,
                 maxWebSocketMessage, maxRstPerWindow, rstWindowSeconds, interval, timeout, streamWriteLowWaterMark,
                 streamWriteHighWaterMark, maxWriteBacklog);
-    }
-
-    private static void requireRange(String name, long value, long min, long max) {
-        if (value < min || value > max) {
-            throw new IllegalArgumentException(name + " must be in [" + min + ", " + max + "], was " + value);
-        }
     }
 }
