@@ -1,5 +1,7 @@
 package dev.previewtunnel.ingress;
 
+import dev.previewtunnel.mux.wire.SettingRange;
+
 import java.time.Duration;
 
 /**
@@ -15,6 +17,14 @@ import java.time.Duration;
  */
 public record BrowserConnectionLimits(int maxConnections, int maxUnauthenticated, Duration unauthenticatedTimeout,
                                       Duration bodyIdleTimeout) {
+    // The ranges an operator may set ('run' checks its flags against them; the unauthenticated share is bounded by
+    // the total, checked below); not enforced here, so that tests can use small budgets and short deadlines.
+    public static final SettingRange<Integer> MAX_CONNECTIONS = new SettingRange<>("maxConnections", 16, 1_000_000);
+    public static final SettingRange<Duration> UNAUTHENTICATED_TIMEOUT =
+            new SettingRange<>("unauthenticatedTimeout", Duration.ofSeconds(1), Duration.ofMinutes(10));
+    public static final SettingRange<Duration> BODY_IDLE_TIMEOUT =
+            new SettingRange<>("bodyIdleTimeout", Duration.ofSeconds(1), Duration.ofHours(1));
+
     public BrowserConnectionLimits {
         if (maxUnauthenticated > maxConnections) {
             throw new IllegalArgumentException("max unauthenticated connections (" + maxUnauthenticated

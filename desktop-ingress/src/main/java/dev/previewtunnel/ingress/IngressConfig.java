@@ -1,6 +1,7 @@
 package dev.previewtunnel.ingress;
 
 import dev.previewtunnel.mux.wire.MuxSettings;
+import dev.previewtunnel.mux.wire.SettingRange;
 
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -31,6 +32,16 @@ public record IngressConfig(
         int ioThreads,
         Duration requestHeadTimeout,
         BrowserConnectionLimits browserLimits) {
+
+    // The ranges an operator may set ('run' checks its flags against them); not enforced here, so that tests can
+    // use shorter deadlines.
+    public static final SettingRange<Duration> REQUEST_HEAD_TIMEOUT =
+            new SettingRange<>("requestHeadTimeout", Duration.ofSeconds(1), Duration.ofHours(1));
+    public static final SettingRange<Long> MAX_REQUEST_HEAD = new SettingRange<>("maxRequestHead", 4L << 10, 1L << 20);
+    public static final SettingRange<Duration> CONNECT_TIMEOUT =
+            new SettingRange<>("connectTimeout", Duration.ofSeconds(1), Duration.ofMinutes(10));
+    public static final SettingRange<Duration> OPEN_TIMEOUT =
+            new SettingRange<>("openTimeout", Duration.ofSeconds(1), Duration.ofMinutes(10));
 
     public IngressConfig(InetSocketAddress listen, URI gateway, MuxSettings mux, int poolSize,
                          Duration connectTimeout, Duration openTimeout, int maxRequestHead, int ioThreads,

@@ -4,6 +4,7 @@ import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.LocalEndpointOptions;
 import dev.previewtunnel.cli.MuxLimitOptions;
+import dev.previewtunnel.cli.OptionRange;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.cli.SettingsProvider;
 import dev.previewtunnel.ingress.BrowserConnectionLimits;
@@ -103,14 +104,14 @@ final class LimitOptions {
      */
     IngressConfig applyTo(IngressConfig base, Settings s) {
         MuxSettings m = base.mux();
-        Duration headTimeout = s.inRange(REQUEST_HEAD_TIMEOUT, requireNonNullElse(requestHeadTimeout,
-                base.requestHeadTimeout()), Duration.ofSeconds(1), Duration.ofHours(1));
-        int headers = (int) s.inRange(MAX_REQUEST_HEADERS, requireNonNullElse(maxRequestHeaders,
-                (long) base.maxRequestHead()), 4 << 10, 1 << 20, true);
-        Duration connect = s.inRange(CONNECT_TIMEOUT, requireNonNullElse(connectTimeout, base.connectTimeout()),
-                Duration.ofSeconds(1), Duration.ofMinutes(10));
-        Duration open = s.inRange(OPEN_TIMEOUT, requireNonNullElse(openTimeout, base.openTimeout()),
-                Duration.ofSeconds(1), Duration.ofMinutes(10));
+        Duration headTimeout = OptionRange.check(s, REQUEST_HEAD_TIMEOUT, IngressConfig.REQUEST_HEAD_TIMEOUT,
+                requireNonNullElse(requestHeadTimeout, base.requestHeadTimeout()));
+        int headers = (int) (long) OptionRange.check(s, MAX_REQUEST_HEADERS, IngressConfig.MAX_REQUEST_HEAD,
+                requireNonNullElse(maxRequestHeaders, (long) base.maxRequestHead()));
+        Duration connect = OptionRange.check(s, CONNECT_TIMEOUT, IngressConfig.CONNECT_TIMEOUT,
+                requireNonNullElse(connectTimeout, base.connectTimeout()));
+        Duration open = OptionRange.check(s, OPEN_TIMEOUT, IngressConfig.OPEN_TIMEOUT,
+                requireNonNullElse(openTimeout, base.openTimeout()));
         MuxLimitOptions.Values v = mux.values(m, s);
         int window = v.streamWindow();
         if (MuxSettings.connectionWindowProblem(window, m.maxConcurrentStreams()) != null) {
@@ -125,15 +126,16 @@ final class LimitOptions {
                 v.maxWebSocketMessage(), m.maxRstPerWindow(), m.rstWindowSeconds(), v.pingInterval(), v.pingTimeout(),
                 m.streamWriteLowWaterMark(), m.streamWriteHighWaterMark(), v.maxWriteBacklog());
         BrowserConnectionLimits b = base.browserLimits();
-        int browsers = (int) s.inRange(BROWSER_CONNECTIONS, requireNonNullElse(browserConnections,
-                b.maxConnections()), 16, 1_000_000, false);
+        int browsers = OptionRange.check(s, BROWSER_CONNECTIONS, BrowserConnectionLimits.MAX_CONNECTIONS,
+                requireNonNullElse(browserConnections, b.maxConnections()));
         int unauthenticated = (int) s.inRange(UNAUTHENTICATED_CONNECTIONS,
                 requireNonNullElse(unauthenticatedConnections, Math.min(browsers, b.maxUnauthenticated())), 1,
                 browsers, false);
-        Duration unauthenticatedFor = s.inRange(UNAUTHENTICATED_TIMEOUT, requireNonNullElse(unauthenticatedTimeout,
-                b.unauthenticatedTimeout()), Duration.ofSeconds(1), Duration.ofMinutes(10));
-        Duration bodyIdle = s.inRange(BODY_IDLE_TIMEOUT, requireNonNullElse(bodyIdleTimeout, b.bodyIdleTimeout()),
-                Duration.ofSeconds(1), Duration.ofHours(1));
+        Duration unauthenticatedFor = OptionRange.check(s, UNAUTHENTICATED_TIMEOUT,
+                BrowserConnectionLimits.UNAUTHENTICATED_TIMEOUT,
+                requireNonNullElse(unauthenticatedTimeout, b.unauthenticatedTimeout()));
+        Duration bodyIdle = OptionRange.check(s, BODY_IDLE_TIMEOUT, BrowserConnectionLimits.BODY_IDLE_TIMEOUT,
+                requireNonNullElse(bodyIdleTimeout, b.bodyIdleTimeout()));
         return new IngressConfig(base.listen(), base.gateway(), muxSettings, base.poolSize(), connect, open, headers,
                 base.ioThreads(), headTimeout, new BrowserConnectionLimits(browsers, unauthenticated,
                 unauthenticatedFor, bodyIdle));
