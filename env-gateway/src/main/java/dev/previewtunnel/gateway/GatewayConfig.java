@@ -4,6 +4,7 @@ import dev.previewtunnel.gateway.policy.TargetPolicy;
 import dev.previewtunnel.grants.VerifierPolicy;
 import dev.previewtunnel.mux.wire.MuxProtocol;
 import dev.previewtunnel.mux.wire.MuxSettings;
+import dev.previewtunnel.mux.wire.SettingRange;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -32,6 +33,10 @@ public record GatewayConfig(
         Duration drainTimeout,
         int ioThreads,
         GatewayLimits limits) {
+
+    /** The range an operator may set the handshake timeout in ('serve' checks it); not enforced here. */
+    public static final SettingRange<Duration> HANDSHAKE_TIMEOUT =
+            new SettingRange<>("handshakeTimeout", Duration.ofSeconds(1), Duration.ofMinutes(10));
 
     /** The configuration without explicit limits: {@link GatewayLimits#defaults()}. */
     public GatewayConfig(String environment, InetSocketAddress listen, String path, MuxSettings mux,

@@ -1,5 +1,7 @@
 package dev.previewtunnel.gateway;
 
+import dev.previewtunnel.mux.wire.SettingRange;
+
 import java.time.Duration;
 
 /**
@@ -46,6 +48,30 @@ public record GatewayLimits(
         int grantFailuresPerSecond,
         Duration grantFailureCoolDown,
         int tokenFailuresPerSecond) {
+
+    // The ranges an operator may set ('serve' checks its flags against them; the handshaking share is bounded by
+    // the total there); not enforced here, so that tests can use small budgets and short deadlines.
+    public static final SettingRange<Integer> STREAMS_PER_SESSION =
+            new SettingRange<>("streamsPerSession", 1, 1_000_000);
+    public static final SettingRange<Integer> OPEN_BURST = new SettingRange<>("openBurst", 1, 1_000_000);
+    public static final SettingRange<Integer> PENDING_DIALS =
+            new SettingRange<>("pendingDialsPerConnection", 1, 100_000);
+    public static final SettingRange<Long> QUEUED_BYTES =
+            new SettingRange<>("queuedBytesPerConnection", 1L << 20, 1L << 30);
+    public static final SettingRange<Duration> STREAM_IDLE =
+            new SettingRange<>("streamIdleTimeout", Duration.ofSeconds(1), Duration.ofDays(7));
+    public static final SettingRange<Duration> CONNECTION_IDLE =
+            new SettingRange<>("connectionIdleTimeout", Duration.ofSeconds(1), Duration.ofDays(7));
+    public static final SettingRange<Integer> MAX_CONNECTIONS = new SettingRange<>("maxConnections", 1, 1_000_000);
+    public static final SettingRange<Integer> MAX_REVOCATIONS = new SettingRange<>("maxRevocations", 1, 100_000);
+    public static final SettingRange<Integer> CONNECTIONS_PER_TOKEN =
+            new SettingRange<>("connectionsPerToken", 1, 100_000);
+    public static final SettingRange<Integer> GRANT_FAILURES =
+            new SettingRange<>("grantFailuresPerSecond", 1, 100_000);
+    public static final SettingRange<Duration> GRANT_FAILURE_COOL_DOWN =
+            new SettingRange<>("grantFailureCoolDown", Duration.ofSeconds(1), Duration.ofHours(1));
+    public static final SettingRange<Integer> TOKEN_FAILURES =
+            new SettingRange<>("tokenFailuresPerSecond", 1, 100_000);
 
     public static final int DEFAULT_MAX_CONNECTIONS = 1024;
     public static final int DEFAULT_MAX_HANDSHAKING = 64;

@@ -63,8 +63,6 @@ final class LimitOptions {
     @ArgGroup(validate = false)
     LocalEndpointOptions local = new LocalEndpointOptions();
 
-    private static final Duration WEEK = Duration.ofDays(7);
-
     @Option(names = "--" + STREAMS_PER_CONNECTION, paramLabel = "N",
             description = "Concurrent streams on one tunnel connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS); "
                     + "1 to 100000 (default: 1024).")
@@ -181,16 +179,16 @@ final class LimitOptions {
         GatewayLimits l = base.limits();
         int perConnection = OptionRange.check(s, STREAMS_PER_CONNECTION, MuxSettings.MAX_CONCURRENT_STREAMS,
                 requireNonNullElse(streamsPerConnection, m.maxConcurrentStreams()));
-        int perSession = (int) s.inRange(STREAMS_PER_SESSION, requireNonNullElse(streamsPerSession,
-                l.streamsPerSession()), 1, 1_000_000, false);
+        int perSession = OptionRange.check(s, STREAMS_PER_SESSION, GatewayLimits.STREAMS_PER_SESSION,
+                requireNonNullElse(streamsPerSession, l.streamsPerSession()));
         double rate = requireNonNullElse(opensPerSecond, l.opensPerSecond());
         if (rate < 0.1 || rate > 1_000_000) {
             throw s.invalid(OPENS_PER_SECOND, "must be 0.1 to 1000000, got " + rate);
         }
-        int burst = (int) s.inRange(OPEN_BURST, requireNonNullElse(openBurst, l.openBurst()), 1, 1_000_000,
-                false);
-        int dials = (int) s.inRange(PENDING_DIALS, requireNonNullElse(pendingDials, l.pendingDialsPerConnection()),
-                1, 100_000, false);
+        int burst = OptionRange.check(s, OPEN_BURST, GatewayLimits.OPEN_BURST,
+                requireNonNullElse(openBurst, l.openBurst()));
+        int dials = OptionRange.check(s, PENDING_DIALS, GatewayLimits.PENDING_DIALS,
+                requireNonNullElse(pendingDials, l.pendingDialsPerConnection()));
         long headers = OptionRange.check(s, HEADER_LIST, MuxSettings.HEADER_LIST,
                 requireNonNullElse(headerListSize, m.maxHeaderListSize()));
         int frame = (int) (long) OptionRange.check(s, FRAME_SIZE, MuxSettings.FRAME_SIZE,
@@ -204,16 +202,16 @@ final class LimitOptions {
         }
         MuxLimitOptions.Values v = mux.values(m, s);
         int streamWin = v.streamWindow();
-        long queuedLimit = s.inRange(QUEUED_BYTES, requireNonNullElse(queuedBytes, l.queuedBytesPerConnection()),
-                1 << 20, 1 << 30, true);
-        Duration streamIdle = s.inRange(STREAM_IDLE, requireNonNullElse(streamIdleTimeout, l.streamIdleTimeout()),
-                Duration.ofSeconds(1), WEEK);
-        Duration connectionIdle = s.inRange(CONNECTION_IDLE, requireNonNullElse(connectionIdleTimeout,
-                l.connectionIdleTimeout()), Duration.ofSeconds(1), WEEK);
-        Duration handshake = s.inRange(HANDSHAKE, requireNonNullElse(handshakeTimeout, base.handshakeTimeout()),
-                Duration.ofSeconds(1), Duration.ofMinutes(10));
-        int revocations = (int) s.inRange(MAX_REVOCATIONS, requireNonNullElse(maxRevocations, l.maxRevocations()),
-                1, 100_000, false);
+        long queuedLimit = OptionRange.check(s, QUEUED_BYTES, GatewayLimits.QUEUED_BYTES,
+                requireNonNullElse(queuedBytes, l.queuedBytesPerConnection()));
+        Duration streamIdle = OptionRange.check(s, STREAM_IDLE, GatewayLimits.STREAM_IDLE,
+                requireNonNullElse(streamIdleTimeout, l.streamIdleTimeout()));
+        Duration connectionIdle = OptionRange.check(s, CONNECTION_IDLE, GatewayLimits.CONNECTION_IDLE,
+                requireNonNullElse(connectionIdleTimeout, l.connectionIdleTimeout()));
+        Duration handshake = OptionRange.check(s, HANDSHAKE, GatewayConfig.HANDSHAKE_TIMEOUT,
+                requireNonNullElse(handshakeTimeout, base.handshakeTimeout()));
+        int revocations = OptionRange.check(s, MAX_REVOCATIONS, GatewayLimits.MAX_REVOCATIONS,
+                requireNonNullElse(maxRevocations, l.maxRevocations()));
 
         if (MuxSettings.connectionWindowProblem(streamWin, perConnection) != null) {
             // The connection window (streams x stream window) must hold every stream's window; capping it would
@@ -227,18 +225,18 @@ final class LimitOptions {
         MuxSettings muxSettings = new MuxSettings(streamWin, perConnection, frame, headers, v.maxWebSocketMessage(),
                 resetCount, (int) window.toSeconds(), v.pingInterval(), v.pingTimeout(), m.streamWriteLowWaterMark(),
                 m.streamWriteHighWaterMark(), v.maxWriteBacklog());
-        int tunnels = (int) s.inRange(TUNNEL_CONNECTIONS, requireNonNullElse(tunnelConnections,
-                l.maxConnections()), 1, 1_000_000, false);
+        int tunnels = OptionRange.check(s, TUNNEL_CONNECTIONS, GatewayLimits.MAX_CONNECTIONS,
+                requireNonNullElse(tunnelConnections, l.maxConnections()));
         int handshaking = (int) s.inRange(HANDSHAKING_CONNECTIONS, requireNonNullElse(handshakingConnections,
                 Math.min(tunnels, l.maxHandshaking())), 1, tunnels, false);
-        int perToken = (int) s.inRange(CONNECTIONS_PER_TOKEN, requireNonNullElse(connectionsPerToken,
-                l.connectionsPerToken()), 1, 100_000, false);
-        int grantFails = (int) s.inRange(GRANT_FAILURES, requireNonNullElse(grantFailures,
-                l.grantFailuresPerSecond()), 1, 100_000, false);
-        Duration coolDown = s.inRange(GRANT_FAILURE_COOLDOWN, requireNonNullElse(grantFailureCooldown,
-                l.grantFailureCoolDown()), Duration.ofSeconds(1), Duration.ofHours(1));
-        int tokenFails = (int) s.inRange(TOKEN_FAILURES, requireNonNullElse(tokenFailures,
-                l.tokenFailuresPerSecond()), 1, 100_000, false);
+        int perToken = OptionRange.check(s, CONNECTIONS_PER_TOKEN, GatewayLimits.CONNECTIONS_PER_TOKEN,
+                requireNonNullElse(connectionsPerToken, l.connectionsPerToken()));
+        int grantFails = OptionRange.check(s, GRANT_FAILURES, GatewayLimits.GRANT_FAILURES,
+                requireNonNullElse(grantFailures, l.grantFailuresPerSecond()));
+        Duration coolDown = OptionRange.check(s, GRANT_FAILURE_COOLDOWN, GatewayLimits.GRANT_FAILURE_COOL_DOWN,
+                requireNonNullElse(grantFailureCooldown, l.grantFailureCoolDown()));
+        int tokenFails = OptionRange.check(s, TOKEN_FAILURES, GatewayLimits.TOKEN_FAILURES,
+                requireNonNullElse(tokenFailures, l.tokenFailuresPerSecond()));
         GatewayLimits limits = new GatewayLimits(perSession, rate, burst, dials, streamIdle, connectionIdle,
                 queuedLimit).withConnectionCaps(tunnels, handshaking).withMaxRevocations(revocations)
                 .withTokenLimits(perToken, grantFails, coolDown, tokenFails);
