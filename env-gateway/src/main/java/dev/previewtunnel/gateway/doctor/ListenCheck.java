@@ -4,6 +4,7 @@ import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.DoctorReport;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.local.net.ListenAddress;
+import dev.previewtunnel.local.net.UnixSocketPath;
 
 import java.io.IOException;
 import java.net.BindException;
@@ -14,7 +15,8 @@ import java.time.Duration;
 /**
  * {@code listen}: serve can bind its address (or a gateway already does), and says when that address is reachable
  * from other hosts, above all without TLS, where tokens and grants would cross the network in clear text. To see
- * whether the address can be bound it binds it for an instant and releases it.
+ * whether the address can be bound it binds it for an instant and releases it. A Unix socket is
+ * {@link UnixListenCheck}'s.
  *
  * @param text --listen, or null
  */
@@ -24,6 +26,10 @@ public record ListenCheck(String text, String path, boolean tls, Duration timeou
         if (text == null) {
             report.fail("listen", ExitCodes.USAGE, "no listen address set: give --listen HOST:PORT, e.g. "
                     + "127.0.0.1:7443 (or PTUN_GATEWAY_LISTEN)");
+            return;
+        }
+        if (text.startsWith(UnixSocketPath.SCHEME)) {
+            new UnixListenCheck(text).run(report);
             return;
         }
         InetSocketAddress address;
