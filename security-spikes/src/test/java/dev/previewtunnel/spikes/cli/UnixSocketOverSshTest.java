@@ -7,22 +7,15 @@ import dev.previewtunnel.spikes.lab.LabProcess;
 import dev.previewtunnel.spikes.lab.Processes;
 import dev.previewtunnel.spikes.lab.Sshd;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
-import java.io.InputStream;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.Comparator;
-import java.util.zip.CRC32;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -37,29 +30,23 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class UnixSocketOverSshTest {
     private static final Duration CLI = Duration.ofSeconds(60);
-    static SampleApp app;
-    static Path dir;
-    static Secrets secrets;
-
-    @BeforeAll
-    static void start() throws Exception {
-        app = SampleApp.start("127.0.0.1", 0);
-        dir = Files.createTempDirectory("ptun-unixssh");
-        secrets = Secrets.issue(dir, "e", "localhost:" + app.port());
-    }
+    @TempDir
+    Path dir;
 
     @AfterAll
-    static void stop() throws Exception {
-        app.close();
+    static void deleteState() throws Exception {
         CliProcess.deleteStateHome();
-        try (var files = Files.walk(dir)) {
-            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        }
     }
 
     @Test
     @Timeout(180)
     void aRequestReachesItsTargetThroughSshToTheGatewaysSocket() throws Exception {
+        try (SampleApp app = SampleApp.start("127.0.0.1", 0)) {
+            throughSsh(app, Secrets.issue(dir, "e", "localhost:" + app.port()));
+        }
+    }
+
+    private void throughSsh(SampleApp app, Secrets secrets) throws Exception {
         Path socket = dir.resolve("run").resolve("gw.sock");
         Path sshDir = Files.createDirectory(dir.resolve("ssh"));
         try (CliProcess gateway = CliProcess.start("env-gateway", "serve", "--keys", secrets.keys().toString(),
@@ -77,22 +64,7 @@ class UnixSocketOverSshTest {
                          "--token-file", secrets.token().toString(), "--grant-file", secrets.grant().toString(),
                          "--state-dir", dir.resolve("ingress").toString(), "--listen", "127.0.0.1:0")) {
                 JsonNode ready = ingress.awaitReady(CLI);
-                HttpClient client = CliTunnel.proxiedClient(ready);
-                long size = 1024 * 1024;
-                HttpResponse<InputStream> r = client.send(HttpRequest.newBuilder(
-                                URI.create("http://localhost:" + app.port() + "/bytes?n=" + size)).timeout(CLI).build(),
-                        HttpResponse.BodyHandlers.ofInputStream());
-                assertEquals(200, r.statusCode());
-                CRC32 crc = new CRC32();
-                long n = 0;
-                try (InputStream in = r.body()) {
-                    byte[] buf = new byte[64 * 1024];
-                    for (int k; (k = in.read(buf)) > 0; n += k) {
-                        crc.update(buf, 0, k);
-                    }
-                }
-                assertEquals(size, n);
-                assertEquals(SampleApp.patternCrc(size).getValue(), crc.getValue());
+                CliTunnel.assertPatternDownload(CliTunnel.proxiedClient(ready), app.port(), 1024 * 1024);
                 String sshdLog = Files.readString(sshd.log());
                 assertTrue(sshdLog.contains("server_request_direct_streamlocal") && sshdLog.contains(socket.toString()),
                         "sshd forwarded to the socket: " + sshd.process().tail(2000));
