@@ -4,6 +4,7 @@ import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.DoctorReport;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.local.net.ListenAddress;
+import dev.previewtunnel.local.net.ListenEndpoint;
 import dev.previewtunnel.local.net.UnixSocketPath;
 
 import java.io.IOException;
@@ -28,15 +29,17 @@ public record ListenCheck(String text, String path, boolean tls, Duration timeou
                     + "127.0.0.1:7443 (or PTUN_GATEWAY_LISTEN)");
             return;
         }
-        if (text.startsWith(UnixSocketPath.SCHEME)) {
-            new UnixListenCheck(text).run(report);
-            return;
-        }
         InetSocketAddress address;
         try {
-            address = ListenAddress.parse(text).resolve();
+            ListenEndpoint endpoint = ListenEndpoint.parse(text);
+            if (endpoint instanceof UnixSocketPath socket) {
+                new UnixListenCheck(socket).run(report);
+                return;
+            }
+            address = ((ListenAddress) endpoint).resolve();
         } catch (IllegalArgumentException e) {
-            report.fail("listen", ExitCodes.USAGE, "listen address '" + Cli.shown(text) + "' is not HOST:PORT ("
+            report.fail("listen", ExitCodes.USAGE, "listen address '" + Cli.shown(text) + "' is not "
+                    + (text.startsWith(UnixSocketPath.SCHEME) ? "unix:/absolute/path" : "HOST:PORT") + " ("
                     + e.getMessage() + ")");
             return;
         } catch (IOException e) {

@@ -1,6 +1,5 @@
 package dev.previewtunnel.gateway.doctor;
 
-import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.DoctorReport;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.TrustedPaths;
@@ -15,19 +14,11 @@ import java.nio.file.Path;
  * {@code listen} for {@code --listen unix:PATH}: what serve would find there (UnixSocketFile), without creating,
  * replacing or binding anything. Nothing listens on the network then, so there is no exposure to report.
  *
- * @param text --listen, starting with {@code unix:}
+ * @param socket --listen's socket
  */
-record UnixListenCheck(String text) {
+record UnixListenCheck(UnixSocketPath socket) {
 
     void run(DoctorReport report) {
-        UnixSocketPath socket;
-        try {
-            socket = UnixSocketPath.parse(text);
-        } catch (IllegalArgumentException e) {
-            report.fail("listen", ExitCodes.USAGE, "listen address '" + Cli.shown(text)
-                    + "' is not unix:/absolute/path (" + e.getMessage() + ")");
-            return;
-        }
         Path dir = socket.path().getParent();
         try {
             if (!Files.isDirectory(dir)) {
