@@ -382,7 +382,8 @@ public final class GatewayServer implements AutoCloseable {
 
     /**
      * Closes the tunnel listener: no new connections, while those open keep running (a replacement may bind the
-     * address now). {@link #close()} begins with it.
+     * address now). A Unix socket's file goes with it: both transports' domain server channels delete it on close.
+     * {@link #close()} begins with it.
      */
     public void stopAccepting() {
         if (serverChannel != null) {

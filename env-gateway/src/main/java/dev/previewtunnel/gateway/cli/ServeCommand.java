@@ -77,8 +77,8 @@ import java.util.stream.Collectors;
                         + "grant, which names the only target it may reach. Targets must be loopback addresses "
                         + "unless --allow-target adds networks.",
                 "When listening, prints exactly one JSON line on stdout with the fields event (\"ready\"), "
-                        + "listen (HOST:PORT actually bound, or unix:PATH), url (the ws or wss URL to dial; with "
-                        + "a Unix socket path, the HTTP path, instead), env, protocol ("
+                        + "listen (HOST:PORT actually bound, or unix:PATH), url (the ws or wss URL to dial; on a "
+                        + "Unix socket path instead, the HTTP path), env, protocol ("
                         + MuxProtocol.SUBPROTOCOL + "), transport (epoll or nio) and version; with --admin-listen "
                         + "also admin (its URL) and adminTokenFile; with --metrics-listen also metrics (the "
                         + "scrape URL).",
@@ -271,8 +271,9 @@ final class ServeCommand implements Callable<Integer> {
         String where = listenAddress instanceof UnixDomainSocketAddress socket
                 ? new UnixSocketPath(socket.getPath()).toString() : Cli.hostPort((InetSocketAddress) listenAddress);
         if (listenAddress instanceof UnixDomainSocketAddress socket) {
+            // Removed by the gateway itself when it stops accepting, not after its drain: by then a replacement
+            // may listen at the same path.
             UnixSocketFile.prepare(socket.getPath(), s.name("listen"));
-            runner.open(() -> ServiceRunner.deleteQuietly(log, socket.getPath())); // after the gateway has stopped
         }
         // Stopped in reverse: the listeners a replacement on the same addresses needs go before the drain: the
         // metrics endpoint, the admin state file, then the admin endpoint with its token, then the gateway.
