@@ -248,13 +248,18 @@ public final class ServiceRunner {
      * failure a {@link #bindFailure} for {@code what} at {@code address}; a CliException passes through.
      */
     public static <T> T listen(Listener<T> start, String what, InetSocketAddress address) {
+        return listen(start, what, Cli.hostPort(address));
+    }
+
+    /** As above, for a listener named by {@code where} ({@code unix:/path/to.sock}, {@code 127.0.0.1:7443}). */
+    public static <T> T listen(Listener<T> start, String what, String where) {
         try {
             return start.start();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CliException(ExitCodes.INTERNAL, "interrupted while starting");
         } catch (Exception e) {
-            throw bindFailure(e, what, address);
+            throw bindFailure(e, what, where);
         }
     }
 
@@ -265,8 +270,12 @@ public final class ServiceRunner {
      * @param what which listener, e.g. {@code " (--admin-listen)"}, or empty for the main one
      */
     public static RuntimeException bindFailure(Exception e, String what, InetSocketAddress address) {
+        return bindFailure(e, what, Cli.hostPort(address));
+    }
+
+    private static RuntimeException bindFailure(Exception e, String what, String where) {
         if (e instanceof IOException || e instanceof ChannelException) {
-            return new CliException(ExitCodes.UNREACHABLE, "cannot listen on " + Cli.hostPort(address) + what
+            return new CliException(ExitCodes.UNREACHABLE, "cannot listen on " + where + what
                     + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
         }
         if (e instanceof RuntimeException r) {

@@ -6,15 +6,15 @@ import dev.previewtunnel.mux.wire.MuxProtocol;
 import dev.previewtunnel.mux.wire.MuxSettings;
 import dev.previewtunnel.mux.wire.SettingRange;
 
-import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.time.Duration;
 
 /**
  * Everything a gateway needs to run. Built by the CLI from flags; tests build it directly.
  *
  * @param environment      the environment this gateway serves; tokens and grants must name it
- * @param listen           where the tunnel endpoint listens (loopback by default: reach it through ssh -L or a
- *                         relay)
+ * @param listen           where the tunnel endpoint listens: an InetSocketAddress (loopback by default: reach it
+ *                         through ssh -L or a relay) or a java.net.UnixDomainSocketAddress (ssh -L to the socket)
  * @param path             HTTP path of the WebSocket endpoint
  * @param dialTimeout      how long a TCP connect to a target may take before the stream fails with dial_timeout
  * @param handshakeTimeout how long a client may take to complete the upgrade (slowloris bound)
@@ -23,7 +23,7 @@ import java.time.Duration;
  */
 public record GatewayConfig(
         String environment,
-        InetSocketAddress listen,
+        SocketAddress listen,
         String path,
         MuxSettings mux,
         VerifierPolicy verifierPolicy,
@@ -39,14 +39,14 @@ public record GatewayConfig(
             new SettingRange<>("handshakeTimeout", Duration.ofSeconds(1), Duration.ofMinutes(10));
 
     /** The configuration without explicit limits: {@link GatewayLimits#defaults()}. */
-    public GatewayConfig(String environment, InetSocketAddress listen, String path, MuxSettings mux,
+    public GatewayConfig(String environment, SocketAddress listen, String path, MuxSettings mux,
                          VerifierPolicy verifierPolicy, TargetPolicy targetPolicy, Duration dialTimeout,
                          Duration handshakeTimeout, Duration drainTimeout, int ioThreads) {
         this(environment, listen, path, mux, verifierPolicy, targetPolicy, dialTimeout, handshakeTimeout,
                 drainTimeout, ioThreads, GatewayLimits.defaults());
     }
 
-    public static GatewayConfig defaults(String environment, InetSocketAddress listen) {
+    public static GatewayConfig defaults(String environment, SocketAddress listen) {
         return new GatewayConfig(environment, listen, MuxProtocol.DEFAULT_PATH, MuxSettings.defaults(),
                 VerifierPolicy.defaults(), TargetPolicy.loopbackOnly(), Duration.ofSeconds(5),
                 Duration.ofSeconds(10), Duration.ofSeconds(10), 2, GatewayLimits.defaults());

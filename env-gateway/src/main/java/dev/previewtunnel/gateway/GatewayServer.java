@@ -10,6 +10,8 @@ import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.mux.codec.MuxPipeline;
 import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.local.net.ConnectionBudget;
+import dev.previewtunnel.local.net.ListenAddress;
+import dev.previewtunnel.local.net.UnixSocketPath;
 import dev.previewtunnel.mux.relay.ReadBuffers;
 import dev.previewtunnel.mux.relay.Transports;
 import dev.previewtunnel.mux.server.TunnelServerUpgradeHandler;
@@ -18,6 +20,7 @@ import dev.previewtunnel.local.shutdown.Shutdown;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelException;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
@@ -26,7 +29,6 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http2.Http2StreamChannel;
@@ -35,7 +37,12 @@ import io.netty.handler.ssl.SslContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.UnixDomainSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -146,16 +153,12 @@ public final class GatewayServer implements AutoCloseable {
         // handshake deadline is HandshakeDeadline's; the budget only counts.
         ConnectionBudget budget = new ConnectionBudget("gateway tunnel listener", total,
                 Math.min(total, config.limits().maxHandshaking()), null);
-        serverChannel = new ServerBootstrap()
+        ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(group)
-                .channel(transports.serverSocketChannel())
-                // A restarted gateway must get its port back while old connections sit in TIME_WAIT.
-                .option(ChannelOption.SO_REUSEADDR, true)
-                .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.RCVBUF_ALLOCATOR, ReadBuffers.allocator())
-                .childHandler(new ChannelInitializer<SocketChannel>() {
+                .childHandler(new ChannelInitializer<Channel>() {
                     @Override
-                    protected void initChannel(SocketChannel ch) {
+                    protected void initChannel(Channel ch) {
                         if (!budget.admit(ch)) {
                             return; // over budget: closed at accept, nothing read
                         }
@@ -169,12 +172,35 @@ public final class GatewayServer implements AutoCloseable {
                         ch.pipeline().addLast("upgrade", new TunnelServerUpgradeHandler(config.path(), mux,
                                 authenticator, new Acceptor()));
                     }
-                })
-                .bind(config.listen())
-                .sync()
-                .channel();
-        log.info("gateway listening on {} (transport {}{})", url(tls != null), transports.name(),
+                });
+        if (config.listen() instanceof UnixDomainSocketAddress socket) {
+            serverChannel = bootstrap.channel(transports.serverDomainSocketChannel())
+                    .bind(transports.domainSocketAddress(socket)).sync().channel();
+            restrictToOwner(socket.getPath());
+        } else {
+            serverChannel = bootstrap.channel(transports.serverSocketChannel())
+                    // A restarted gateway must get its port back while old connections sit in TIME_WAIT.
+                    .option(ChannelOption.SO_REUSEADDR, true)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .bind(config.listen()).sync().channel();
+        }
+        log.info("gateway listening on {} (transport {}{})", where(tls != null), transports.name(),
                 tls == null ? "" : ", tls " + (tls instanceof OpenSslContext ? "openssl" : "jdk"));
+    }
+
+    /**
+     * Makes the socket file rw------- before the gateway is announced: connecting to a Unix socket needs write
+     * permission on it, so other users cannot even open a connection (docs/operations.md, "Over SSH"). Until this
+     * chmod the umask's mode applies; a connection still needs its token, and a 0700 directory closes that window.
+     */
+    private void restrictToOwner(Path socket) {
+        try {
+            Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
+        } catch (IOException | UnsupportedOperationException e) {
+            serverChannel.close().syncUninterruptibly();
+            throw new ChannelException("cannot make the socket file owner-only (" + e.getClass().getSimpleName()
+                    + ")", e);
+        }
     }
 
     private final class Acceptor implements TunnelServerUpgradeHandler.Acceptor {
@@ -252,11 +278,27 @@ public final class GatewayServer implements AutoCloseable {
     private static final io.netty.util.AttributeKey<String> CONNECTION_ID =
             io.netty.util.AttributeKey.valueOf("ptun.connectionId");
 
+    /** The TCP address this gateway listens on (with port 0: the port picked); not for a Unix socket. */
     public InetSocketAddress address() {
         return (InetSocketAddress) serverChannel.localAddress();
     }
 
-    /** {@code ws://host:port/path} as the ingress should dial it. */
+    /** Where this gateway listens: {@code 127.0.0.1:7443}, {@code [::1]:7443} or {@code unix:/path/to.sock}. */
+    public String listen() {
+        return config.listen() instanceof UnixDomainSocketAddress socket
+                ? new UnixSocketPath(socket.getPath()).toString() : ListenAddress.format(address());
+    }
+
+    /** True when this gateway listens on a Unix domain socket: it then has no {@link #url} of its own. */
+    public boolean onUnixSocket() {
+        return config.listen() instanceof UnixDomainSocketAddress;
+    }
+
+    private String where(boolean tls) {
+        return onUnixSocket() ? listen() + " path " + config.path() : url(tls);
+    }
+
+    /** {@code ws://host:port/path} as the ingress should dial it (a TCP listener only). */
     public String url(boolean tls) {
         InetSocketAddress a = address();
         String host = io.netty.util.NetUtil.toAddressString(a.getAddress(), true);
@@ -340,7 +382,8 @@ public final class GatewayServer implements AutoCloseable {
 
     /**
      * Closes the tunnel listener: no new connections, while those open keep running (a replacement may bind the
-     * address now). {@link #close()} begins with it.
+     * address now). A Unix socket's file goes with it: both transports' domain server channels delete it on close.
+     * {@link #close()} begins with it.
      */
     public void stopAccepting() {
         if (serverChannel != null) {

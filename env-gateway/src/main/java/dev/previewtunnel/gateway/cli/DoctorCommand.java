@@ -64,7 +64,7 @@ final class DoctorCommand implements Callable<Integer> {
     @Option(names = "--env", paramLabel = "ENV", description = "The environment serve serves.")
     String environment;
 
-    @Option(names = "--listen", paramLabel = "HOST:PORT", description = "The address serve listens on.")
+    @Option(names = "--listen", paramLabel = "HOST:PORT|unix:PATH", description = "The address serve listens on.")
     String listen;
 
     @Option(names = "--target", paramLabel = "HOST:PORT",

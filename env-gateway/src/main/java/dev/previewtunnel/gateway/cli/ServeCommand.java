@@ -11,6 +11,7 @@ import dev.previewtunnel.local.http.LocalHttpServer;
 import dev.previewtunnel.cli.ServiceRunner;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.cli.SettingsProvider;
+import dev.previewtunnel.cli.UnixSocketFile;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayServer;
@@ -24,6 +25,7 @@ import dev.previewtunnel.grants.VerifierPolicy;
 import dev.previewtunnel.mux.wire.MuxProtocol;
 import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.local.files.OwnerOnlyFiles;
+import dev.previewtunnel.local.net.UnixSocketPath;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -38,6 +40,8 @@ import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.UnixDomainSocketAddress;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -75,7 +79,8 @@ import static java.util.Objects.requireNonNullElse;
                         + "grant, which names the only target it may reach. Targets must be loopback addresses "
                         + "unless --allow-target adds networks.",
                 "When listening, prints exactly one JSON line on stdout with the fields event (\"ready\"), "
-                        + "listen (HOST:PORT actually bound), url (the ws or wss URL to dial), env, protocol ("
+                        + "listen (HOST:PORT actually bound, or unix:PATH), url (the ws or wss URL to dial; on a "
+                        + "Unix socket path instead, the HTTP path), env, protocol ("
                         + MuxProtocol.SUBPROTOCOL + "), transport (epoll or nio) and version; with --admin-listen "
                         + "also admin (its URL) and adminTokenFile; with --metrics-listen also metrics (the "
                         + "scrape URL).",
@@ -117,10 +122,12 @@ final class ServeCommand implements Callable<Integer> {
                     + "PTUN_GATEWAY_ENV).")
     String environment;
 
-    @Option(names = "--listen", paramLabel = "HOST:PORT",
+    @Option(names = "--listen", paramLabel = "HOST:PORT|unix:PATH",
             description = "Address to listen on, e.g. 127.0.0.1:7443 or [::1]:7443; port 0 picks a free port "
-                    + "(see the ready line). Prefer loopback and reach it through ssh -L or a relay (required; "
-                    + "env PTUN_GATEWAY_LISTEN).")
+                    + "(see the ready line). Prefer loopback and reach it through ssh -L or a relay; or a Unix "
+                    + "socket, e.g. unix:/run/user/1000/ptun/gateway.sock (created rw-------, its directory rwx------ "
+                    + "if missing, a stale one replaced; reach it with ssh -L PORT:PATH) (required; env "
+                    + "PTUN_GATEWAY_LISTEN).")
     String listen;
 
     @Option(names = "--path", paramLabel = "PATH", defaultValue = MuxProtocol.DEFAULT_PATH,
@@ -210,7 +217,7 @@ final class ServeCommand implements Callable<Integer> {
         String env = s.require("env", "ENV", environment);
         Cli.requireNonBlank(spec, env, s.name("env"));
         String listenText = s.require("listen", "HOST:PORT", listen);
-        InetSocketAddress listenAddress = Cli.parseListen(spec, s.name("listen"), listenText, 7443);
+        SocketAddress listenAddress = parseListen(s.name("listen"), listenText);
         String tunnelPath = path;
         if (!tunnelPath.matches("/[A-Za-z0-9._~/-]{0,255}")) {
             throw s.invalid("path", "must start with / and contain only letters, digits and . _ ~ / -, got '"
@@ -254,7 +261,7 @@ final class ServeCommand implements Callable<Integer> {
             new AuditLog("gateway").event("non_loopback_targets_enabled").put("env", env)
                     .put("cidrs", cidrs).write();
         }
-        if (!listenAddress.getAddress().isLoopbackAddress() && tls == null) {
+        if (listenAddress instanceof InetSocketAddress inet && !inet.getAddress().isLoopbackAddress() && tls == null) {
             log.warn("listening on non-loopback address {} without TLS: connection tokens and grants cross the "
                     + "network in clear text; use --tls-cert/--tls-key or listen on loopback", listenText);
         }
@@ -263,9 +270,16 @@ final class ServeCommand implements Callable<Integer> {
         PrometheusMeterRegistry prometheus = metricsAddress == null ? null : MetricsServer.newRegistry();
         MeterRegistry registry = prometheus != null ? prometheus : new SimpleMeterRegistry();
         RevocationStore revocationStore = adminAddress != null || Files.exists(state) ? openRevocations(state) : null;
+        String where = listenAddress instanceof UnixDomainSocketAddress socket
+                ? new UnixSocketPath(socket.getPath()).toString() : Cli.hostPort((InetSocketAddress) listenAddress);
+        if (listenAddress instanceof UnixDomainSocketAddress socket) {
+            // Removed by the gateway itself when it stops accepting, not after its drain: by then a replacement
+            // may listen at the same path.
+            UnixSocketFile.prepare(socket.getPath(), s.name("listen"));
+        }
         // Stopped in reverse: the listeners a replacement on the same addresses needs go before the drain: the
         // metrics endpoint, the admin state file, then the admin endpoint with its token, then the gateway.
-        GatewayServer running = runner.open(start(gatewayConfig, verifyKeys, tls, listenAddress, registry,
+        GatewayServer running = runner.open(start(gatewayConfig, verifyKeys, tls, where, registry,
                 revocationStore).drainIdleTimeout(drainIdle));
         AdminServer admin = null;
         if (adminAddress != null) {
@@ -282,9 +296,13 @@ final class ServeCommand implements Callable<Integer> {
         runner.serve("ptun-gateway-shutdown", () -> {
             ObjectNode ready = Cli.json()
                     .put("event", "ready")
-                    .put("listen", Cli.hostPort(running.address()))
-                    .put("url", running.url(tls != null))
-                    .put("env", env)
+                    .put("listen", running.listen());
+            if (running.onUnixSocket()) {
+                ready.put("path", tunnelPath); // no URL of its own: the client dials the forward (ssh -L)
+            } else {
+                ready.put("url", running.url(tls != null));
+            }
+            ready.put("env", env)
                     .put("protocol", MuxProtocol.SUBPROTOCOL)
                     .put("transport", running.transportName())
                     .put("version", GatewayVersionProvider.projectVersion());
@@ -298,6 +316,19 @@ final class ServeCommand implements Callable<Integer> {
             Cli.printJson(ready);
         });
         return ExitCodes.OK;
+    }
+
+    /** HOST:PORT (resolved) or {@code unix:/absolute/path}; a malformed value is a usage error naming both forms. */
+    private SocketAddress parseListen(String option, String text) {
+        if (!text.startsWith(UnixSocketPath.SCHEME)) {
+            return Cli.parseListen(spec, option, text, 7443);
+        }
+        try {
+            return UnixSocketPath.parse(text).resolve();
+        } catch (IllegalArgumentException e) {
+            throw Cli.usage(spec, option + " must be HOST:PORT or unix:/absolute/path (e.g. unix:"
+                    + "/run/user/1000/ptun/gateway.sock), got '" + Cli.shown(text) + "': " + e.getMessage());
+        }
     }
 
     /** A loopback HOST:PORT for {@code key}, or null when not set. */
@@ -325,12 +356,11 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     private static GatewayServer start(GatewayConfig config, ReloadingVerificationKeys keys, SslContext tls,
-                                       InetSocketAddress listenAddress, MeterRegistry registry,
-                                       RevocationStore store) {
+                                       String where, MeterRegistry registry, RevocationStore store) {
         // This overload wires the gateway's revocation list into grant verification: a revoked grant or session
         // is refused from then on, not only closed.
         return ServiceRunner.listen(() -> GatewayServer.start(config, keys, tls, registry, store, Clock.systemUTC()),
-                "", listenAddress);
+                "", where);
     }
 
     private static AdminServer startAdmin(GatewayServer running, InetSocketAddress address, Path tokenFile,

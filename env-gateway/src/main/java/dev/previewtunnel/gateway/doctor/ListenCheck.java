@@ -4,6 +4,8 @@ import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.DoctorReport;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.local.net.ListenAddress;
+import dev.previewtunnel.local.net.ListenEndpoint;
+import dev.previewtunnel.local.net.UnixSocketPath;
 
 import java.io.IOException;
 import java.net.BindException;
@@ -14,7 +16,8 @@ import java.time.Duration;
 /**
  * {@code listen}: serve can bind its address (or a gateway already does), and says when that address is reachable
  * from other hosts, above all without TLS, where tokens and grants would cross the network in clear text. To see
- * whether the address can be bound it binds it for an instant and releases it.
+ * whether the address can be bound it binds it for an instant and releases it. A Unix socket is
+ * {@link UnixListenCheck}'s.
  *
  * @param text --listen, or null
  */
@@ -28,9 +31,15 @@ public record ListenCheck(String text, String path, boolean tls, Duration timeou
         }
         InetSocketAddress address;
         try {
-            address = ListenAddress.parse(text).resolve();
+            ListenEndpoint endpoint = ListenEndpoint.parse(text);
+            if (endpoint instanceof UnixSocketPath socket) {
+                new UnixListenCheck(socket).run(report);
+                return;
+            }
+            address = ((ListenAddress) endpoint).resolve();
         } catch (IllegalArgumentException e) {
-            report.fail("listen", ExitCodes.USAGE, "listen address '" + Cli.shown(text) + "' is not HOST:PORT ("
+            report.fail("listen", ExitCodes.USAGE, "listen address '" + Cli.shown(text) + "' is not "
+                    + (text.startsWith(UnixSocketPath.SCHEME) ? "unix:/absolute/path" : "HOST:PORT") + " ("
                     + e.getMessage() + ")");
             return;
         } catch (IOException e) {

@@ -14,7 +14,7 @@ import java.util.regex.Pattern;
  * @param host an IPv4 literal, an IPv6 literal (without brackets) or a name
  * @param port 0 to 65535
  */
-public record ListenAddress(String host, int port) {
+public record ListenAddress(String host, int port) implements ListenEndpoint {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,253}");
     private static final Pattern IPV4 = Pattern.compile(
             "([0-9]{1,3})\\.([0-9]{1,3})\\.([0-9]{1,3})\\.([0-9]{1,3})");
@@ -61,6 +61,7 @@ public record ListenAddress(String host, int port) {
     }
 
     /** The socket address; an address literal is used as it is, a name is resolved (DNS) once. */
+    @Override
     public InetSocketAddress resolve() throws UnknownHostException {
         InetAddress literal = literal(host);
         return new InetSocketAddress(literal != null ? literal : InetAddress.getByName(host), port);

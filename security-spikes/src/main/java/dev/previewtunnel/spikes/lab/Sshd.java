@@ -10,8 +10,9 @@ import java.util.List;
 
 /**
  * A real {@code sshd} (Debian's OpenSSH) on a loopback port, with a host key and a user key generated into its own
- * directory (the user key is the only authorized one), and {@code ssh -N -L} clients forwarding through it. The
- * caller owns the directory; {@link #close()} stops sshd (each forward is a {@link LabProcess} of its own).
+ * directory (the user key is the only authorized one), and {@code ssh -N -L} clients forwarding through it (to TCP
+ * ports or Unix sockets). The caller owns the directory; {@link #close()} stops sshd (each forward is a
+ * {@link LabProcess} of its own).
  */
 public final class Sshd implements AutoCloseable {
     private static final int ATTEMPTS = 3;
@@ -106,10 +107,26 @@ public final class Sshd implements AutoCloseable {
      * returns once every local port accepts connections (with sshd's log in the failure message otherwise).
      */
     public LabProcess forward(String name, List<Integer> local, List<Integer> targets) {
+        List<String> specs = new ArrayList<>();
+        for (int i = 0; i < local.size(); i++) {
+            specs.add("127.0.0.1:" + local.get(i) + ":127.0.0.1:" + targets.get(i));
+        }
+        return forwardSpecs(name, local, specs);
+    }
+
+    /**
+     * {@code ssh -N -L 127.0.0.1:local:SOCKET}: a stream local forward to the Unix socket {@code socket} on this
+     * server's side (sshd's AllowStreamLocalForwarding, on by default); returns once the local port accepts.
+     */
+    public LabProcess forwardToSocket(String name, int local, Path socket) {
+        return forwardSpecs(name, List.of(local), List.of("127.0.0.1:" + local + ":" + socket));
+    }
+
+    private LabProcess forwardSpecs(String name, List<Integer> local, List<String> specs) {
         List<String> cmd = ssh(List.of("-N"));
         cmd.addAll(List.of("-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=15"));
-        for (int i = 0; i < local.size(); i++) {
-            cmd.addAll(List.of("-L", "127.0.0.1:" + local.get(i) + ":127.0.0.1:" + targets.get(i)));
+        for (String spec : specs) {
+            cmd.addAll(List.of("-L", spec));
         }
         cmd.add(destination());
         LabProcess ssh = LabProcess.start(name, cmd, dir, null);

@@ -164,7 +164,8 @@ public final class TunnelStack implements AutoCloseable {
 
     /** Starts a gateway again on the address the previous one had (the ingress keeps its URL). */
     public void restartGatewayOnSameAddress() throws IOException, InterruptedException {
-        startGateway(gatewayConfig.listen().getPort() == 0 ? gateway.address() : gatewayConfig.listen());
+        InetSocketAddress configured = (InetSocketAddress) gatewayConfig.listen(); // this stack listens on TCP
+        startGateway(configured.getPort() == 0 ? gateway.address() : configured);
     }
 
     public GatewayServer gateway() {

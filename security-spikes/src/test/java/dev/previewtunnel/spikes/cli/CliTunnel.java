@@ -2,6 +2,7 @@ package dev.previewtunnel.spikes.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.sampleapp.SampleApp;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -20,6 +21,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.zip.CRC32;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -86,6 +88,31 @@ final class CliTunnel {
                     }
                 })
                 .build();
+    }
+
+    /**
+     * {@code GET /bytes?n=size} of the sample app on {@code appPort} through {@code client} (the proxy): 200, exactly
+     * {@code size} bytes, and the sample app's pattern (its CRC).
+     */
+    static void assertPatternDownload(HttpClient client, int appPort, long size) throws Exception {
+        HttpResponse<InputStream> r = client.send(HttpRequest.newBuilder(
+                URI.create("http://localhost:" + appPort + "/bytes?n=" + size))
+                .timeout(CLI).build(), HttpResponse.BodyHandlers.ofInputStream());
+        assertEquals(200, r.statusCode());
+        CRC32 crc = new CRC32();
+        long n;
+        try (InputStream in = r.body()) {
+            byte[] buf = new byte[64 * 1024];
+            long total = 0;
+            int k;
+            while ((k = in.read(buf)) > 0) {
+                crc.update(buf, 0, k);
+                total += k;
+            }
+            n = total;
+        }
+        assertEquals(size, n);
+        assertEquals(SampleApp.patternCrc(size).getValue(), crc.getValue());
     }
 
     /** A browser connection that asked for {@code pathAndQuery} and read the response head, which must be 200. */

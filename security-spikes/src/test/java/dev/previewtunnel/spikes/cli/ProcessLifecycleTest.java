@@ -7,15 +7,11 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.InputStream;
 import java.net.Authenticator;
 import java.net.InetSocketAddress;
 import java.net.PasswordAuthentication;
 import java.net.ProxySelector;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
@@ -23,7 +19,6 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
-import java.util.zip.CRC32;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -101,25 +96,7 @@ class ProcessLifecycleTest {
                             }
                         })
                         .build();
-                long size = 1024 * 1024;
-                HttpResponse<InputStream> r = client.send(HttpRequest.newBuilder(
-                        URI.create("http://localhost:" + app.port() + "/bytes?n=" + size))
-                        .timeout(CLI).build(), HttpResponse.BodyHandlers.ofInputStream());
-                assertEquals(200, r.statusCode());
-                CRC32 crc = new CRC32();
-                long n;
-                try (InputStream in = r.body()) {
-                    byte[] buf = new byte[64 * 1024];
-                    long total = 0;
-                    int k;
-                    while ((k = in.read(buf)) > 0) {
-                        crc.update(buf, 0, k);
-                        total += k;
-                    }
-                    n = total;
-                }
-                assertEquals(size, n);
-                assertEquals(SampleApp.patternCrc(size).getValue(), crc.getValue());
+                CliTunnel.assertPatternDownload(client, app.port(), 1024 * 1024);
 
                 ingress.process.destroy(); // SIGTERM
                 int ingressExit = ingress.awaitExit(Duration.ofSeconds(30));
