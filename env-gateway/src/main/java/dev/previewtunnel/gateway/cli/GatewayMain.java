@@ -24,6 +24,7 @@ import picocli.CommandLine.Model.CommandSpec;
  *   revoke      (--grant JTI | --session ID) [--state-dir DIR | --admin URL --admin-token-file FILE]
  *   doctor      [--keys DIR] [--env ENV] [--listen HOST:PORT] [--target HOST:PORT]... [--token-file F]
  *               [--grant-file F] [--config FILE] [--json]
+ *   ports       [--json]
  * </pre>
  *
  * Error handling and exit codes ({@link ExitCodes}, shared with desktop-ingress through cli-support) are installed by a picocli model transformer, so
@@ -48,7 +49,7 @@ import picocli.CommandLine.Model.CommandSpec;
                         + "'revoke'), except for 'doctor', which prints one line per check; logs are JSON lines on "
                         + "stderr."},
         subcommands = {KeysCommand.class, GrantCommand.class, TokenCommand.class, ServeCommand.class,
-                RevokeCommand.class, DoctorCommand.class})
+                RevokeCommand.class, DoctorCommand.class, PortsCommand.class})
 public final class GatewayMain {
     /** Usage footer shared by every command (picocli format string: %n is a line break). */
     static final String FOOTER = ExitCodes.FOOTER_START
