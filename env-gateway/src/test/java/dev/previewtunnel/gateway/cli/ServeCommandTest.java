@@ -116,18 +116,8 @@ class ServeCommandTest {
                 assertTrue(refused.await(15, TimeUnit.SECONDS));
                 assertFalse(refused.isSuccess(), "a token for another environment is refused");
 
-                Future<TunnelConnection> connected = client.connect(url, token, null, Duration.ofSeconds(10));
-                assertTrue(connected.await(15, TimeUnit.SECONDS));
-                assertTrue(connected.isSuccess(), () -> "connect failed: " + connected.cause());
-                connection = connected.getNow();
-
-                Future<Http2StreamChannel> opened = connection.openStream(authority, grant, Duration.ofSeconds(10));
-                assertTrue(opened.await(15, TimeUnit.SECONDS));
-                assertTrue(opened.isSuccess(), () -> "stream refused: " + opened.cause());
-                try (Socket accepted = target.accept()) {
-                    assertTrue(accepted.isConnected(), "the gateway dialed the granted target");
-                }
-                opened.getNow().close().syncUninterruptibly();
+                connection = CliHarness.connect(client, url, token);
+                CliHarness.openAndSeeDialed(connection, authority, grant, target);
 
                 Future<Http2StreamChannel> elsewhere = connection.openStream(
                         new Authority("127.0.0.1", target.getLocalPort() == 65535 ? 1 : target.getLocalPort() + 1),

@@ -14,8 +14,6 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.handler.codec.http2.Http2StreamChannel;
-import io.netty.util.concurrent.Future;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,7 +22,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.net.Socket;
 import java.net.StandardProtocolFamily;
 import java.net.URI;
 import java.net.UnixDomainSocketAddress;
@@ -33,7 +30,6 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import static dev.previewtunnel.cli.InProcessCli.assertNoSecrets;
@@ -104,19 +100,9 @@ class UnixSocketServeTest {
                 assertEquals(UnixSocketFile.State.LIVE, UnixSocketFile.probe(socket));
 
                 TunnelClient client = new TunnelClient(group, NioSocketChannel.class, MuxSettings.defaults());
-                Future<TunnelConnection> connected = client.connect(
-                        URI.create("ws://127.0.0.1:" + forward.port() + "/tunnel"), token, null,
-                        Duration.ofSeconds(10));
-                assertTrue(connected.await(15, TimeUnit.SECONDS));
-                assertTrue(connected.isSuccess(), () -> "connect failed: " + connected.cause());
-                connection = connected.getNow();
-                Future<Http2StreamChannel> opened = connection.openStream(authority, grant, Duration.ofSeconds(10));
-                assertTrue(opened.await(15, TimeUnit.SECONDS));
-                assertTrue(opened.isSuccess(), () -> "stream refused: " + opened.cause());
-                try (Socket accepted = target.accept()) {
-                    assertTrue(accepted.isConnected(), "the gateway dialed the granted target");
-                }
-                opened.getNow().close().syncUninterruptibly();
+                connection = CliHarness.connect(client, URI.create("ws://127.0.0.1:" + forward.port() + "/tunnel"),
+                        token);
+                CliHarness.openAndSeeDialed(connection, authority, grant, target);
             } finally {
                 serve.close();
             }
