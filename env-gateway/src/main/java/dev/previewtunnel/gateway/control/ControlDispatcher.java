@@ -17,6 +17,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -155,7 +156,7 @@ public final class ControlDispatcher {
     static byte[] line(ObjectNode response) {
         try {
             byte[] json = JSON.writeValueAsBytes(response);
-            byte[] line = java.util.Arrays.copyOf(json, json.length + 1);
+            byte[] line = Arrays.copyOf(json, json.length + 1);
             line[json.length] = '\n';
             return line;
         } catch (IOException e) {
