@@ -218,6 +218,15 @@ class ControlDispatcherTest {
         assertTrue(audit.list.isEmpty(), "nothing minted");
     }
 
+    @Test
+    void aSessionFitsInAGrantAnyGatewayReads() throws Exception {
+        String longest = "s".repeat(ControlDispatcher.MAX_SESSION_CHARS);
+        JsonNode r = answer("{\"id\":1,\"op\":\"grant\",\"session\":\"" + longest + "\",\"target\":\"localhost:1\"}");
+        assertEquals(longest, verifier().verifyGrant(r.get("grant").asText(), "env-1", "localhost:1").session());
+        assertError(answer("{\"id\":2,\"op\":\"grant\",\"session\":\"" + longest + "s\",\"target\":\"localhost:1\"}"),
+                "2", "bad_request", "session longer than 1024 characters");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"", " ", "not json", "{\"id\":1,\"op\":\"ping\"", "{\"id\":1,\"op\":\"ping\"} {}",
             "{\"id\":1,\"id\":2,\"op\":\"ping\"}", "[1,2]", "7", "\"ping\"", "null", "\u00ff\u00fe"})
