@@ -6,6 +6,7 @@ import dev.previewtunnel.grants.KeyDirectory;
 
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 
@@ -47,6 +48,26 @@ final class GatewayCli {
                     + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : " " + e.getMessage()));
         } catch (IllegalStateException e) {
             throw new CliException(ExitCodes.REFUSED, e.getMessage());
+        }
+    }
+
+    /**
+     * Creates a key directory with a new signing key ({@code keys init}); every problem (keys already there,
+     * permission denied, a file in the way) is a refusal, exit code 3.
+     */
+    static KeyDirectory initKeys(Path dir) {
+        try {
+            return KeyDirectory.init(dir);
+        } catch (IllegalStateException e) {
+            throw new CliException(ExitCodes.REFUSED, e.getMessage());
+        } catch (AccessDeniedException e) {
+            throw new CliException(ExitCodes.REFUSED, "permission denied creating keys in " + dir
+                    + " (" + e.getFile() + ")");
+        } catch (FileAlreadyExistsException e) {
+            throw new CliException(ExitCodes.REFUSED, e.getFile() + " exists and is not a directory");
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.REFUSED, "cannot create keys in " + dir + ": "
+                    + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : " " + e.getMessage()));
         }
     }
 }

@@ -13,7 +13,6 @@ import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -55,20 +54,7 @@ final class KeysCommand {
 
         @Override
         public Integer call() {
-            KeyDirectory keys;
-            try {
-                keys = KeyDirectory.init(dir);
-            } catch (IllegalStateException e) {
-                throw new CliException(ExitCodes.REFUSED, e.getMessage());
-            } catch (AccessDeniedException e) {
-                throw new CliException(ExitCodes.REFUSED, "permission denied creating keys in " + dir
-                        + " (" + e.getFile() + ")");
-            } catch (FileAlreadyExistsException e) {
-                throw new CliException(ExitCodes.REFUSED, e.getFile() + " exists and is not a directory");
-            } catch (IOException e) {
-                throw new CliException(ExitCodes.REFUSED, "cannot create keys in " + dir + ": "
-                        + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : " " + e.getMessage()));
-            }
+            KeyDirectory keys = GatewayCli.initKeys(dir);
             warnIfShared(dir);
             ObjectNode out = Cli.json()
                     .put("event", "keys_created")

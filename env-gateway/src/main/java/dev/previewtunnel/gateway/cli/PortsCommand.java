@@ -1,12 +1,11 @@
 package dev.previewtunnel.gateway.cli;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.gateway.ports.LoopbackListeners;
+import dev.previewtunnel.gateway.ports.PortsJson;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -43,13 +42,7 @@ final class PortsCommand implements Callable<Integer> {
                     + "(/proc/net/tcp, Linux only): " + e.getClass().getSimpleName());
         }
         if (json) {
-            ObjectNode out = JsonNodeFactory.instance.objectNode();
-            ArrayNode list = out.putArray("ports");
-            for (LoopbackListeners.Port p : ports) {
-                ObjectNode entry = list.addObject().put("port", p.port());
-                p.addresses().forEach(entry.putArray("addresses")::add);
-            }
-            Cli.printJson(out);
+            Cli.printJson(PortsJson.putPorts(JsonNodeFactory.instance.objectNode(), ports));
         } else {
             for (LoopbackListeners.Port p : ports) {
                 Cli.printLine(p.port() + " " + String.join(" ", p.addresses()));

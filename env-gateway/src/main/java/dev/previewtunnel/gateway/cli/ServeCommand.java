@@ -17,6 +17,7 @@ import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayServer;
 import dev.previewtunnel.gateway.revocation.RevocationStore;
 import dev.previewtunnel.gateway.admin.AdminServer;
+import dev.previewtunnel.gateway.control.StdioControlChannel;
 import dev.previewtunnel.gateway.policy.Cidr;
 import dev.previewtunnel.gateway.policy.TargetPolicy;
 import dev.previewtunnel.grants.GrantIssuer;
@@ -92,7 +93,13 @@ import static java.util.Objects.requireNonNullElse;
                         + "accepting, sends GOAWAY to every connection, lets streams that move bytes finish within "
                         + "--drain-timeout, cuts those idle for --drain-idle-timeout, then exits 0.",
                 "Logs are JSON lines on stderr. Audit events (one JSON object per line) go to stderr, or only to "
-                        + "the file given by --audit-file."})
+                        + "the file given by --audit-file.",
+                "--stdio-control is for a parent process, not for a person or a service manager: desktop-ingress "
+                        + "open runs serve as the command of one ssh channel and, after the ready line, mints "
+                        + "connection tokens and grants over serve's stdin and stdout (one JSON request and one "
+                        + "JSON response per line), so no secret is on a command line; when stdin closes (the "
+                        + "parent or its ssh is gone), serve stops as on SIGTERM and exits 0. With --init-keys it "
+                        + "also creates the keys on first use; they never leave this machine."})
 final class ServeCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(ServeCommand.class);
     private static final Duration MAX_TIMEOUT = Duration.ofHours(1);
@@ -100,7 +107,8 @@ final class ServeCommand implements Callable<Integer> {
      * Keys of the gateway's JSON config file, derived from this command's options. Every command that takes
      * --config accepts the same file and reads the keys it needs.
      */
-    static final Set<String> CONFIG_KEYS = SettingsProvider.keysOf(new ServeCommand());
+    static final Set<String> CONFIG_KEYS = SettingsProvider.keysOf(new ServeCommand(),
+            StdioControlOptions.NOT_A_SETTING);
 
     @Spec
     CommandSpec spec;
@@ -201,6 +209,9 @@ final class ServeCommand implements Callable<Integer> {
             + "what each defends: docs/security.md):%n")
     LimitOptions limits = new LimitOptions();
 
+    @ArgGroup(validate = false, heading = "%nRun by a parent process (desktop-ingress open, over ssh):%n")
+    StdioControlOptions control = new StdioControlOptions();
+
     private final ServiceRunner runner = new ServiceRunner(log, "gateway", () -> GatewayMain.standalone);
     private volatile GatewayServer server; // set once started, for tests
 
@@ -247,6 +258,7 @@ final class ServeCommand implements Callable<Integer> {
         VerifierPolicy defaults = VerifierPolicy.defaults();
         VerifierPolicy policy = new VerifierPolicy(defaults.clockSkew(), maxLifetime,
                 defaults.maxTokenLifetime(), defaults.maxTokenLength());
+        control.prepareKeys(keysPath);
         ReloadingVerificationKeys verifyKeys = ServeKeyFiles.verificationKeys(keysPath);
 
         // 3. Configuration.
@@ -293,6 +305,9 @@ final class ServeCommand implements Callable<Integer> {
                 : runner.open(Cli.startMetrics(metricsAddress, prometheus, localLimits));
         server = running;
         AdminServer adminServer = admin;
+        // Registered last, closed first: a stop for any reason means the end of stdin that follows is no news.
+        StdioControlChannel channel = runner.open(control.channel(spec, keysPath, env, maxLifetime, targetPolicy,
+                runner::stop));
         runner.serve("ptun-gateway-shutdown", () -> {
             ObjectNode ready = Cli.json()
                     .put("event", "ready")
@@ -314,6 +329,7 @@ final class ServeCommand implements Callable<Integer> {
                 ready.put("metrics", metricsServer.url());
             }
             Cli.printJson(ready);
+            StdioControlOptions.start(channel);
         });
         return ExitCodes.OK;
     }

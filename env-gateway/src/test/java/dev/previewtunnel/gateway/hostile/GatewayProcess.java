@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
  * path with a small heap and the shipped JVM flags ({@link FatalErrors#JVM_FLAGS}), as the systemd unit runs it.
  * Its stderr goes to a file; its stdout is read for the ready line.
  */
-final class GatewayProcess implements AutoCloseable {
+public final class GatewayProcess implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     final Process process;
@@ -34,7 +34,8 @@ final class GatewayProcess implements AutoCloseable {
         this.stderr = stderr;
     }
 
-    static List<String> javaCommand(List<String> jvmArgs) {
+    /** {@code java}, {@code jvmArgs}, the shipped JVM flags and this test's class path: add a main class and its arguments. */
+    public static List<String> javaCommand(List<String> jvmArgs) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(jvmArgs);
