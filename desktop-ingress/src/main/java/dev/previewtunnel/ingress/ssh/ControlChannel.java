@@ -137,7 +137,7 @@ final class ControlChannel implements GatewayControl {
             Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
             if (cause instanceof TimeoutException) {
                 throw new SshLinkException("the gateway on " + host + " did not answer '" + op + "' within "
-                        + timeout.toSeconds() + " s");
+                        + (timeout.toMillis() < 1000 ? timeout.toMillis() + " ms" : timeout.toSeconds() + " s"));
             }
             throw cause instanceof SshLinkException s ? s : new SshLinkException(String.valueOf(cause.getMessage()));
         });

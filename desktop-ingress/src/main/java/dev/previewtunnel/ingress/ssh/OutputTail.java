@@ -1,5 +1,8 @@
 package dev.previewtunnel.ingress.ssh;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -16,6 +19,7 @@ import java.nio.file.attribute.PosixFilePermissions;
  * chatty or hostile remote costs bounded memory and disk, and a child never blocks on a full pipe.
  */
 final class OutputTail {
+    private static final ObjectMapper JSON = new ObjectMapper();
     private static final long FILE_LIMIT = 1 << 20;
 
     private final byte[] ring;
@@ -79,7 +83,7 @@ final class OutputTail {
         String[] lines = text().split("\r?\n");
         StringBuilder sb = new StringBuilder();
         for (int i = lines.length - 1; i >= 0; i--) {
-            String line = lines[i].replaceAll("\\p{Cntrl}", "").strip();
+            String line = readable(lines[i]).replaceAll("\\p{Cntrl}", "").strip();
             if (line.isEmpty()) {
                 continue;
             }
@@ -92,6 +96,20 @@ final class OutputTail {
             sb.insert(0, sb.length() == 0 ? line : line + " / ");
         }
         return sb.toString();
+    }
+
+    /** A JSON log line (the gateway's logback encoder) reads as its level and message; other lines as they are. */
+    static String readable(String line) {
+        if (!line.startsWith("{")) {
+            return line;
+        }
+        try {
+            JsonNode node = JSON.readTree(line);
+            JsonNode message = node.get("formattedMessage");
+            return message == null ? line : node.path("level").asText("") + " " + message.asText();
+        } catch (IOException e) {
+            return line;
+        }
     }
 
     private void writeLog(byte[] buf, int n) {
