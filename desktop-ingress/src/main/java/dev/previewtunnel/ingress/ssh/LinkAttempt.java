@@ -84,8 +84,7 @@ final class LinkAttempt implements AutoCloseable {
         }
         SshProcess m = procs.start("master", commands.master(), false, null);
         master = m;
-        m.process().onExit().thenRun(() -> lost.complete("the ssh connection ended"
-                + (m.errorLines().isEmpty() ? "" : ": " + m.errorLines())));
+        m.process().onExit().thenRun(() -> lost.complete(masterWords()));
         long deadline = System.nanoTime() + (plan.batch() ? MASTER_BATCH : MASTER_INTERACTIVE).toNanos();
         while (!Files.exists(plan.controlPath())) {
             if (!m.alive() || System.nanoTime() > deadline) {
@@ -117,7 +116,11 @@ final class LinkAttempt implements AutoCloseable {
         gateway = g;
         ControlChannel ch = new ControlChannel(plan.dest().shown(), g.stdout(), g.stdin(), CALL);
         channel = ch;
-        ch.ended().thenAccept(why -> lost.complete(why + gatewayWords()));
+        ch.ended().thenAccept(why -> {
+            if (!closed.get()) {
+                lost.complete(channelLoss(why));
+            }
+        });
         try {
             ch.ready().get(GATEWAY_READY.toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException | TimeoutException e) {
@@ -129,6 +132,28 @@ final class LinkAttempt implements AutoCloseable {
             throw new SshLinkException("stopped");
         }
         return ch;
+    }
+
+    /**
+     * A dead master takes the gateway's channel with it (its exit may be seen a moment later): then the connection
+     * is what ended, not the gateway, whose last log line would mislead.
+     */
+    private String channelLoss(String why) {
+        try {
+            if (master.process().waitFor(500, TimeUnit.MILLISECONDS)) {
+                return masterWords();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return why + gatewayWords();
+    }
+
+    private String masterWords() {
+        SshProcess m = master;
+        m.drained(Duration.ofMillis(500));
+        String lines = m.errorLines();
+        return "the ssh connection ended" + (lines.isEmpty() ? "" : ": " + lines);
     }
 
     /** "; gateway: LAST LINES" from the gateway's stderr (its log), or nothing. */

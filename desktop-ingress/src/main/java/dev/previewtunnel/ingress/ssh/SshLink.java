@@ -169,8 +169,9 @@ public final class SshLink implements AutoCloseable {
     private void lost(LinkAttempt a, String why) {
         synchronized (this) {
             if (closed || current != a) {
-                return;
+                return; // a second report of the same loss (a failed ping, then the channel end it causes)
             }
+            current = null;
         }
         if (pinger != null) {
             pinger.cancel(false);
@@ -186,6 +187,7 @@ public final class SshLink implements AutoCloseable {
             if (closed || current != a) {
                 return;
             }
+            current = null;
         }
         if (!firstUp.isDone()) {
             log.warn("ssh: {}", why);

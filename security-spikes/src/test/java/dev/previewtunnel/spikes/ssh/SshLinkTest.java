@@ -116,6 +116,70 @@ class SshLinkTest {
     }
 
     @Test
+    @Timeout(120)
+    void aRefusedKeyFailsTheFirstAttemptWithSshsOwnWords() throws Exception {
+        Path notAuthorized = lab.resolve("sshd/host_ed25519"); // a key sshd does not accept for the user
+        SshOptions ssh = new SshOptions(sshd.sshClientScript(), notAuthorized, sshd.clientOptions());
+        RemoteSetup setup = new RemoteSetup(null, null, GatewayJar.locate(null), "t-refused", "e");
+        try (SshLink link = SshLink.start(new SshDestination(sshd.user(), "127.0.0.1", sshd.port()), ssh, setup,
+                lab.resolve("desktop-refused"), new Events())) {
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> link.firstUp().get(UP.toSeconds(), TimeUnit.SECONDS));
+            String line = e.getCause().getMessage();
+            assertTrue(line.startsWith("ssh to " + sshd.user() + "@127.0.0.1:" + sshd.port() + " failed: ")
+                    && line.contains("Permission denied"), line);
+            assertFalse(line.contains("\n"), "one line");
+            assertEquals(SshLink.State.CLOSED, link.status().state());
+            assertEquals(line, link.status().lastError());
+        }
+    }
+
+    @Test
+    @Timeout(300)
+    void aGivenRemoteGatewayCommandIsRunWithoutUploading() throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        String command = "'" + java + "' -jar '" + GatewayJar.locate(null) + "'";
+        SshOptions ssh = new SshOptions(sshd.sshClientScript(), sshd.userKey(), sshd.clientOptions());
+        RemoteSetup setup = new RemoteSetup(null, command, null, "t-given", "e");
+        try (SshLink link = SshLink.start(new SshDestination(sshd.user(), "127.0.0.1", sshd.port()), ssh, setup,
+                lab.resolve("desktop-given"), new Events())) {
+            link.firstUp().get(UP.toSeconds(), TimeUnit.SECONDS);
+            assertControlWorks(link.control());
+            closeAndAssertNothingLeft(link);
+        }
+        assertFalse(Files.exists(remoteCache.resolve("preview-tunnel/t-given")), "nothing uploaded");
+    }
+
+    @Test
+    @Timeout(300)
+    void aFrozenGatewayIsDetectedByPingAndReplaced() throws Exception {
+        Events events = new Events();
+        try (SshLink link = start("t-frozen", null, "frozen", events)) {
+            link.firstUp().get(UP.toSeconds(), TimeUnit.SECONDS);
+            assertEquals("up", events.next());
+            String firstSocket = link.remoteSocket();
+            List<Long> frozen = remoteGatewaysAt(firstSocket);
+            assertEquals(1, frozen.size(), frozen::toString);
+            signal("STOP", frozen.get(0)); // alive, connected, silent: only the ping notices
+            try {
+                String down = events.next();
+                assertEquals("down: the gateway did not answer a ping for 15 s", down);
+                assertEquals("up", events.next());
+                assertControlWorks(link.control());
+            } finally {
+                signal("CONT", frozen.get(0));
+            }
+            assertTrue(Processes.within(Duration.ofSeconds(30), () -> remoteGatewaysAt(firstSocket).isEmpty()),
+                    "the frozen gateway exits once it runs again: its ssh channel was closed");
+            closeAndAssertNothingLeft(link);
+        }
+    }
+
+    private static void signal(String name, long pid) {
+        Processes.runOk(List.of("kill", "-" + name, String.valueOf(pid)), null, Duration.ofSeconds(10));
+    }
+
+    @Test
     @Timeout(300)
     void aKilledMasterIsReconnectedBehindTheSameUri() throws Exception {
         Events events = new Events();
@@ -130,7 +194,7 @@ class SshLinkTest {
             master.destroyForcibly(); // SIGKILL: no goodbye to sshd, a stale control socket left behind
 
             String down = events.next();
-            assertTrue(down.startsWith("down: "), down);
+            assertTrue(down.startsWith("down: the ssh connection ended"), down);
             assertEquals("up", events.next());
             assertEquals(SshLink.State.UP, link.status().state());
             assertEquals(2, link.status().attempt());
@@ -211,9 +275,10 @@ class SshLinkTest {
                 .filter(p -> p.info().command().map(c -> c.endsWith("/ssh")).orElse(false)).toList();
     }
 
-    /** Processes whose command line names {@code socket}: the remote gateway serving it. */
+    /** Processes whose command line names {@code socket}, but the local ssh client: the remote gateway serving it. */
     private static List<Long> remoteGatewaysAt(String socket) {
-        return ProcessHandle.allProcesses().filter(ProcessHandle::isAlive).filter(p -> {
+        return ProcessHandle.allProcesses().filter(ProcessHandle::isAlive)
+                .filter(p -> !p.info().command().map(c -> c.endsWith("/ssh")).orElse(false)).filter(p -> {
             try {
                 byte[] cmdline = Files.readAllBytes(Path.of("/proc", String.valueOf(p.pid()), "cmdline"));
                 return new String(cmdline, StandardCharsets.UTF_8).contains("unix:" + socket);
