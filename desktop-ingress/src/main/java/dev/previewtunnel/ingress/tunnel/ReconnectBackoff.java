@@ -9,9 +9,10 @@ import java.util.function.LongUnaryOperator;
  * other half uniformly random. The fixed half keeps a gateway that is down from being hammered by near-zero
  * delays; the random half keeps many desktops from reconnecting in lockstep after a gateway restart.
  *
- * <p>Not thread-safe: each tunnel slot owns one and touches it under its own monitor.
+ * <p>Not thread-safe: each tunnel slot owns one and touches it under its own monitor; each SSH link (ingress.ssh)
+ * owns one and touches it on its own thread.
  */
-final class ReconnectBackoff {
+public final class ReconnectBackoff {
     /** Doublings stop here: {@code min << 8} is already past any sensible cap. */
     private static final int MAX_DOUBLINGS = 8;
 
@@ -21,7 +22,7 @@ final class ReconnectBackoff {
     private final LongUnaryOperator random;
     private int failures;
 
-    ReconnectBackoff(Duration min, Duration max, LongUnaryOperator random) {
+    public ReconnectBackoff(Duration min, Duration max, LongUnaryOperator random) {
         if (min.isNegative() || min.isZero() || max.compareTo(min) < 0) {
             throw new IllegalArgumentException("need 0 < min <= max");
         }
@@ -31,7 +32,7 @@ final class ReconnectBackoff {
     }
 
     /** Records a failed attempt (or a lost connection) and returns how long to wait before the next attempt. */
-    long nextDelayMillis() {
+    public long nextDelayMillis() {
         long step = Math.min(minMillis << Math.min(failures, MAX_DOUBLINGS), maxMillis);
         failures++;
         long half = step / 2;
@@ -39,7 +40,7 @@ final class ReconnectBackoff {
     }
 
     /** A connection came up: the next failure starts from {@code min} again. */
-    void reset() {
+    public void reset() {
         failures = 0;
     }
 

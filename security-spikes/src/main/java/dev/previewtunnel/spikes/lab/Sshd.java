@@ -4,9 +4,11 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A real {@code sshd} (Debian's OpenSSH) on a loopback port, with a host key and a user key generated into its own
@@ -33,6 +35,15 @@ public final class Sshd implements AutoCloseable {
      * before sshd binds it). {@code logLevel} is sshd's LogLevel (DEBUG1 logs each forwarded connection).
      */
     public static Sshd start(Path dir, String logLevel) {
+        return start(dir, logLevel, Map.of());
+    }
+
+    /**
+     * As {@link #start(Path, String)}, and every session gets {@code sessionEnv} (sshd_config {@code SetEnv}; values
+     * without whitespace), e.g. {@code XDG_CACHE_HOME}, {@code XDG_STATE_HOME} and {@code XDG_RUNTIME_DIR} pointing
+     * at fresh directories, so a test's remote side never touches the real home.
+     */
+    public static Sshd start(Path dir, String logLevel, Map<String, String> sessionEnv) {
         Path sshd = Processes.require("/usr/sbin/sshd", "apt-get install openssh-server");
         Path keygen = Processes.require("ssh-keygen", "apt-get install openssh-client");
         Processes.require("ssh", "apt-get install openssh-client");
@@ -49,7 +60,7 @@ public final class Sshd implements AutoCloseable {
             for (int attempt = 1; ; attempt++) {
                 int port = Processes.freePort();
                 Path conf = dir.resolve("sshd_config");
-                Files.writeString(conf, config(dir, port, logLevel));
+                Files.writeString(conf, config(dir, port, logLevel) + setEnv(sessionEnv));
                 LabProcess p = LabProcess.start("sshd", List.of(sshd.toString(), "-D", "-e", "-f", conf.toString()),
                         dir, null);
                 try {
@@ -87,13 +98,61 @@ public final class Sshd implements AutoCloseable {
                 """.formatted(dir, port, logLevel);
     }
 
+    private static String setEnv(Map<String, String> env) {
+        if (env.isEmpty()) {
+            return "";
+        }
+        StringBuilder line = new StringBuilder("SetEnv");
+        env.forEach((k, v) -> {
+            if (!k.matches("[A-Za-z_][A-Za-z0-9_]*") || v.isEmpty() || v.matches(".*[\\s\"'].*")) {
+                throw new IllegalArgumentException("SetEnv takes NAME=VALUE without whitespace or quotes: " + k);
+            }
+            line.append(' ').append(k).append('=').append(v);
+        });
+        return line.append('\n').toString();
+    }
+
+    /**
+     * An executable script in this server's directory running {@code ssh -F /dev/null "$@"}: a client for code
+     * that takes an ssh binary (desktop-ingress open's SshLink) and must not read the user's ~/.ssh/config.
+     */
+    public Path sshClientScript() {
+        Path script = dir.resolve("ssh-client");
+        try {
+            if (!Files.exists(script)) {
+                Files.writeString(script, "#!/bin/sh\nexec " + Processes.find("ssh") + " -F /dev/null \"$@\"\n");
+                Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
+            }
+            return script;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The user key {@link #ssh} authenticates with. */
+    public Path userKey() {
+        return dir.resolve("user_ed25519");
+    }
+
+    /** The {@code -o KEY=VALUE} values of {@link #ssh} after its identity: key only, no prompt, own known hosts. */
+    public List<String> clientOptions() {
+        return List.of("IdentitiesOnly=yes", "BatchMode=yes", "StrictHostKeyChecking=accept-new",
+                "UserKnownHostsFile=" + dir.resolve("known_hosts"));
+    }
+
+    /** The login name {@link #destination()} uses. */
+    public String user() {
+        return user;
+    }
+
     /** {@code ssh} with {@code flags}, this server's user key, port and a known-hosts file of its own. */
     public List<String> ssh(List<String> flags) {
         List<String> cmd = new ArrayList<>(List.of(Processes.find("ssh").toString()));
         cmd.addAll(flags);
-        cmd.addAll(List.of("-F", "/dev/null", "-i", dir.resolve("user_ed25519").toString(), "-p",
-                String.valueOf(port), "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
-                "-o", "StrictHostKeyChecking=accept-new", "-o", "UserKnownHostsFile=" + dir.resolve("known_hosts")));
+        cmd.addAll(List.of("-F", "/dev/null", "-i", userKey().toString(), "-p", String.valueOf(port)));
+        for (String option : clientOptions()) {
+            cmd.addAll(List.of("-o", option));
+        }
         return cmd;
     }
 

@@ -1,0 +1,11 @@
+package dev.previewtunnel.ingress.ssh;
+
+import java.time.Instant;
+
+/** A grant minted by the remote gateway; {@link #toString()} leaves the JWT out (docs/security.md: secrets). */
+public record IssuedGrant(String jwt, String grantId, Instant expiresAt) {
+    @Override
+    public String toString() {
+        return "IssuedGrant[grantId=" + grantId + ", expiresAt=" + expiresAt + "]";
+    }
+}
