@@ -1,6 +1,6 @@
 package dev.previewtunnel.spikes.lab;
 
-import dev.previewtunnel.spikes.browser.Cdp;
+import dev.previewtunnel.ingress.browser.DevTools;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A real headless Chromium with its DevTools port (chosen by Chromium, read from the profile's
- * {@code DevToolsActivePort}) and a {@link Cdp} connection to it. Its profile is a temporary directory unless the
+ * {@code DevToolsActivePort}) and a {@link DevTools} connection to it. Its profile is a temporary directory unless the
  * caller gives one to keep; its scratch files ({@code TMPDIR}) go to a temporary directory too. {@link #close()}
  * shuts it down gracefully (the profile is flushed to disk), waits a bounded time, then stops the process tree and
  * deletes what it made.
@@ -24,14 +24,14 @@ public final class Chromium implements AutoCloseable {
     public static final String NAME = "chromium";
 
     private final Process process;
-    private final Cdp cdp;
+    private final DevTools cdp;
     private final Path profile;
     private final boolean keepProfile;
     private final Path log;
     private final Path tmp;
     private final long startMillis;
 
-    private Chromium(Process process, Cdp cdp, Path profile, boolean keepProfile, Path log, Path tmp,
+    private Chromium(Process process, DevTools cdp, Path profile, boolean keepProfile, Path log, Path tmp,
                      long startMillis) {
         this.process = process;
         this.cdp = cdp;
@@ -94,7 +94,7 @@ public final class Chromium implements AutoCloseable {
                     return false;
                 }
             });
-            Cdp cdp = Cdp.connect(URI.create(url[0]));
+            DevTools cdp = DevTools.connect(URI.create(url[0]));
             return new Chromium(p, cdp, dir, profile != null, log, tmp,
                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
         } catch (RuntimeException | Error e) {
@@ -108,7 +108,7 @@ public final class Chromium implements AutoCloseable {
         }
     }
 
-    public Cdp cdp() {
+    public DevTools cdp() {
         return cdp;
     }
 
