@@ -11,11 +11,12 @@ import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Answers the ingress's 407 for every tab, window and worker of one browser: {@code Fetch} is enabled on the
- * browser target itself (one switch that covers targets opened later, with no attach race), paused requests are
- * continued at once, a {@code Proxy} challenge from our proxy gets the session's credential and any other challenge
- * (a site's own 401, another proxy) {@code Default}: the browser's own prompt, never our credential.
- * The credential lives only in this object and the commands sent to the browser; it is never logged or thrown.
+ * Answers the ingress's 407 for every tab and window of one browser: {@code Fetch} is enabled on the browser target
+ * itself (one switch that covers targets opened later, with no attach race), paused requests are continued at once,
+ * a {@code Proxy} challenge from our proxy gets the session's credential and any other challenge (a site's own 401,
+ * another proxy) {@code Default}: the browser's own prompt, never our credential. Only documents are intercepted:
+ * a page's subresources follow it and find the credential in Chromium's proxy auth cache (docs/desktop-ingress.md
+ * "Launching the browser": the cost measured). The credential is never logged or thrown.
  */
 final class ProxyCredentialAnswerer {
     private final DevTools devTools;
@@ -38,7 +39,7 @@ final class ProxyCredentialAnswerer {
         devTools.on("Fetch.requestPaused", this::continuePaused);
         devTools.on("Fetch.authRequired", this::answer);
         ObjectNode fetch = DevTools.params().put("handleAuthRequests", true);
-        fetch.putArray("patterns").addObject().put("urlPattern", "*");
+        fetch.putArray("patterns").addObject().put("urlPattern", "*").put("resourceType", "Document");
         devTools.send("Fetch.enable", fetch);
     }
 

@@ -75,6 +75,11 @@ class BrowserLauncherTest {
             assertTrue(proxy.relayed().contains("preview.localhost:" + target.port() + "/later"),
                     proxy.relayed().toString());
             assertTrue(target.authorizations().isEmpty(), "no Authorization reached the target");
+
+            // Subresources are not intercepted: they find the answered credential in Chromium's proxy auth cache.
+            pages.openTab(url("localhost", "/many"));
+            pages.awaitTitle("many-loaded:" + TestTarget.SUBRESOURCES, WAIT);
+            assertEquals(3, browser.answerer().pausedRequests(), "only the three documents were paused");
         }
         assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(profile)));
     }
@@ -109,11 +114,18 @@ class BrowserLauncherTest {
     }
 
     @Test
-    void exitedCompletesWhenTheBrowserIsKilled() throws Exception {
-        try (LaunchedBrowser browser = launch(dir.resolve("profile"))) {
+    void exitedCompletesWhenTheBrowserIsKilledAndTheProfileServesAgain() throws Exception {
+        Path profile = dir.resolve("profile");
+        try (LaunchedBrowser browser = launch(profile)) {
             assertFalse(browser.exited().isDone());
             ProcessHandle.of(browser.pid()).orElseThrow().destroyForcibly();
             browser.exited().get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        }
+        // The killed browser left its DevToolsActivePort (a dead port) and its profile lock behind.
+        assertTrue(Files.exists(profile.resolve(BrowserLauncher.PORT_FILE)), "a stale DevToolsActivePort");
+        try (LaunchedBrowser again = launch(profile, url("localhost", "/again"));
+             BrowserPages pages = new BrowserPages(profile)) {
+            pages.awaitTitle("page/again", WAIT);
         }
     }
 

@@ -13,7 +13,7 @@ import java.util.concurrent.Executors;
 
 /**
  * The local target behind {@link AuthenticatingProxy}: {@code /private} asks for the site's own Basic auth (401),
- * {@code /many} is a page with {@value #SUBRESOURCES} images, anything else a small HTML page titled by its path.
+ * {@code /many} is a page with {@value #SUBRESOURCES} images (titled {@code many-loaded:N} once N loaded), anything else a small HTML page titled by its path.
  * Records the {@code Authorization} header of every request (the proxy credential must never arrive here).
  */
 final class TestTarget implements AutoCloseable {
@@ -59,7 +59,8 @@ final class TestTarget implements AutoCloseable {
         } else if (path.startsWith("/img/")) {
             send(ex, 200, "image/svg+xml", "<svg xmlns='http://www.w3.org/2000/svg' width='1' height='1'/>");
         } else if (path.equals("/many")) {
-            StringBuilder b = new StringBuilder("<title>many</title>");
+            StringBuilder b = new StringBuilder("<title>many</title><body onload=\"document.title = 'many-loaded:'"
+                    + " + [...document.images].filter(i => i.naturalWidth > 0).length\">");
             for (int i = 0; i < SUBRESOURCES; i++) {
                 b.append("<img src='/img/").append(i).append("?r=").append(System.nanoTime()).append("'>");
             }
