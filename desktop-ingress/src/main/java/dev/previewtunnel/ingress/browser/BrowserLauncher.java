@@ -147,7 +147,8 @@ public final class BrowserLauncher {
         }
     }
 
-    static Optional<URI> readEndpoint(Path portFile) {
+    /** The browser endpoint named in a {@code DevToolsActivePort} file; empty while it is missing or being written. */
+    public static Optional<URI> readEndpoint(Path portFile) {
         try {
             String[] lines = Files.readString(portFile, StandardCharsets.UTF_8).split("\n");
             if (lines.length < 2 || lines[0].isBlank() || lines[1].isBlank()) {

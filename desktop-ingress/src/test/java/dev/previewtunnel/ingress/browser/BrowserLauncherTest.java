@@ -60,20 +60,23 @@ class BrowserLauncherTest {
         return "http://" + host + ":" + target.port() + path;
     }
 
+    void assertRelayed(AuthenticatingProxy through, String host, String path) {
+        assertTrue(through.relayed().contains(host + ":" + target.port() + path), through.relayed().toString());
+    }
+
     @Test
     void firstTabAndLaterTabsLoadThroughTheProxyWithNoPrompt() throws IOException {
         Path profile = dir.resolve("profile");
         try (LaunchedBrowser browser = launch(profile, url("localhost", "/first"));
              BrowserPages pages = new BrowserPages(profile)) {
             pages.awaitTitle("page/first", WAIT);
-            assertTrue(proxy.relayed().contains("localhost:" + target.port() + "/first"), proxy.relayed().toString());
+            assertRelayed(proxy, "localhost", "/first");
             assertTrue(browser.answerer().proxyAnswers() >= 1, "the 407 was answered over DevTools");
 
             // *.localhost goes through the proxy too with <-loopback> (the proxy is the only way it reaches the target)
             pages.openTab(url("preview.localhost", "/later"));
             pages.awaitTitle("page/later", WAIT);
-            assertTrue(proxy.relayed().contains("preview.localhost:" + target.port() + "/later"),
-                    proxy.relayed().toString());
+            assertRelayed(proxy, "preview.localhost", "/later");
             assertTrue(target.authorizations().isEmpty(), "no Authorization reached the target");
 
             // Subresources are not intercepted: they find the answered credential in Chromium's proxy auth cache.
@@ -109,7 +112,7 @@ class BrowserLauncherTest {
             proxy = new AuthenticatingProxy(port, USER, PASSWORD);
             pages.openTab(url("localhost", "/after"));
             pages.awaitTitle("page/after", WAIT);
-            assertTrue(proxy.relayed().contains("localhost:" + target.port() + "/after"), proxy.relayed().toString());
+            assertRelayed(proxy, "localhost", "/after");
         }
     }
 

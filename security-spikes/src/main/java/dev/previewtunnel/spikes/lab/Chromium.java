@@ -1,11 +1,11 @@
 package dev.previewtunnel.spikes.lab;
 
+import dev.previewtunnel.ingress.browser.BrowserLauncher;
 import dev.previewtunnel.ingress.browser.DevTools;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -74,27 +74,16 @@ public final class Chromium implements AutoCloseable {
         Process p = Processes.start(pb);
         try {
             Path portFile = dir.resolve("DevToolsActivePort");
-            String[] url = new String[1];
+            URI[] url = new URI[1];
             Processes.await("Chromium's DevToolsActivePort file", Duration.ofSeconds(30), () -> {
                 if (!p.isAlive()) {
                     throw new AssertionError("chromium exited with " + p.exitValue() + ": "
                             + Processes.tail(log, 4000));
                 }
-                try {
-                    if (!Files.exists(portFile)) {
-                        return false;
-                    }
-                    String[] l = Files.readString(portFile, StandardCharsets.UTF_8).split("\n");
-                    if (l.length < 2 || l[1].isBlank()) {
-                        return false;
-                    }
-                    url[0] = "ws://127.0.0.1:" + l[0].trim() + l[1].trim();
-                    return true;
-                } catch (IOException e) {
-                    return false;
-                }
+                BrowserLauncher.readEndpoint(portFile).ifPresent(e -> url[0] = e);
+                return url[0] != null;
             });
-            DevTools cdp = DevTools.connect(URI.create(url[0]));
+            DevTools cdp = DevTools.connect(url[0]);
             return new Chromium(p, cdp, dir, profile != null, log, tmp,
                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
         } catch (RuntimeException | Error e) {
