@@ -2,7 +2,7 @@ package dev.previewtunnel.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.previewtunnel.spikes.browser.Cdp;
+import dev.previewtunnel.ingress.browser.DevTools;
 import dev.previewtunnel.spikes.lab.Chromium;
 import dev.previewtunnel.spikes.lab.LabProcess;
 import dev.previewtunnel.spikes.lab.Processes;
@@ -36,7 +36,7 @@ final class PageLoad implements AutoCloseable {
     private static final int GROUPS = 20;
 
     private final Chromium chromium;
-    private final Cdp cdp;
+    private final DevTools cdp;
     private final Map<String, CompletableFuture<Void>> loaded = new ConcurrentHashMap<>();
     private final Map<String, String[]> credentials = new ConcurrentHashMap<>();
 
@@ -50,11 +50,11 @@ final class PageLoad implements AutoCloseable {
             }
         });
         cdp.on("Fetch.requestPaused", (p, session) ->
-                cdp.sendAsync("Fetch.continueRequest", Cdp.params().put("requestId", p.get("requestId").asText()),
+                cdp.sendAsync("Fetch.continueRequest", DevTools.params().put("requestId", p.get("requestId").asText()),
                         session));
         cdp.on("Fetch.authRequired", (p, session) -> {
             String[] cred = session == null ? null : credentials.get(session);
-            ObjectNode answer = Cdp.params().put("requestId", p.get("requestId").asText());
+            ObjectNode answer = DevTools.params().put("requestId", p.get("requestId").asText());
             ObjectNode response = answer.putObject("authChallengeResponse");
             if (cred != null && "Proxy".equals(p.path("authChallenge").path("source").asText())) {
                 response.put("response", "ProvideCredentials").put("username", cred[0]).put("password", cred[1]);
@@ -217,22 +217,22 @@ final class PageLoad implements AutoCloseable {
     }
 
     private double[] loadOnce(String url, InetSocketAddress proxy, String user, String password) {
-        ObjectNode ctxParams = Cdp.params().put("disposeOnDetach", true);
+        ObjectNode ctxParams = DevTools.params().put("disposeOnDetach", true);
         if (proxy != null) {
             ctxParams.put("proxyServer", "http://" + proxy.getHostString() + ":" + proxy.getPort());
             ctxParams.put("proxyBypassList", "<-loopback>");
         }
         String context = cdp.send("Target.createBrowserContext", ctxParams).get("browserContextId").asText();
         try {
-            String target = cdp.send("Target.createTarget", Cdp.params().put("url", "about:blank")
+            String target = cdp.send("Target.createTarget", DevTools.params().put("url", "about:blank")
                     .put("browserContextId", context)).get("targetId").asText();
-            String session = cdp.send("Target.attachToTarget", Cdp.params().put("targetId", target)
+            String session = cdp.send("Target.attachToTarget", DevTools.params().put("targetId", target)
                     .put("flatten", true)).get("sessionId").asText();
             cdp.send("Page.enable", null, session);
             cdp.send("Network.enable", null, session);
             if (proxy != null) {
                 credentials.put(session, new String[]{user, password});
-                ObjectNode fetch = Cdp.params().put("handleAuthRequests", true);
+                ObjectNode fetch = DevTools.params().put("handleAuthRequests", true);
                 fetch.putArray("patterns").addObject().put("urlPattern", "*");
                 cdp.send("Fetch.enable", fetch, session);
             }
@@ -244,19 +244,19 @@ final class PageLoad implements AutoCloseable {
             long t0 = System.nanoTime();
             navigate(session, url);
             long t1 = System.nanoTime();
-            JsonNode modules = cdp.send("Runtime.evaluate", Cdp.params().put("expression", "window.__modules")
+            JsonNode modules = cdp.send("Runtime.evaluate", DevTools.params().put("expression", "window.__modules")
                     .put("returnByValue", true), session).path("result").path("value");
             if (modules.asInt() != MODULES) {
                 throw new IllegalStateException("page did not run all modules: window.__modules=" + modules);
             }
-            double loadEnd = cdp.send("Runtime.evaluate", Cdp.params().put("expression",
+            double loadEnd = cdp.send("Runtime.evaluate", DevTools.params().put("expression",
                     "performance.getEntriesByType('navigation')[0].loadEventEnd").put("returnByValue", true),
                     session).path("result").path("value").asDouble();
             credentials.remove(session);
             return new double[]{loadEnd, (t1 - t0) / 1e6};
         } finally {
             try {
-                cdp.send("Target.disposeBrowserContext", Cdp.params().put("browserContextId", context));
+                cdp.send("Target.disposeBrowserContext", DevTools.params().put("browserContextId", context));
             } catch (RuntimeException e) {
                 // already gone
             }
@@ -267,7 +267,7 @@ final class PageLoad implements AutoCloseable {
         CompletableFuture<Void> done = new CompletableFuture<>();
         loaded.put(session, done);
         try {
-            JsonNode r = cdp.send("Page.navigate", Cdp.params().put("url", url), session);
+            JsonNode r = cdp.send("Page.navigate", DevTools.params().put("url", url), session);
             if (r.hasNonNull("errorText")) {
                 throw new IllegalStateException("navigation to " + url + " failed: " + r.get("errorText").asText());
             }

@@ -1,11 +1,11 @@
 package dev.previewtunnel.spikes.lab;
 
-import dev.previewtunnel.spikes.browser.Cdp;
+import dev.previewtunnel.ingress.browser.BrowserLauncher;
+import dev.previewtunnel.ingress.browser.DevTools;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A real headless Chromium with its DevTools port (chosen by Chromium, read from the profile's
- * {@code DevToolsActivePort}) and a {@link Cdp} connection to it. Its profile is a temporary directory unless the
+ * {@code DevToolsActivePort}) and a {@link DevTools} connection to it. Its profile is a temporary directory unless the
  * caller gives one to keep; its scratch files ({@code TMPDIR}) go to a temporary directory too. {@link #close()}
  * shuts it down gracefully (the profile is flushed to disk), waits a bounded time, then stops the process tree and
  * deletes what it made.
@@ -24,14 +24,14 @@ public final class Chromium implements AutoCloseable {
     public static final String NAME = "chromium";
 
     private final Process process;
-    private final Cdp cdp;
+    private final DevTools cdp;
     private final Path profile;
     private final boolean keepProfile;
     private final Path log;
     private final Path tmp;
     private final long startMillis;
 
-    private Chromium(Process process, Cdp cdp, Path profile, boolean keepProfile, Path log, Path tmp,
+    private Chromium(Process process, DevTools cdp, Path profile, boolean keepProfile, Path log, Path tmp,
                      long startMillis) {
         this.process = process;
         this.cdp = cdp;
@@ -74,27 +74,16 @@ public final class Chromium implements AutoCloseable {
         Process p = Processes.start(pb);
         try {
             Path portFile = dir.resolve("DevToolsActivePort");
-            String[] url = new String[1];
+            URI[] url = new URI[1];
             Processes.await("Chromium's DevToolsActivePort file", Duration.ofSeconds(30), () -> {
                 if (!p.isAlive()) {
                     throw new AssertionError("chromium exited with " + p.exitValue() + ": "
                             + Processes.tail(log, 4000));
                 }
-                try {
-                    if (!Files.exists(portFile)) {
-                        return false;
-                    }
-                    String[] l = Files.readString(portFile, StandardCharsets.UTF_8).split("\n");
-                    if (l.length < 2 || l[1].isBlank()) {
-                        return false;
-                    }
-                    url[0] = "ws://127.0.0.1:" + l[0].trim() + l[1].trim();
-                    return true;
-                } catch (IOException e) {
-                    return false;
-                }
+                BrowserLauncher.readEndpoint(portFile).ifPresent(e -> url[0] = e);
+                return url[0] != null;
             });
-            Cdp cdp = Cdp.connect(URI.create(url[0]));
+            DevTools cdp = DevTools.connect(url[0]);
             return new Chromium(p, cdp, dir, profile != null, log, tmp,
                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
         } catch (RuntimeException | Error e) {
@@ -108,7 +97,7 @@ public final class Chromium implements AutoCloseable {
         }
     }
 
-    public Cdp cdp() {
+    public DevTools cdp() {
         return cdp;
     }
 

@@ -2,6 +2,7 @@ package dev.previewtunnel.spikes.browser;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.previewtunnel.ingress.browser.DevTools;
 import dev.previewtunnel.spikes.lab.Chromium;
 
 import java.net.InetSocketAddress;
@@ -36,7 +37,7 @@ public final class Browser implements AutoCloseable {
 
     private final Options options;
     private final Chromium chromium;
-    private final Cdp cdp;
+    private final DevTools cdp;
     private final List<Page> pages = new CopyOnWriteArrayList<>();
 
     private Browser(Options options, Chromium chromium) {
@@ -60,17 +61,17 @@ public final class Browser implements AutoCloseable {
 
     /** Opens a new tab and attaches to it (flattened session); proxy auth is answered from the options. */
     public Page newPage() {
-        ObjectNode create = Cdp.params().put("url", "about:blank");
+        ObjectNode create = DevTools.params().put("url", "about:blank");
         String targetId = cdp.send("Target.createTarget", create).get("targetId").asText();
         JsonNode attached = cdp.send("Target.attachToTarget",
-                Cdp.params().put("targetId", targetId).put("flatten", true));
+                DevTools.params().put("targetId", targetId).put("flatten", true));
         Page page = new Page(cdp, targetId, attached.get("sessionId").asText(), options.username(),
                 options.password());
         pages.add(page);
         return page;
     }
 
-    public Cdp cdp() {
+    public DevTools cdp() {
         return cdp;
     }
 

@@ -2,6 +2,7 @@ package dev.previewtunnel.spikes.browser;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.previewtunnel.ingress.browser.DevTools;
 
 import java.time.Duration;
 import java.util.List;
@@ -21,7 +22,7 @@ import java.util.concurrent.locks.LockSupport;
 public final class Page {
     private static final Duration NAVIGATION_TIMEOUT = Duration.ofSeconds(30);
 
-    private final Cdp cdp;
+    private final DevTools cdp;
     private final String targetId;
     private final String sessionId;
     private final String username;
@@ -36,7 +37,7 @@ public final class Page {
     private final java.util.Map<String, String> unfinished = new java.util.concurrent.ConcurrentHashMap<>();
     private final AtomicReference<CompletableFuture<Void>> load = new AtomicReference<>(new CompletableFuture<>());
 
-    Page(Cdp cdp, String targetId, String sessionId, String username, String password) {
+    Page(DevTools cdp, String targetId, String sessionId, String username, String password) {
         this.cdp = cdp;
         this.targetId = targetId;
         this.sessionId = sessionId;
@@ -66,7 +67,7 @@ public final class Page {
         cdp.on("Network.responseReceived", (p, s) -> {
             if (sessionId.equals(s)) {
                 JsonNode resp = p.path("response");
-                responses.add(Cdp.params().put("url", resp.path("url").asText())
+                responses.add(DevTools.params().put("url", resp.path("url").asText())
                         .put("status", resp.path("status").asInt())
                         .put("remoteIPAddress", resp.path("remoteIPAddress").asText(""))
                         .put("remotePort", resp.path("remotePort").asInt(0))
@@ -91,7 +92,7 @@ public final class Page {
             cdp.on("Fetch.requestPaused", (p, s) -> {
                 if (sessionId.equals(s)) {
                     pausedRequests.incrementAndGet();
-                    cdp.sendAsync("Fetch.continueRequest", Cdp.params().put("requestId", p.get("requestId").asText()),
+                    cdp.sendAsync("Fetch.continueRequest", DevTools.params().put("requestId", p.get("requestId").asText()),
                             sessionId);
                 }
             });
@@ -99,7 +100,7 @@ public final class Page {
                 if (!sessionId.equals(s)) {
                     return;
                 }
-                ObjectNode answer = Cdp.params().put("requestId", p.get("requestId").asText());
+                ObjectNode answer = DevTools.params().put("requestId", p.get("requestId").asText());
                 ObjectNode response = answer.putObject("authChallengeResponse");
                 if ("Proxy".equals(p.path("authChallenge").path("source").asText())) {
                     proxyChallenges.incrementAndGet();
@@ -114,7 +115,7 @@ public final class Page {
         cdp.send("Runtime.enable", null, sessionId);
         cdp.send("Network.enable", null, sessionId);
         if (username != null) {
-            ObjectNode fetch = Cdp.params().put("handleAuthRequests", true);
+            ObjectNode fetch = DevTools.params().put("handleAuthRequests", true);
             fetch.putArray("patterns").addObject().put("urlPattern", "*");
             cdp.send("Fetch.enable", fetch, sessionId);
         }
@@ -127,7 +128,7 @@ public final class Page {
     public JsonNode navigate(String url) {
         CompletableFuture<Void> loaded = new CompletableFuture<>();
         load.set(loaded);
-        JsonNode result = cdp.send("Page.navigate", Cdp.params().put("url", url), sessionId);
+        JsonNode result = cdp.send("Page.navigate", DevTools.params().put("url", url), sessionId);
         if (result.hasNonNull("errorText") && !result.get("errorText").asText().isEmpty()) {
             // A failed navigation shows Chromium's error page; its load event is not what the caller waits for.
             try {
@@ -150,7 +151,7 @@ public final class Page {
     public void reload() {
         CompletableFuture<Void> loaded = new CompletableFuture<>();
         load.set(loaded);
-        cdp.send("Page.reload", Cdp.params().put("ignoreCache", false), sessionId);
+        cdp.send("Page.reload", DevTools.params().put("ignoreCache", false), sessionId);
         try {
             loaded.get(NAVIGATION_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (Exception e) {
@@ -160,12 +161,12 @@ public final class Page {
 
     /** Evaluates an expression in the page (promises awaited, result by value); page exceptions fail. */
     public JsonNode evaluate(String expression) {
-        ObjectNode params = Cdp.params().put("expression", expression).put("awaitPromise", true)
+        ObjectNode params = DevTools.params().put("expression", expression).put("awaitPromise", true)
                 .put("returnByValue", true);
         JsonNode r = cdp.send("Runtime.evaluate", params, sessionId);
         if (r.has("exceptionDetails")) {
             JsonNode d = r.get("exceptionDetails");
-            throw new Cdp.CdpException("page exception: " + d.path("exception").path("description").asText(d.toString()));
+            throw new DevTools.DevToolsException("page exception: " + d.path("exception").path("description").asText(d.toString()));
         }
         return r.path("result").path("value");
     }
@@ -193,7 +194,7 @@ public final class Page {
                 if (truthy(last)) {
                     return last;
                 }
-            } catch (Cdp.CdpException e) {
+            } catch (DevTools.DevToolsException e) {
                 lastError = e;
             }
             if (System.nanoTime() - deadline > 0) {
@@ -263,7 +264,7 @@ public final class Page {
 
     public void close() {
         try {
-            cdp.send("Target.closeTarget", Cdp.params().put("targetId", targetId));
+            cdp.send("Target.closeTarget", DevTools.params().put("targetId", targetId));
         } catch (RuntimeException e) {
             // the browser may be closing
         }

@@ -1,8 +1,10 @@
-package dev.previewtunnel.spikes.browser;
+package dev.previewtunnel.ingress.browser;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -26,9 +28,13 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A minimal Chrome DevTools Protocol client: one WebSocket to the browser endpoint (JDK {@link WebSocket},
  * Jackson), commands matched to answers by id, flattened target sessions ({@code sessionId} on each message),
- * events dispatched in order on one thread so that a handler may itself send commands.
+ * events dispatched in order on one thread so that a handler may itself send commands. Used by
+ * {@link BrowserLauncher} to answer the proxy credential, and by the security spikes and benchmarks to drive pages.
+ * Exceptions and logs carry method names and DevTools errors, never a command's parameters (they may hold the
+ * proxy credential: {@code Fetch.continueWithAuth}).
  */
-public final class Cdp implements AutoCloseable {
+public final class DevTools implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(DevTools.class);
     public static final ObjectMapper JSON = new ObjectMapper();
     private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(30);
 
@@ -46,7 +52,7 @@ public final class Cdp implements AutoCloseable {
     private final ExecutorService events;
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
 
-    private Cdp(HttpClient http, ExecutorService httpThreads, URI endpoint, ExecutorService events) {
+    private DevTools(HttpClient http, ExecutorService httpThreads, URI endpoint, ExecutorService events) {
         this.http = http;
         this.httpThreads = httpThreads;
         this.events = events;
@@ -64,22 +70,22 @@ public final class Cdp implements AutoCloseable {
     }
 
     /** Connects to a browser's DevTools endpoint, e.g. {@code ws://127.0.0.1:PORT/devtools/browser/ID}. */
-    public static Cdp connect(URI endpoint) {
+    public static DevTools connect(URI endpoint) {
         // No proxy for the DevTools socket itself, whatever the JVM's defaults are.
         ExecutorService httpThreads = Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "cdp-http");
+            Thread t = new Thread(r, "devtools-http");
             t.setDaemon(true);
             return t;
         });
         HttpClient http = HttpClient.newBuilder().proxy(HttpClient.Builder.NO_PROXY).executor(httpThreads)
                 .connectTimeout(Duration.ofSeconds(10)).build();
         ExecutorService events = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "cdp-events");
+            Thread t = new Thread(r, "devtools-events");
             t.setDaemon(true);
             return t;
         });
         try {
-            return new Cdp(http, httpThreads, endpoint, events);
+            return new DevTools(http, httpThreads, endpoint, events);
         } catch (RuntimeException e) {
             httpThreads.shutdownNow();
             events.shutdownNow();
@@ -91,7 +97,7 @@ public final class Cdp implements AutoCloseable {
         return JSON.createObjectNode();
     }
 
-    /** Sends a command; the future completes with its {@code result} or fails with {@link CdpException}. */
+    /** Sends a command; the future completes with its {@code result} or fails with {@link DevToolsException}. */
     public CompletableFuture<JsonNode> sendAsync(String method, ObjectNode params, String sessionId) {
         long id = ids.incrementAndGet();
         ObjectNode msg = JSON.createObjectNode();
@@ -105,7 +111,7 @@ public final class Cdp implements AutoCloseable {
         pending.put(id, answer);
         if (closed.isDone()) {
             pending.remove(id);
-            answer.completeExceptionally(new CdpException(method + ": the DevTools connection is closed"));
+            answer.completeExceptionally(new DevToolsException(method + ": the DevTools connection is closed"));
             return answer;
         }
         try {
@@ -116,10 +122,10 @@ public final class Cdp implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             pending.remove(id);
-            answer.completeExceptionally(new CdpException(method + ": interrupted while sending"));
+            answer.completeExceptionally(new DevToolsException(method + ": interrupted while sending"));
         } catch (ExecutionException | TimeoutException e) {
             pending.remove(id);
-            answer.completeExceptionally(new CdpException(method + ": cannot send: " + e));
+            answer.completeExceptionally(new DevToolsException(method + ": cannot send: " + e));
         }
         return answer;
     }
@@ -138,14 +144,14 @@ public final class Cdp implements AutoCloseable {
             return f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new CdpException(what + ": interrupted");
+            throw new DevToolsException(what + ": interrupted");
         } catch (TimeoutException e) {
-            throw new CdpException(what + ": no answer within " + timeout);
+            throw new DevToolsException(what + ": no answer within " + timeout);
         } catch (ExecutionException e) {
-            if (e.getCause() instanceof CdpException c) {
-                throw new CdpException(c.getMessage(), c);
+            if (e.getCause() instanceof DevToolsException c) {
+                throw new DevToolsException(c.getMessage(), c);
             }
-            throw new CdpException(what + ": " + e.getCause(), e.getCause());
+            throw new DevToolsException(what + ": " + e.getCause(), e.getCause());
         }
     }
 
@@ -177,7 +183,7 @@ public final class Cdp implements AutoCloseable {
     private void failAll(String why) {
         closed.complete(null);
         for (Map.Entry<Long, CompletableFuture<JsonNode>> e : pending.entrySet()) {
-            e.getValue().completeExceptionally(new CdpException("DevTools connection " + why));
+            e.getValue().completeExceptionally(new DevToolsException("DevTools connection " + why));
         }
         pending.clear();
     }
@@ -193,7 +199,7 @@ public final class Cdp implements AutoCloseable {
             CompletableFuture<JsonNode> f = pending.remove(msg.get("id").asLong());
             if (f != null) {
                 if (msg.has("error")) {
-                    f.completeExceptionally(new CdpException(msg.get("error").toString()));
+                    f.completeExceptionally(new DevToolsException(msg.get("error").toString()));
                 } else {
                     f.complete(msg.path("result"));
                 }
@@ -212,7 +218,7 @@ public final class Cdp implements AutoCloseable {
                 try {
                     l.onEvent(params, sessionId);
                 } catch (RuntimeException e) {
-                    System.err.println("cdp: handler for " + method + " failed: " + e);
+                    LOG.warn("DevTools: handler for {} failed: {}", method, e.toString());
                 }
             }
         });
@@ -246,14 +252,14 @@ public final class Cdp implements AutoCloseable {
     }
 
     /** A DevTools command failed or timed out. */
-    public static final class CdpException extends RuntimeException {
+    public static final class DevToolsException extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
-        CdpException(String message) {
+        public DevToolsException(String message) {
             super(message);
         }
 
-        CdpException(String message, Throwable cause) {
+        DevToolsException(String message, Throwable cause) {
             super(message, cause);
         }
     }

@@ -1,0 +1,170 @@
+package dev.previewtunnel.ingress.browser;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A real headless Chromium launched as {@code open} launches it, against a small authenticating proxy and a local
+ * target: pages load with no prompt in the first tab and in tabs opened later, a site's own 401 never gets the
+ * proxy credential, the process and its exit are tracked, and the profile persists. A missing Chromium fails.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class BrowserLauncherTest {
+    static final Path CHROMIUM = Path.of("/usr/bin/chromium");
+    static final List<String> HEADLESS = List.of("--headless", "--no-sandbox", "--disable-gpu",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync");
+    static final Duration WAIT = Duration.ofSeconds(30);
+    static final String USER = "ptun-test";
+    static final String PASSWORD = "s3cret-" + Long.toHexString(System.nanoTime()) + "-never-shown";
+
+    @TempDir
+    Path dir;
+    TestTarget target;
+    AuthenticatingProxy proxy;
+
+    @BeforeEach
+    void start() throws IOException {
+        target = new TestTarget();
+        proxy = new AuthenticatingProxy(0, USER, PASSWORD);
+    }
+
+    @AfterEach
+    void stop() throws IOException {
+        proxy.close();
+        target.close();
+    }
+
+    LaunchedBrowser launch(Path profile, String... urls) {
+        return BrowserLauncher.launch(BrowserLauncher.find(CHROMIUM), profile, proxy.address(), USER, PASSWORD,
+                HEADLESS, java.util.Arrays.stream(urls).map(URI::create).toList(), WAIT);
+    }
+
+    String url(String host, String path) {
+        return "http://" + host + ":" + target.port() + path;
+    }
+
+    void assertRelayed(AuthenticatingProxy through, String host, String path) {
+        assertTrue(through.relayed().contains(host + ":" + target.port() + path), through.relayed().toString());
+    }
+
+    @Test
+    void firstTabAndLaterTabsLoadThroughTheProxyWithNoPrompt() throws IOException {
+        Path profile = dir.resolve("profile");
+        try (LaunchedBrowser browser = launch(profile, url("localhost", "/first"));
+             BrowserPages pages = new BrowserPages(profile)) {
+            pages.awaitTitle("page/first", WAIT);
+            assertRelayed(proxy, "localhost", "/first");
+            assertTrue(browser.answerer().proxyAnswers() >= 1, "the 407 was answered over DevTools");
+
+            // *.localhost goes through the proxy too with <-loopback> (the proxy is the only way it reaches the target)
+            pages.openTab(url("preview.localhost", "/later"));
+            pages.awaitTitle("page/later", WAIT);
+            assertRelayed(proxy, "preview.localhost", "/later");
+            assertTrue(target.authorizations().isEmpty(), "no Authorization reached the target");
+
+            // Subresources are not intercepted: they find the answered credential in Chromium's proxy auth cache.
+            pages.openTab(url("localhost", "/many"));
+            pages.awaitTitle("many-loaded:" + TestTarget.SUBRESOURCES, WAIT);
+            assertEquals(3, browser.answerer().pausedRequests(), "only the three documents were paused");
+        }
+        assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(profile)));
+    }
+
+    @Test
+    void aSitesOwn401GetsTheBrowsersDefaultNotTheProxyCredential() {
+        Path profile = dir.resolve("profile");
+        try (LaunchedBrowser browser = launch(profile, url("localhost", "/private"));
+             BrowserPages pages = new BrowserPages(profile)) {
+            pages.await("the site's own challenge (pages: %s)", WAIT, () -> browser.answerer().otherChallenges() >= 1);
+            // Headless has no prompt to show; a later page loading is the barrier after which the 401 is settled.
+            pages.openTab(url("localhost", "/after-401"));
+            pages.awaitTitle("page/after-401", WAIT);
+            assertTrue(target.paths().contains("/private"), target.paths().toString());
+            assertTrue(target.authorizations().isEmpty(), "the site got no credential: " + target.authorizations().size());
+        }
+    }
+
+    @Test
+    void aRestartedProxyOnTheSamePortIsAnsweredToo() throws IOException {
+        Path profile = dir.resolve("profile");
+        try (LaunchedBrowser browser = launch(profile, url("localhost", "/before"));
+             BrowserPages pages = new BrowserPages(profile)) {
+            pages.awaitTitle("page/before", WAIT);
+            int port = proxy.address().getPort();
+            proxy.close();
+            proxy = new AuthenticatingProxy(port, USER, PASSWORD);
+            pages.openTab(url("localhost", "/after"));
+            pages.awaitTitle("page/after", WAIT);
+            assertRelayed(proxy, "localhost", "/after");
+        }
+    }
+
+    @Test
+    void exitedCompletesWhenTheBrowserIsKilledAndTheProfileServesAgain() throws Exception {
+        Path profile = dir.resolve("profile");
+        try (LaunchedBrowser browser = launch(profile)) {
+            assertFalse(browser.exited().isDone());
+            ProcessHandle.of(browser.pid()).orElseThrow().destroyForcibly();
+            browser.exited().get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        }
+        // The killed browser left its DevToolsActivePort (a dead port) and its profile lock behind.
+        assertTrue(Files.exists(profile.resolve(BrowserLauncher.PORT_FILE)), "a stale DevToolsActivePort");
+        try (LaunchedBrowser again = launch(profile, url("localhost", "/again"));
+             BrowserPages pages = new BrowserPages(profile)) {
+            pages.awaitTitle("page/again", WAIT);
+        }
+    }
+
+    @Test
+    void closeLeavesNoProcessAndTheProfileServesASecondLaunch() {
+        Path profile = dir.resolve("profile");
+        long pid;
+        List<ProcessHandle> children;
+        try (LaunchedBrowser browser = launch(profile, url("localhost", "/one"));
+             BrowserPages pages = new BrowserPages(profile)) {
+            pages.awaitTitle("page/one", WAIT);
+            pid = browser.pid();
+            children = ProcessHandle.of(pid).orElseThrow().descendants().toList();
+            assertFalse(children.isEmpty(), "Chromium runs helper processes");
+        }
+        assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "the browser is gone");
+        children.forEach(c -> assertFalse(c.isAlive(), "helper " + c.pid() + " is gone"));
+        assertTrue(Files.isDirectory(profile.resolve("Default")), "the profile persists");
+
+        try (LaunchedBrowser again = launch(profile, url("localhost", "/two"));
+             BrowserPages pages = new BrowserPages(profile)) {
+            pages.awaitTitle("page/two", WAIT);
+        }
+    }
+
+    @Test
+    void theCredentialIsNeitherOnTheCommandLineNorInTheBrowsersOutput() throws IOException {
+        Path profile = dir.resolve("profile");
+        try (LaunchedBrowser browser = launch(profile, url("localhost", "/x"));
+             BrowserPages pages = new BrowserPages(profile)) {
+            pages.awaitTitle("page/x", WAIT);
+            String cmdline = Files.readString(Path.of("/proc", Long.toString(browser.pid()), "cmdline"));
+            assertTrue(cmdline.contains("--proxy-server=http://127.0.0.1:" + proxy.address().getPort()), "proxy flag");
+            assertFalse(cmdline.contains(PASSWORD), "no credential on the command line");
+        }
+        assertFalse(Files.readString(profile.resolve(BrowserLauncher.LOG_FILE)).contains(PASSWORD),
+                "no credential in the browser's output");
+    }
+}

@@ -1,0 +1,57 @@
+package dev.previewtunnel.ingress.browser;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+
+/**
+ * What the tests look at in a launched browser, over a second DevTools connection of their own (the launcher's
+ * answers the credential; this one only reads titles and opens tabs, as a user would).
+ */
+final class BrowserPages implements AutoCloseable {
+    private final DevTools devTools;
+
+    BrowserPages(Path profile) {
+        this.devTools = DevTools.connect(BrowserLauncher.readEndpoint(profile.resolve(BrowserLauncher.PORT_FILE))
+                .orElseThrow(() -> new AssertionError("no DevToolsActivePort in " + profile)));
+    }
+
+    /** A new tab on {@code url}, as a user opening one later. */
+    void openTab(String url) {
+        devTools.send("Target.createTarget", DevTools.params().put("url", url));
+    }
+
+    /** Waits until some page shows {@code title}. */
+    void awaitTitle(String title, Duration timeout) {
+        await("a page titled " + title + " (pages: %s)", timeout, () -> titles().contains("\"" + title + "\""));
+    }
+
+    String titles() {
+        StringBuilder b = new StringBuilder();
+        for (JsonNode t : devTools.send("Target.getTargets", null).path("targetInfos")) {
+            if ("page".equals(t.path("type").asText())) {
+                b.append('"').append(t.path("title").asText()).append("\" ").append(t.path("url").asText()).append("; ");
+            }
+        }
+        return b.toString();
+    }
+
+    void await(String what, Duration timeout, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("timed out after " + timeout + " waiting for " + what.formatted(titles()));
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(25));
+        }
+    }
+
+    @Override
+    public void close() {
+        devTools.close();
+    }
+}
