@@ -8,6 +8,7 @@ import dev.previewtunnel.ingress.proxy.ProxyServer;
 import dev.previewtunnel.ingress.refresh.GrantRefresher;
 import dev.previewtunnel.ingress.session.AuthorityMap;
 import dev.previewtunnel.ingress.session.SessionRegistry;
+import dev.previewtunnel.ingress.status.FrontDoor;
 import dev.previewtunnel.ingress.tunnel.EnvironmentGateway;
 import dev.previewtunnel.ingress.tunnel.EnvironmentPools;
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
@@ -162,6 +163,14 @@ public final class Ingress implements AutoCloseable {
     /** Sets (or clears, with null) the hook asked for a new grant when one expired or was revoked. */
     public void grantRefresher(GrantRefresher refresher) {
         context.refresher().set(refresher);
+    }
+
+    /**
+     * Sets what {@code desktop-ingress open} adds to the status page ({@code http://preview.localhost/}) and to the
+     * error pages (null: the ingress's own facts and generic fixes). Read on the event loops: answers fast, no I/O.
+     */
+    public void frontDoor(FrontDoor frontDoor) {
+        context.frontDoor().set(frontDoor);
     }
 
     /** The virtual-host suffix for sessions created from now on ({@code preview.localhost} by default). */

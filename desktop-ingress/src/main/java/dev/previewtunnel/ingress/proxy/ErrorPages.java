@@ -1,5 +1,6 @@
 package dev.previewtunnel.ingress.proxy;
 
+import dev.previewtunnel.ingress.status.Html;
 import dev.previewtunnel.mux.wire.MuxProtocol;
 import dev.previewtunnel.mux.wire.TunnelError;
 import io.netty.buffer.ByteBufAllocator;
@@ -16,7 +17,8 @@ import java.util.Map;
 /**
  * The small pages the browser sees when the ingress cannot carry a request: plain HTML for navigations, a short
  * text for everything else, always with the machine-readable {@code ptun-error} header and
- * {@code Connection: close}. They say what was asked for and why it failed, never a secret.
+ * {@code Connection: close}. They say what happened in words, the action that fixes it, and reload themselves when
+ * the condition can clear ({@link SelfReload}); never a secret, never a cause's exception text.
  */
 public final class ErrorPages {
     /** A request in origin form: something fetched the proxy port as if it were a web server. */
@@ -25,6 +27,8 @@ public final class ErrorPages {
     public static final String PROXY_AUTH_REQUIRED = "proxy_auth_required";
     /** A request body stopped arriving (or dripped) for the body idle timeout ({@link RequestBodyDeadline}). */
     public static final String REQUEST_BODY_TIMEOUT = "request_body_timeout";
+    /** The reserved authority of the status page ({@link StatusExchange}); port 80. */
+    public static final String STATUS_HOST = "preview.localhost";
     /** The codes the ingress answers besides the {@link TunnelError} codes, with their statuses. */
     public static final Map<String, Integer> INGRESS_CODES = Map.of(NOT_A_PROXY_REQUEST, 400, PROXY_AUTH_REQUIRED, 407,
             REQUEST_BODY_TIMEOUT, 408);
@@ -32,20 +36,28 @@ public final class ErrorPages {
     private ErrorPages() {
     }
 
+    /**
+     * What a page says: its title, what happened, the action that fixes it (null for none), and whether it reloads
+     * itself when the condition clears ({@link SelfReload}).
+     */
+    public record Words(String title, String happened, String fix, boolean reloads) {
+    }
+
+    /** A page for one of the ingress's own codes: it names no fix and does not reload. */
     public static FullHttpResponse page(ByteBufAllocator alloc, int status, String code, String title, String detail,
                                         boolean html) {
+        return page(alloc, status, code, new Words(title, detail, null, false), html);
+    }
+
+    static FullHttpResponse page(ByteBufAllocator alloc, int status, String code, Words words, boolean html) {
         String body;
         String type;
         if (html) {
             type = "text/html; charset=utf-8";
-            body = "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>" + escape(title)
-                    + "</title></head>\n<body style=\"font-family:sans-serif;max-width:40em;margin:3em auto\">\n"
-                    + "<h1>" + escape(title) + "</h1>\n<p>" + escape(detail) + "</p>\n"
-                    + "<p><small>preview-tunnel error code <code>" + escape(code) + "</code></small></p>\n"
-                    + "</body></html>\n";
+            body = html(code, words);
         } else {
             type = "text/plain; charset=utf-8";
-            body = title + ": " + detail + " [" + code + "]\n";
+            body = words.title() + ": " + words.happened() + " [" + code + "]\n";
         }
         byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
         FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
@@ -56,12 +68,50 @@ public final class ErrorPages {
                 .set(HttpHeaderNames.CACHE_CONTROL, "no-store")
                 .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE)
                 .set(MuxProtocol.ERROR_HEADER, code);
+        if (html) {
+            response.headers().set(HttpHeaderNames.CONTENT_SECURITY_POLICY, SelfReload.POLICY);
+        }
         return response;
     }
 
-    /** The page for a tunnel error, with a title a person can act on. */
+    private static String html(String code, Words words) {
+        StringBuilder b = new StringBuilder(2048)
+                .append("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>").append(escape(words.title()))
+                .append("</title>\n<style>").append(SelfReload.STYLE).append("</style>\n");
+        if (words.reloads()) {
+            b.append("<noscript><meta http-equiv=\"refresh\" content=\"").append(SelfReload.NOSCRIPT_REFRESH_SECONDS)
+                    .append("\"></noscript>\n");
+        }
+        b.append("</head>\n<body>\n<h1>").append(escape(words.title())).append("</h1>\n<p id=\"happened\">")
+                .append(escape(words.happened())).append("</p>\n");
+        if (words.fix() != null) {
+            b.append("<h2>What to do</h2>\n<p id=\"fix\" class=\"fix\">").append(escape(words.fix()))
+                    .append("</p>\n");
+        }
+        if (words.reloads()) {
+            b.append("<p id=\"reload\" class=\"muted\">This page reloads by itself when the condition clears."
+                    + "</p>\n");
+        }
+        b.append("<p class=\"muted\"><small>preview-tunnel error code <code>").append(escape(code))
+                .append("</code>");
+        if (!INGRESS_CODES.containsKey(code)) {
+            b.append(" &middot; <a href=\"http://").append(STATUS_HOST)
+                    .append("/\">status of this browser session</a>");
+        }
+        b.append("</small></p>\n");
+        if (words.reloads()) {
+            b.append("<script>").append(SelfReload.SCRIPT).append("</script>\n");
+        }
+        return b.append("</body></html>\n").toString();
+    }
+
+    /**
+     * The page for a tunnel error, with a title a person can act on. {@code detail}: the ingress's own words for
+     * what happened, or null for the error's generic words; {@code fix}: the action that fixes it, or null for the
+     * generic one.
+     */
     public static FullHttpResponse forError(ByteBufAllocator alloc, TunnelError error, String authority, String detail,
-                                            boolean html) {
+                                            String fix, boolean html) {
         String title = switch (error) {
             case NOT_GRANTED -> authority + " is not granted to this browser session";
             case GRANT_EXPIRED -> "The grant for " + authority + " has expired";
@@ -79,8 +129,10 @@ public final class ErrorPages {
             case BAD_REQUEST -> "Bad request";
             default -> "The tunnel to " + authority + " failed";
         };
-        FullHttpResponse response = page(alloc, error.httpStatus(), error.code(), title,
-                detail == null ? "" : detail, html);
+        String happened = detail == null || detail.isBlank() ? ErrorWords.happened(error) : detail;
+        Words words = new Words(title, happened, fix == null ? ErrorWords.fix(error, authority, null) : fix,
+                ErrorWords.clears(error));
+        FullHttpResponse response = page(alloc, error.httpStatus(), error.code(), words, html);
         if (error.httpStatus() == 401) {
             // 401 must name a challenge (RFC 9110); this scheme is not one a browser prompts for, so the page shows.
             response.headers().set(HttpHeaderNames.WWW_AUTHENTICATE,
@@ -90,18 +142,6 @@ public final class ErrorPages {
     }
 
     static String escape(String s) {
-        StringBuilder b = new StringBuilder(s.length() + 16);
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '<' -> b.append("&lt;");
-                case '>' -> b.append("&gt;");
-                case '&' -> b.append("&amp;");
-                case '"' -> b.append("&quot;");
-                case '\'' -> b.append("&#39;");
-                default -> b.append(c < 0x20 && c != '\n' ? ' ' : c);
-            }
-        }
-        return b.toString();
+        return Html.escape(s);
     }
 }

@@ -9,6 +9,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -30,7 +31,7 @@ import java.util.concurrent.TimeUnit;
  * demand, so a slow browser stops the stream, which stops the gateway, which stops the target.
  */
 final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter implements ProxyExchange.Owner {
-    private enum State { AWAIT_HEAD, EXCHANGE, CONNECTING, SWITCHING, CLOSED }
+    private enum State { AWAIT_HEAD, EXCHANGE, CONNECTING, SWITCHING, STATUS, CLOSED }
 
     private final IngressContext context;
     private final PipelinedRequests pipelined = new PipelinedRequests();
@@ -40,6 +41,8 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter implemen
     private boolean reusedConnection;
     /** The absolute-form exchange in progress (EXCHANGE, and SWITCHING after its 101). */
     private ProxyExchange exchange;
+    /** STATUS: the status page request in progress (answered, then the connection closes). */
+    private StatusExchange status;
     /** CONNECTING and SWITCHING: where raw bytes go until the relay takes over. */
     private RelaySwitch relay;
     /** The stream of the last absolute-form exchange, kept for the next request to the same target. */
@@ -94,6 +97,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter implemen
                     exchange.onBrowserPart(msg);
                 } // else the next request's: answered after this one
             }
+            case STATUS -> status.onPart(msg);
             case CONNECTING, SWITCHING -> {
                 // Sent right after the CONNECT head, or left in the HTTP decoder when it was removed: the relay's.
                 if (msg instanceof ByteBuf raw) {
@@ -112,6 +116,8 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter implemen
             ctx.read(); // the head is not complete yet
         } else if (state == State.EXCHANGE) {
             exchange.onBrowserReadComplete();
+        } else if (state == State.STATUS && !status.requestDone()) {
+            ctx.read(); // the status request's (small, bounded) body
         } // CONNECTING: wait for the stream; SWITCHING/CLOSED: the relay or nobody reads.
     }
 
@@ -125,9 +131,16 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter implemen
         }
         if (decision instanceof RequestGate.Refuse r) {
             closed();
-            r.refusal().send(browser, context.audit(), r.session(), html, false);
+            r.refusal().send(browser, context, r.session(), html, false);
         } else if (decision instanceof RequestGate.Tunnel t) {
             connect(t, html);
+        } else if (decision instanceof RequestGate.Status s) {
+            closeKept();
+            state = State.STATUS;
+            status = new StatusExchange(context, browser, s.session(), s.kind(), req);
+            if (req instanceof HttpContent whole) {
+                status.onPart(whole.retain()); // a head and body in one message: the read above releases its own
+            }
         } else if (decision instanceof RequestGate.Forward f) {
             state = State.EXCHANGE;
             exchange = new ProxyExchange(context, browser, this, f.session(), f.route(), req, f.originForm(), html);
@@ -150,7 +163,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter implemen
                     }
                     closed();
                     if (outcome instanceof StreamOpener.Refused r) {
-                        r.refusal().send(browser, context.audit(), tunnel.session(), html, false);
+                        r.refusal().send(browser, context, tunnel.session(), html, false);
                     } else {
                         browser.close(); // the session closed: as closing it does to its other connections
                     }

@@ -18,6 +18,8 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.ArrayDeque;
 
@@ -30,6 +32,9 @@ import java.util.ArrayDeque;
  */
 final class ProxyExchange implements Upstream.Listener {
     private static final String TARGET_CLOSED = "the connection to the target closed before it answered";
+    private static final String STREAM_LOST = "the tunnel stream to the target was reset, or its tunnel connection "
+            + "lost, before the target answered";
+    private static final Logger log = LoggerFactory.getLogger(ProxyExchange.class);
 
     /** What the connection does when an exchange is over. */
     interface Owner {
@@ -321,7 +326,10 @@ final class ProxyExchange implements Upstream.Listener {
     @Override
     public void onClosed(Throwable cause) {
         if (phase == Phase.FORWARDING) {
-            upstreamEndedEarly(cause instanceof TunnelStreamException t ? t.getMessage() : TARGET_CLOSED);
+            // The reset's own text is the protocol's, not words for a page: it stays in the debug log.
+            log.debug("stream to {} ended early: {}", opener.route().requested(), cause == null ? null
+                    : cause.toString());
+            upstreamEndedEarly(cause instanceof TunnelStreamException ? STREAM_LOST : TARGET_CLOSED);
         }
     }
 
@@ -363,7 +371,7 @@ final class ProxyExchange implements Upstream.Listener {
 
     private void refuse(Refusal refusal) {
         closeUpstream(end());
-        refusal.send(browser, context.audit(), session, html, answer == Answer.STARTED);
+        refusal.send(browser, context, session, html, answer == Answer.STARTED);
         owner.closed();
     }
 

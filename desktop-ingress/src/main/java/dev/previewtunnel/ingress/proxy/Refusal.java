@@ -1,6 +1,8 @@
 package dev.previewtunnel.ingress.proxy;
 
 import dev.previewtunnel.ingress.session.BrowserSession;
+import dev.previewtunnel.ingress.status.FrontDoor;
+import dev.previewtunnel.ingress.status.RecentErrors;
 import dev.previewtunnel.mux.wire.TunnelError;
 import dev.previewtunnel.local.audit.AuditLog;
 import io.netty.buffer.ByteBufAllocator;
@@ -10,12 +12,16 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 
+import java.time.Instant;
+
 /**
  * A request the ingress does not carry, and all a refusal does: the page the browser gets ({@link ErrorPages}
  * builds every one), the {@code request_refused} audit line, and the close. The one place refusals are built,
  * whether the {@link RequestGate} refused a head or an open or exchange failed later.
  *
  * @param error  the tunnel error, or null for the ingress's own codes ({@link ErrorPages#INGRESS_CODES})
+ * @param detail what happened, in the ingress's own words (shown on the page): never a cause's exception text; null
+ *               for the error's generic words ({@link ErrorWords})
  * @param reason the audit's detail: a fixed word, never a secret
  */
 record Refusal(TunnelError error, String code, String authority, String detail, String reason) {
@@ -55,10 +61,20 @@ record Refusal(TunnelError error, String code, String authority, String detail, 
                 "The request body stopped arriving, so the request was cut.", null);
     }
 
-    /** The page for this refusal, or null when the connection is closed unanswered. */
+    /** The page for this refusal under plain {@code run}, or null when the connection is closed unanswered. */
     FullHttpResponse page(ByteBufAllocator alloc, boolean html) {
+        return page(alloc, html, null, null);
+    }
+
+    /**
+     * The page, its fix from {@code frontDoor} when that has one for this error, else the generic fix naming
+     * {@code sessionId}.
+     */
+    FullHttpResponse page(ByteBufAllocator alloc, boolean html, FrontDoor frontDoor, String sessionId) {
         if (error != null) {
-            return ErrorPages.forError(alloc, error, authority, detail, html);
+            String fix = frontDoor == null ? null : frontDoor.fix(error, authority);
+            return ErrorPages.forError(alloc, error, authority, detail,
+                    fix != null ? fix : ErrorWords.fix(error, authority, sessionId), html);
         }
         if (UNANSWERED.equals(detail)) {
             return null;
@@ -76,12 +92,19 @@ record Refusal(TunnelError error, String code, String authority, String detail, 
     }
 
     /**
-     * Audits, then answers with the page and closes. Once a response has started it is too late for a page: the
+     * Audits, records it among the session's recent errors (for its status page), then answers with the page and closes. Once a response has started it is too late for a page: the
      * browser learns from the connection ending after what it was sent.
      */
-    void send(Channel browser, AuditLog audit, BrowserSession session, boolean html, boolean responseStarted) {
-        audit(audit, session == null ? null : session.id());
-        FullHttpResponse page = responseStarted ? null : page(browser.alloc(), html);
+    void send(Channel browser, IngressContext context, BrowserSession session, boolean html,
+              boolean responseStarted) {
+        String sessionId = session == null ? null : session.id();
+        audit(context.audit(), sessionId);
+        if (sessionId != null && error != null) {
+            context.recentErrors().record(sessionId, new RecentErrors.Entry(Instant.now(), authority, code,
+                    detail == null || detail.isBlank() ? ErrorWords.happened(error) : detail));
+        }
+        FullHttpResponse page = responseStarted ? null
+                : page(browser.alloc(), html, context.frontDoor().get(), sessionId);
         if (page != null) {
             browser.writeAndFlush(page).addListener(ChannelFutureListener.CLOSE);
         } else if (responseStarted) {

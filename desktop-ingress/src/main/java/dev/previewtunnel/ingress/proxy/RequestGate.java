@@ -18,11 +18,12 @@ import java.util.List;
  * framing is a 400; a request-target in origin form ("a page fetched the ingress port directly") is a 400, asking for
  * no credential; a missing or wrong {@code Proxy-Authorization} is a 407; a bad target or Host is a 400; an authority
  * the session has no grant for (and may not reach directly) is a 403 (docs/security.md, "Attribution by proxy
- * credential").
+ * credential"). An absolute-form request to {@code preview.localhost:80} goes to the session's status page, only
+ * after its credential checked.
  */
 final class RequestGate {
     /** The gate's answer; {@link #session} is the authenticated session, or null when refused before that. */
-    sealed interface Decision permits Refuse, Tunnel, Forward {
+    sealed interface Decision permits Refuse, Tunnel, Forward, Status {
         BrowserSession session();
     }
 
@@ -31,6 +32,10 @@ final class RequestGate {
 
     /** {@code CONNECT}: one stream, then a raw relay. */
     record Tunnel(BrowserSession session, Route route) implements Decision {
+    }
+
+    /** A request to the status page's reserved authority, answered by the ingress itself ({@link StatusExchange}). */
+    record Status(BrowserSession session, StatusExchange.Kind kind) implements Decision {
     }
 
     /** An absolute-form request, sent on in {@code originForm}. */
@@ -80,6 +85,11 @@ final class RequestGate {
             // smuggling, rebinding). RFC 9112 section 3.2 makes both a 400.
             return new Refuse(session, Refusal.of(TunnelError.BAD_REQUEST, requested.toString(),
                     "the Host header does not match the request target", "host_mismatch"));
+        }
+        if (!connect && StatusExchange.isStatusAuthority(requested)) {
+            // Before any route: no grant can name the reserved authority (virtual hosts are NAME.ENV.SUFFIX, two
+            // labels below the default suffix). CONNECT to it is refused below as not granted.
+            return new Status(session, StatusExchange.Kind.of(req.method(), originForm));
         }
         Route route = session.authorities().route(requested).orElse(null);
         if (route == null && session.egress() == EgressPolicy.DIRECT

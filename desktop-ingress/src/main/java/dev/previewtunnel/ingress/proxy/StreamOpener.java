@@ -3,10 +3,13 @@ package dev.previewtunnel.ingress.proxy;
 import dev.previewtunnel.ingress.refresh.GrantRefresher;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.Route;
+import dev.previewtunnel.ingress.status.FrontDoor;
 import dev.previewtunnel.mux.wire.TunnelError;
 import dev.previewtunnel.mux.wire.TunnelStreamException;
 import io.netty.channel.Channel;
 import io.netty.util.concurrent.Future;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -32,6 +35,8 @@ final class StreamOpener {
     /** The session closed while the open was in flight: the browser connection is closed, as closing does. */
     record SessionClosed() implements Outcome {
     }
+
+    private static final Logger log = LoggerFactory.getLogger(StreamOpener.class);
 
     private final IngressContext context;
     private final Channel browser;
@@ -105,7 +110,7 @@ final class StreamOpener {
                     () -> stillWaiting.getAsBoolean() && browser.isActive(), fresh -> {
                         if (fresh == null) {
                             then.accept(new Refused(Refusal.of(t.error(), old.requested().toString(),
-                                    "the grant could not be refreshed", t.error().code())));
+                                    renewalFailed(old), t.error().code())));
                             return;
                         }
                         route = fresh;
@@ -114,13 +119,41 @@ final class StreamOpener {
             return;
         }
         if (cause instanceof TunnelStreamException t) {
-            String readable = "direct_not_public".equals(t.detail())
-                    ? "Direct egress never reaches this desktop's own loopback, link-local, private or multicast "
-                    + "addresses; ask for a grant if this is a preview." : t.detail();
-            then.accept(new Refused(Refusal.of(t.error(), route.requested().toString(), readable, t.detail())));
+            then.accept(new Refused(Refusal.of(t.error(), route.requested().toString(), words(t), t.detail())));
         } else {
+            // The cause's text (e.g. "finishConnect(..) failed") is for the operator's log, never for the page.
+            log.info("opening a stream to {} failed: {}", route.requested(), cause.toString());
             then.accept(new Refused(Refusal.of(TunnelError.GATEWAY_UNREACHABLE, route.requested().toString(),
-                    cause.getMessage(), "open_failed")));
+                    null, "open_failed")));
         }
+    }
+
+    /**
+     * The page's words for a refused open: the ingress's own (direct egress, a failed renewal), else null for the
+     * error's generic words. The gateway's detail and a connect failure's text stay in the audit line.
+     */
+    private String words(TunnelStreamException t) {
+        if ("direct_not_public".equals(t.detail())) {
+            return "Direct egress never reaches this desktop's own loopback, link-local, private or multicast "
+                    + "addresses; ask for a grant if this is a preview.";
+        }
+        if (t.error() == TunnelError.GRANT_EXPIRED || t.error() == TunnelError.GRANT_REVOKED) {
+            String problem = renewalProblem(route);
+            return problem == null ? null : renewalFailed(route);
+        }
+        return null;
+    }
+
+    /** The front door's word on a failed renewal for this route's target, or null. */
+    private String renewalProblem(Route r) {
+        FrontDoor frontDoor = context.frontDoor().get();
+        return frontDoor == null || r.target() == null ? null
+                : frontDoor.renewalProblem(session.id(), r.target().toString());
+    }
+
+    private String renewalFailed(Route r) {
+        String problem = renewalProblem(r);
+        return "The grant could not be renewed: " + (problem != null ? problem
+                : "the grant refresher gave no new grant for this target (see the ingress log).");
     }
 }

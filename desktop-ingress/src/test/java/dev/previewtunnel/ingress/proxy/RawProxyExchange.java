@@ -30,6 +30,19 @@ record RawProxyExchange(int status, Map<String, String> headers, byte[] body) {
         }
     }
 
+    /** Sends {@code head} (without the final empty line), a Content-Length for {@code body}, and the body. */
+    static RawProxyExchange sendWithBody(InetSocketAddress proxy, String head, String body) throws IOException {
+        byte[] bytes = body.getBytes(StandardCharsets.ISO_8859_1);
+        try (Socket s = new Socket(proxy.getAddress(), proxy.getPort())) {
+            s.setSoTimeout(15_000);
+            s.getOutputStream().write((head + "\r\nContent-Length: " + bytes.length + "\r\n\r\n")
+                    .getBytes(StandardCharsets.ISO_8859_1));
+            s.getOutputStream().write(bytes);
+            s.getOutputStream().flush();
+            return parse(s.getInputStream().readAllBytes());
+        }
+    }
+
     static RawProxyExchange parse(byte[] all) throws IOException {
         String text = new String(all, StandardCharsets.ISO_8859_1);
         int end = text.indexOf("\r\n\r\n");

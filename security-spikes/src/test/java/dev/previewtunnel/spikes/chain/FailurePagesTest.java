@@ -16,7 +16,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The shape of the pages a browser gets when the ingress cannot carry a request, read off the wire: small
  * HTML for a navigation (a request that accepts text/html), one short line of text for a subresource, and in
  * both the machine-readable {@code ptun-error} header, {@code Connection: close}, an exact
- * {@code Content-Length}, {@code Cache-Control: no-store}, and no more than a few hundred bytes.
+ * {@code Content-Length}, {@code Cache-Control: no-store}, and no more than a few kilobytes; a page for a condition
+ * that can clear reloads itself.
  */
 class FailurePagesTest {
     /** What Chromium sends for a navigation, and for a script/fetch/image subresource. */
@@ -65,7 +66,8 @@ class FailurePagesTest {
         assertEquals(String.valueOf(r.bodyBytes()), r.header("content-length"), r.toString());
     }
 
-    private static void assertHtmlPage(RawAnswer r, int status, String code, String title) {
+    /** {@code reloads}: the page reloads itself when its condition clears (a script allowed by hash, a fallback). */
+    private static void assertHtmlPage(RawAnswer r, int status, String code, String title, boolean reloads) {
         assertCommonHeaders(r, status, code);
         assertEquals("text/html; charset=utf-8", r.header("content-type"));
         assertTrue(r.bodyBytes() < MAX_HTML, r.bodyBytes() + " bytes");
@@ -73,7 +75,10 @@ class FailurePagesTest {
         assertTrue(r.body().contains("<title>" + title + "</title>"), r.body());
         assertTrue(r.body().contains("<h1>" + title + "</h1>"), r.body());
         assertTrue(r.body().contains("<code>" + code + "</code>"), r.body());
-        assertFalse(r.body().contains("<script"), "a plain page: no script");
+        assertTrue(r.body().contains("<h2>What to do</h2>") || !reloads, r.body());
+        assertEquals(reloads, r.body().contains("<script>"), r.body());
+        assertEquals(reloads, r.body().contains("<noscript><meta http-equiv=\"refresh\""), r.body());
+        assertTrue(r.header("content-security-policy").startsWith("default-src 'none'"), r.toString());
     }
 
     private static void assertTextLine(RawAnswer r, int status, String code, String title) {
@@ -89,7 +94,7 @@ class FailurePagesTest {
     void notGranted403() throws Exception {
         String title = "localhost:" + notGranted.port() + " is not granted to this browser session";
         RawAnswer page = get(notGranted.port(), NAVIGATION, true);
-        assertHtmlPage(page, 403, "not_granted", title);
+        assertHtmlPage(page, 403, "not_granted", title, true);
         System.out.printf("{\"test\":\"failure_pages\",\"code\":\"not_granted\",\"htmlBytes\":%d,\"textBytes\":%d}%n",
                 page.bodyBytes(), get(notGranted.port(), SUBRESOURCE, true).bodyBytes());
         assertTextLine(get(notGranted.port(), SUBRESOURCE, true), 403, "not_granted", title);
@@ -100,7 +105,7 @@ class FailurePagesTest {
     @Test
     void targetRefused502() throws Exception {
         String title = "Nothing is listening on localhost:" + closedPort + " in the environment";
-        assertHtmlPage(get(closedPort, NAVIGATION, true), 502, "target_refused", title);
+        assertHtmlPage(get(closedPort, NAVIGATION, true), 502, "target_refused", title, true);
         assertTextLine(get(closedPort, SUBRESOURCE, true), 502, "target_refused", title);
     }
 
@@ -108,7 +113,7 @@ class FailurePagesTest {
     void proxyAuthRequired407() throws Exception {
         String title = "Proxy authentication required";
         RawAnswer page = get(app.port(), NAVIGATION, false);
-        assertHtmlPage(page, 407, "proxy_auth_required", title);
+        assertHtmlPage(page, 407, "proxy_auth_required", title, false);
         assertTrue(page.header("proxy-authenticate").startsWith("Basic realm="), page.toString());
         RawAnswer text = get(app.port(), SUBRESOURCE, false);
         assertTextLine(text, 407, "proxy_auth_required", title);
