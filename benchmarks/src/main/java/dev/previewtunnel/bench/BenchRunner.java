@@ -35,6 +35,11 @@ public final class BenchRunner {
             OpenFloor.main(list.toArray(String[]::new));
             return;
         }
+        if (list.remove("--first-paint")) {
+            // bench/first-paint.sh: issue 19's time from 'desktop-ingress open' to the first paint.
+            FirstPaintBench.main(list.toArray(String[]::new));
+            return;
+        }
         Config config = Config.parse(args);
         int code = run(config, System.out);
         System.exit(code);

@@ -43,15 +43,18 @@ import java.util.Set;
                         + "interface that carries a browser session's requests to loopback targets (a dev "
                         + "server, an API) in a remote environment, through a tunnel to that environment's "
                         + "env-gateway.",
+                "Start here: 'desktop-ingress open ssh://HOST --port 5173' does everything for a dev server on an "
+                        + "SSH host (the gateway there, the grants, a browser that needs no password); 'run' and "
+                        + "the other commands are the parts it uses, for other setups (docs/running.md).",
                 "Only a browser configured with the session's own proxy credential (written to an owner-only "
                         + "file) can use it, and only for the targets its grants name. Connection tokens and "
                         + "grants never travel in a URL; prefer --token-file and --grant-file, since command-line "
                         + "arguments are visible to other local users in ps.",
-                "'run' prints one line on stdout (the JSON ready event); 'session', 'grant' and 'status --json' "
-                        + "print JSON lines, 'status' a table and 'doctor' one line per check. Logs are JSON lines "
+                "'open' and 'run' each print one JSON line on stdout (the open or ready event); 'session', "
+                        + "'grant' and 'status --json' print JSON lines, 'status' a table and 'doctor' one line per check. Logs are JSON lines "
                         + "on stderr."},
-        subcommands = {RunCommand.class, SessionCommand.class, GrantCommand.class, StatusCommand.class,
-                DoctorCommand.class})
+        subcommands = {OpenCommand.class, PortsCommand.class, RunCommand.class, SessionCommand.class,
+                GrantCommand.class, StatusCommand.class, DoctorCommand.class})
 public final class IngressMain {
     /** Usage footer shared by every command (picocli format string: %n is a line break). */
     static final String FOOTER = ExitCodes.FOOTER_START

@@ -122,6 +122,16 @@ public final class Page {
     }
 
     /**
+     * Attaches to a tab some other program opened (e.g. the browser {@code desktop-ingress open} started, which
+     * answers its proxy's challenges itself): no credential here.
+     */
+    public static Page attach(Cdp cdp, String targetId) {
+        JsonNode attached = cdp.send("Target.attachToTarget",
+                Cdp.params().put("targetId", targetId).put("flatten", true));
+        return new Page(cdp, targetId, attached.get("sessionId").asText(), null, null);
+    }
+
+    /**
      * Navigates and waits for the load event. Returns the {@code Page.navigate} result: {@code errorText} is set
      * when the navigation failed (e.g. {@code net::ERR_TUNNEL_CONNECTION_FAILED}).
      */

@@ -111,17 +111,22 @@ final class CliProcess implements AutoCloseable {
 
     /** Reads stdout until a JSON line with {@code "event":"ready"} (bounded); fails with what was printed. */
     JsonNode awaitReady(Duration timeout) throws Exception {
+        return awaitEvent("ready", timeout);
+    }
+
+    /** Reads stdout until a JSON line with this {@code event} (bounded); fails with what was printed. */
+    JsonNode awaitEvent(String event, Duration timeout) throws Exception {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             long left = deadline - System.nanoTime();
             String line = left > 0 ? stdoutLines.poll(left, TimeUnit.NANOSECONDS) : null;
             if (line == null || line.equals(EOF)) {
-                throw new AssertionError("no ready line on stdout" + (line == null ? " within " + timeout : "")
+                throw new AssertionError("no " + event + " line on stdout" + (line == null ? " within " + timeout : "")
                         + "; stderr: " + stderr());
             }
             if (line.startsWith("{")) {
                 JsonNode json = JSON.readTree(line);
-                if ("ready".equals(json.path("event").asText())) {
+                if (event.equals(json.path("event").asText())) {
                     return json;
                 }
             }

@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The user journeys of runs 1 and 2, shared by the direct runs and the relay runs (run 7). */
-final class Journeys {
+public final class Journeys {
     static final Duration WAIT = Duration.ofSeconds(30);
     /** How long a save may take to show as an update in Vite's log before it counts as not seen by its watcher. */
     private static final Duration VITE_SAW_SAVE = Duration.ofSeconds(5);
@@ -68,7 +68,7 @@ final class Journeys {
      * Waits for the page to show {@code value}; a timeout also carries Vite's log, which says whether Vite saw the
      * file change and sent an update (the page's own record, in the message, says whether a fetch was made).
      */
-    private static void waitForValue(Page page, ViteDevServer vite, String value) {
+    public static void waitForValue(Page page, ViteDevServer vite, String value) {
         try {
             page.waitFor("document.getElementById('value').textContent === " + js(value), WAIT);
         } catch (AssertionError e) {
@@ -83,7 +83,7 @@ final class Journeys {
      * shows no fetch either). Such a save is repeated, at most twice, as a developer whose save did nothing would.
      * Once Vite has sent the update, getting it to the page is the tunnel's part: no retry there.
      */
-    private static int saveValue(Page page, ViteDevServer vite, String value) {
+    public static int saveValue(Page page, ViteDevServer vite, String value) {
         int updatesBefore = vite.valueUpdatesLogged();
         vite.writeValue(value);
         int resaves = 0;
@@ -147,12 +147,12 @@ final class Journeys {
     }
 
     /** The page state run 1 compares; {@code sessionLoads} is read from sessionStorage, which a reload keeps. */
-    private static final String PAGE_STATE = "({sessionLoads: Number(sessionStorage.getItem('ptun-loads')),"
+    public static final String PAGE_STATE = "({sessionLoads: Number(sessionStorage.getItem('ptun-loads')),"
             + " marker: window.__marker, timeOrigin: performance.timeOrigin, valueEvaluations: window.__valueEvaluations,"
             + " hmrUpdates: window.__hmrUpdates, navigations: performance.getEntriesByType('navigation').length,"
             + " href: location.href})";
 
-    private static void assertNoFullReload(JsonNode state, String marker, double timeOrigin) {
+    public static void assertNoFullReload(JsonNode state, String marker, double timeOrigin) {
         assertEquals(1, state.path("sessionLoads").asInt(), "a full reload happened (load counter): " + state);
         assertEquals(timeOrigin, state.path("timeOrigin").asDouble(), "a new document (timeOrigin): " + state);
         assertEquals(marker, state.path("marker").asText(), "page state lost: " + state);

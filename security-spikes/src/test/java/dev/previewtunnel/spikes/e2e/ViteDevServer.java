@@ -21,7 +21,7 @@ import java.util.stream.Stream;
 public final class ViteDevServer implements AutoCloseable {
     private static final String VALUE_UPDATE_LINE = "hmr update /src/value.js";
     static final String VALUE_FILE = "src/value.js";
-    static final String INITIAL_VALUE = "initial-value";
+    public static final String INITIAL_VALUE = "initial-value";
 
     private final Process process;
     private final Path root;

@@ -1,0 +1,263 @@
+package dev.previewtunnel.spikes.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.ingress.ssh.SshDestination;
+import dev.previewtunnel.spikes.browser.Cdp;
+import dev.previewtunnel.spikes.browser.Page;
+import dev.previewtunnel.spikes.e2e.Journeys;
+import dev.previewtunnel.spikes.e2e.TinyHttpServer;
+import dev.previewtunnel.spikes.e2e.ViteDevServer;
+import dev.previewtunnel.spikes.lab.Processes;
+import dev.previewtunnel.spikes.lab.Sshd;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Issue 19's front door, end to end with real components: a throwaway sshd on loopback (its sessions get fresh
+ * XDG directories, so the "remote" starts with no gateway and no keys), the real Vite fixture as the dev server,
+ * and the real Chromium that {@code desktop-ingress open} starts itself (headless through --browser-arg). The test
+ * types no credential: it only watches the browser over a second DevTools connection.
+ */
+class OpenCommandRunTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Duration OPEN = Duration.ofSeconds(120);
+    private static final Duration WAIT = Duration.ofSeconds(60);
+
+    @TempDir
+    Path dir;
+
+    @AfterAll
+    static void cleanUp() throws IOException {
+        CliProcess.deleteStateHome();
+    }
+
+    /** The remote session's fresh XDG directories: its cache, its state (keys) and its run dir (the socket). */
+    private record Remote(Path cache, Path state, Path runtime) {
+        Map<String, String> env() {
+            return Map.of("XDG_CACHE_HOME", cache.toString(), "XDG_STATE_HOME", state.toString(),
+                    "XDG_RUNTIME_DIR", runtime.toString());
+        }
+    }
+
+    private Remote remote() throws IOException {
+        Path r = Files.createDirectories(dir.resolve("remote"));
+        Remote remote = new Remote(Files.createDirectories(r.resolve("cache")),
+                Files.createDirectories(r.resolve("state")), Files.createDirectories(r.resolve("run")));
+        Files.setPosixFilePermissions(remote.runtime(), java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+        return remote;
+    }
+
+    private static List<String> openArgs(Sshd sshd, Path state, String... more) {
+        List<String> args = new ArrayList<>(List.of("open", "ssh://" + sshd.destination() + ":" + sshd.port()));
+        args.addAll(List.of(more));
+        args.addAll(List.of("--identity", sshd.dir().resolve("user_ed25519").toString(),
+                "--ssh-option", "IdentitiesOnly=yes", "--ssh-option", "BatchMode=yes",
+                "--ssh-option", "StrictHostKeyChecking=accept-new",
+                "--ssh-option", "UserKnownHostsFile=" + sshd.dir().resolve("known_hosts"),
+                "--state-dir", state.toString()));
+        return args;
+    }
+
+    private static List<String> headless() {
+        return List.of("--browser", Processes.require("chromium", "apt-get install chromium").toString(),
+                "--browser-arg=--headless", "--browser-arg=--no-sandbox", "--browser-arg=--disable-gpu",
+                "--browser-arg=--disable-quic", "--browser-arg=--disable-background-networking",
+                "--browser-arg=--disable-component-update", "--browser-arg=--disable-sync");
+    }
+
+    @Test
+    @Timeout(300)
+    void oneCommandOpensThePageKeepsItAliveAndLeavesNothingBehind() throws Exception {
+        Remote remote = remote();
+        Path state = dir.resolve("desktop");
+        try (ViteDevServer vite = ViteDevServer.start();
+             Sshd sshd = Sshd.start(Files.createDirectories(dir.resolve("sshd")), "INFO", remote.env())) {
+            assertEquals(0, countFiles(remote.cache()), "the remote starts with an empty cache");
+            List<String> args = openArgs(sshd, state, "--port", String.valueOf(vite.port()), "--grant-ttl", "20s");
+            args.addAll(headless());
+            try (CliProcess open = CliProcess.start("desktop-ingress", args.toArray(String[]::new))) {
+                JsonNode line = open.awaitEvent("open", OPEN);
+                String url = "http://localhost:" + vite.port() + "/";
+                assertEquals(url, line.path("urls").path(0).asText(), line::toString);
+                assertEquals(1, line.path("urls").size(), line::toString);
+                assertTrue(line.path("proxy").asText().startsWith("127.0.0.1:"), line::toString);
+                assertEquals("default", line.path("session").asText(), line::toString);
+                assertFalse(line.has("credentialsFile"), "a browser was started: no credential file " + line);
+                assertTrue(Files.isRegularFile(jarIn(remote.cache())), "the gateway jar was uploaded to the cache");
+
+                SshDestination dest = SshDestination.parse("ssh://" + sshd.destination() + ":" + sshd.port());
+                Path profile = state.resolve("browser").resolve(dest.key()).resolve("default");
+                try (Cdp cdp = Cdp.connect(devTools(profile))) {
+                    Page page = Page.attach(cdp, targetWithUrl(cdp, url));
+                    hmrEditAppliesWithoutReload(page, vite);
+                    renewalsPassWithNoFailedRequest(page, open, 3);
+                    statusPageOpensANewListener(cdp, vite.port());
+                    pageRecoversAfterSshDies(page, open, vite);
+                }
+                open.signal("INT");
+                assertEquals(0, open.awaitExit(Duration.ofSeconds(60)), open::stderr);
+                assertFalse(open.stdout().contains("\"password\""), "no credential on stdout");
+            }
+            Processes.await("no gateway process left on the remote", WAIT,
+                    () -> processesMentioning(remote.cache().toString()).isEmpty());
+            Processes.await("no ssh process of the session left", WAIT,
+                    () -> processesMentioning(state.toString()).isEmpty());
+            try (Stream<Path> sockets = Files.walk(remote.runtime())) {
+                assertEquals(List.of(), sockets.filter(p -> p.toString().endsWith(".sock")).toList(),
+                        "the remote socket is removed");
+            }
+            assertTrue(Files.isDirectory(state.resolve("browser")), "the browser profile persists");
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void aRemoteWithoutJavaGetsOneClearLine() throws Exception {
+        Remote remote = remote();
+        try (Sshd sshd = Sshd.start(Files.createDirectories(dir.resolve("sshd")), "INFO", remote.env())) {
+            List<String> args = openArgs(sshd, dir.resolve("desktop"), "--port", "5173", "--no-browser",
+                    "--remote-java", "/nonexistent/java");
+            CliProcess open = CliProcess.run(OPEN, "desktop-ingress", args.toArray(String[]::new));
+            assertEquals(2, open.process.exitValue(), open::stderr);
+            String last = lastLine(open.stderr());
+            assertTrue(last.contains("Java 17"), "one line naming what is missing: " + last);
+            assertTrue(processesMentioning(remote.cache().toString()).isEmpty(), "nothing left running");
+        }
+    }
+
+    private static void hmrEditAppliesWithoutReload(Page page, ViteDevServer vite) {
+        Journeys.waitForValue(page, vite, ViteDevServer.INITIAL_VALUE);
+        page.waitFor("window.__hmrConnected === true || performance.getEntriesByType('resource')"
+                + ".some(e => e.name.includes('@vite/client'))", WAIT);
+        String marker = page.evaluateString("window.__marker = 'kept-' + Math.random(); window.__marker");
+        double timeOrigin = page.evaluate("performance.timeOrigin").asDouble();
+        String edited = "edited-" + UUID.randomUUID().toString().substring(0, 8);
+        Journeys.saveValue(page, vite, edited);
+        Journeys.assertNoFullReload(page.evaluate(Journeys.PAGE_STATE), marker, timeOrigin);
+        Journeys.saveValue(page, vite, ViteDevServer.INITIAL_VALUE);
+        Journeys.assertNoFullReload(page.evaluate(Journeys.PAGE_STATE), marker, timeOrigin);
+    }
+
+    /**
+     * Grants of 20 s are renewed at half their life: while three renewals pass, a request every 250 ms from the
+     * page must never fail (an expired grant would surface as a 401 page or a failed fetch).
+     */
+    private static void renewalsPassWithNoFailedRequest(Page page, CliProcess open, int renewals) {
+        int before = count(open, "grant_renewed");
+        page.evaluate("window.__ok = 0; window.__failed = []; window.__poll = setInterval(() => "
+                + "fetch('/?poll=' + Math.random(), {cache: 'no-store'}).then(r => r.ok ? window.__ok++ "
+                + ": window.__failed.push(r.status + ' ' + r.headers.get('ptun-error')))"
+                + ".catch(e => window.__failed.push(String(e))), 250); true");
+        Processes.await(renewals + " grant renewals", Duration.ofSeconds(75),
+                () -> count(open, "grant_renewed") >= before + renewals);
+        JsonNode result = page.evaluate("clearInterval(window.__poll); ({ok: window.__ok, failed: window.__failed})");
+        assertEquals(0, result.path("failed").size(), "requests failed across the renewals: " + result);
+        assertTrue(result.path("ok").asInt() > 40, "the page kept fetching: " + result);
+    }
+
+    private static void statusPageOpensANewListener(Cdp cdp, int vitePort) {
+        String targetId = cdp.send("Target.createTarget", Cdp.params().put("url", "about:blank"))
+                .get("targetId").asText();
+        Page status = Page.attach(cdp, targetId);
+        status.navigate("http://preview.localhost/");
+        status.waitFor("document.body.innerText.includes('localhost:" + vitePort + "')", WAIT);
+        try (TinyHttpServer later = new TinyHttpServer("127.0.0.1", 0)
+                .route("/", ex -> TinyHttpServer.send(ex, 200, "text/plain", "hello from a later listener"))
+                .start()) {
+            int port = later.port();
+            // The page reloads itself; the port appears once the remote gateway lists it.
+            status.waitFor("[...document.forms].some(f => [...f.elements].some(e => e.value === '" + port + "'))",
+                    WAIT);
+            status.evaluate("[...document.forms].find(f => [...f.elements].some(e => e.value === '" + port
+                    + "')).requestSubmit(); true");
+            status.waitFor("location.href === 'http://localhost:" + port + "/' && "
+                    + "document.body.innerText.includes('hello from a later listener')", WAIT);
+        }
+    }
+
+    /**
+     * kill -9 of the ssh master: the remote gateway's channel and the forward are gone; open reconnects and the
+     * page, untouched by the test, works again (Vite's client reloads it once its server answers).
+     */
+    private static void pageRecoversAfterSshDies(Page page, CliProcess open, ViteDevServer vite) throws Exception {
+        ProcessHandle master = ProcessHandle.of(open.process.pid()).orElseThrow().descendants()
+                .filter(p -> p.info().commandLine().map(c -> c.contains("ssh") && c.contains(" -M")).orElse(false))
+                .findFirst().orElseThrow(() -> new AssertionError("no ssh master under the open process"));
+        int downs = count(open, "ssh_down");
+        new ProcessBuilder("kill", "-9", Long.toString(master.pid())).start().waitFor();
+        Processes.await("open to notice the lost link", WAIT, () -> count(open, "ssh_down") > downs);
+        page.waitFor("(async () => { try { const r = await fetch('/?after-kill=' + Math.random(), "
+                + "{cache: 'no-store'}); return r.ok && !r.headers.get('ptun-error'); } catch (e) { return false; } })()",
+                Duration.ofSeconds(90));
+        Journeys.waitForValue(page, vite, ViteDevServer.INITIAL_VALUE);
+    }
+
+    private static int count(CliProcess p, String event) {
+        return (int) p.stderrLines().stream().filter(l -> l.contains("\"event\":\"" + event + "\"")).count();
+    }
+
+    private static String targetWithUrl(Cdp cdp, String url) {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (System.nanoTime() < deadline) {
+            for (JsonNode t : cdp.send("Target.getTargets", Cdp.params()).path("targetInfos")) {
+                if ("page".equals(t.path("type").asText()) && t.path("url").asText().startsWith(url)) {
+                    return t.path("targetId").asText();
+                }
+            }
+            Processes.within(Duration.ofMillis(200), () -> false);
+        }
+        throw new AssertionError("no tab with " + url);
+    }
+
+    /** The DevTools endpoint of the browser open started, from its profile's DevToolsActivePort. */
+    private static URI devTools(Path profile) throws IOException {
+        Path file = profile.resolve("DevToolsActivePort");
+        List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+        return URI.create("ws://127.0.0.1:" + lines.get(0).trim() + lines.get(1).trim());
+    }
+
+    private static Path jarIn(Path cache) throws IOException {
+        try (Stream<Path> files = Files.walk(cache)) {
+            return files.filter(p -> p.getFileName().toString().equals("env-gateway.jar")).findFirst()
+                    .orElse(cache.resolve("missing"));
+        }
+    }
+
+    private static long countFiles(Path d) throws IOException {
+        try (Stream<Path> files = Files.walk(d)) {
+            return files.filter(Files::isRegularFile).count();
+        }
+    }
+
+    /** Live processes whose command line mentions {@code text} (the test's own JVM excluded). */
+    private static List<String> processesMentioning(String text) {
+        long self = ProcessHandle.current().pid();
+        return ProcessHandle.allProcesses().filter(p -> p.pid() != self)
+                .map(p -> p.info().commandLine().orElse(""))
+                .filter(c -> c.contains(text)).toList();
+    }
+
+    private static String lastLine(String text) {
+        String[] lines = text.strip().split("\n");
+        return lines[lines.length - 1];
+    }
+}
