@@ -137,11 +137,9 @@ final class FirstPaintBench {
                 "-jar", ingressJar.toString(), "open", "ssh://" + sshd.destination() + ":" + sshd.port(),
                 "--port", String.valueOf(port), "--state-dir", state.toString(),
                 "--gateway-jar", gatewayJar.toString(),
-                "--identity", sshd.dir().resolve("user_ed25519").toString(),
-                "--ssh-option", "IdentitiesOnly=yes", "--ssh-option", "BatchMode=yes",
-                "--ssh-option", "StrictHostKeyChecking=accept-new",
-                "--ssh-option", "UserKnownHostsFile=" + sshd.dir().resolve("known_hosts"),
+                "--ssh", sshd.sshClientScript().toString(), "--identity", sshd.userKey().toString(),
                 "--browser", chromium.toString()));
+        sshd.clientOptions().forEach(o -> cmd.addAll(List.of("--ssh-option", o)));
         headless().forEach(a -> cmd.add("--browser-arg=" + a));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(round.resolve("open.stderr").toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));

@@ -29,6 +29,19 @@ final class GrantRenewals implements AutoCloseable {
     private static final Duration FIRST_RETRY = Duration.ofSeconds(2);
     private static final Duration MAX_RETRY = Duration.ofSeconds(30);
 
+    /** Runs a task after a delay; the handle cancels it. A ScheduledExecutorService in use, a queue in tests. */
+    @FunctionalInterface
+    interface Timer {
+        Runnable schedule(Runnable task, Duration delay);
+
+        static Timer of(ScheduledExecutorService executor) {
+            return (task, delay) -> {
+                ScheduledFuture<?> f = executor.schedule(task, delay.toMillis(), TimeUnit.MILLISECONDS);
+                return () -> f.cancel(false);
+            };
+        }
+    }
+
     /** Mints a grant for (session, target) on the remote; completes off the caller's thread. */
     @FunctionalInterface
     interface Minter {
@@ -39,7 +52,7 @@ final class GrantRenewals implements AutoCloseable {
     private static final class Kept {
         final String target;
         volatile Instant expiresAt = Instant.EPOCH;
-        volatile ScheduledFuture<?> timer;
+        volatile Runnable cancel;
         volatile String problem;
         volatile int renewals;
         Duration retry = FIRST_RETRY;
@@ -52,12 +65,12 @@ final class GrantRenewals implements AutoCloseable {
     private final BrowserSession session;
     private final Minter minter;
     private final Duration ttl;
-    private final ScheduledExecutorService timer;
+    private final Timer timer;
     private final Clock clock;
     private final Map<String, Kept> kept = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
-    GrantRenewals(BrowserSession session, Minter minter, Duration ttl, ScheduledExecutorService timer, Clock clock) {
+    GrantRenewals(BrowserSession session, Minter minter, Duration ttl, Timer timer, Clock clock) {
         this.session = session;
         this.minter = minter;
         this.ttl = ttl;
@@ -156,20 +169,20 @@ final class GrantRenewals implements AutoCloseable {
         if (closed) {
             return;
         }
-        ScheduledFuture<?> previous = k.timer;
+        Runnable previous = k.cancel;
         if (previous != null) {
-            previous.cancel(false);
+            previous.run();
         }
-        k.timer = timer.schedule(() -> mintAndAttach(k), delay.toMillis(), TimeUnit.MILLISECONDS);
+        k.cancel = timer.schedule(() -> mintAndAttach(k), delay);
     }
 
     @Override
     public void close() {
         closed = true;
         kept.values().forEach(k -> {
-            ScheduledFuture<?> t = k.timer;
-            if (t != null) {
-                t.cancel(false);
+            Runnable cancel = k.cancel;
+            if (cancel != null) {
+                cancel.run();
             }
         });
     }

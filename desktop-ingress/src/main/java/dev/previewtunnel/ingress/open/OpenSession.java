@@ -133,7 +133,7 @@ public final class OpenSession implements AutoCloseable {
         session = s;
         in.sessions().add(s);
         GrantRenewals r = new GrantRenewals(s, (sid, target, ttl) -> link.control().grant(sid, target, ttl),
-                config.grantTtl(), timer, Clock.systemUTC());
+                config.grantTtl(), GrantRenewals.Timer.of(timer), Clock.systemUTC());
         renewals = own(r);
         in.grantRefresher((sid, target, grantId, why) -> why == TunnelError.GRANT_EXPIRED && sid.equals(s.id())
                 ? r.renewNow(target)

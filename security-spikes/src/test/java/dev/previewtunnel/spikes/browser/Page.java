@@ -125,9 +125,9 @@ public final class Page {
      * Attaches to a tab some other program opened (e.g. the browser {@code desktop-ingress open} started, which
      * answers its proxy's challenges itself): no credential here.
      */
-    public static Page attach(Cdp cdp, String targetId) {
+    public static Page attach(DevTools cdp, String targetId) {
         JsonNode attached = cdp.send("Target.attachToTarget",
-                Cdp.params().put("targetId", targetId).put("flatten", true));
+                DevTools.params().put("targetId", targetId).put("flatten", true));
         return new Page(cdp, targetId, attached.get("sessionId").asText(), null, null);
     }
 

@@ -3,7 +3,7 @@ package dev.previewtunnel.spikes.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.ingress.ssh.SshDestination;
-import dev.previewtunnel.spikes.browser.Cdp;
+import dev.previewtunnel.ingress.browser.DevTools;
 import dev.previewtunnel.spikes.browser.Page;
 import dev.previewtunnel.spikes.e2e.Journeys;
 import dev.previewtunnel.spikes.e2e.TinyHttpServer;
@@ -69,11 +69,9 @@ class OpenCommandRunTest {
     private static List<String> openArgs(Sshd sshd, Path state, String... more) {
         List<String> args = new ArrayList<>(List.of("open", "ssh://" + sshd.destination() + ":" + sshd.port()));
         args.addAll(List.of(more));
-        args.addAll(List.of("--identity", sshd.dir().resolve("user_ed25519").toString(),
-                "--ssh-option", "IdentitiesOnly=yes", "--ssh-option", "BatchMode=yes",
-                "--ssh-option", "StrictHostKeyChecking=accept-new",
-                "--ssh-option", "UserKnownHostsFile=" + sshd.dir().resolve("known_hosts"),
+        args.addAll(List.of("--ssh", sshd.sshClientScript().toString(), "--identity", sshd.userKey().toString(),
                 "--state-dir", state.toString()));
+        sshd.clientOptions().forEach(o -> args.addAll(List.of("--ssh-option", o)));
         return args;
     }
 
@@ -106,7 +104,7 @@ class OpenCommandRunTest {
 
                 SshDestination dest = SshDestination.parse("ssh://" + sshd.destination() + ":" + sshd.port());
                 Path profile = state.resolve("browser").resolve(dest.key()).resolve("default");
-                try (Cdp cdp = Cdp.connect(devTools(profile))) {
+                try (DevTools cdp = DevTools.connect(devTools(profile))) {
                     Page page = Page.attach(cdp, targetWithUrl(cdp, url));
                     hmrEditAppliesWithoutReload(page, vite);
                     renewalsPassWithNoFailedRequest(page, open, 3);
@@ -174,8 +172,8 @@ class OpenCommandRunTest {
         assertTrue(result.path("ok").asInt() > 40, "the page kept fetching: " + result);
     }
 
-    private static void statusPageOpensANewListener(Cdp cdp, int vitePort) {
-        String targetId = cdp.send("Target.createTarget", Cdp.params().put("url", "about:blank"))
+    private static void statusPageOpensANewListener(DevTools cdp, int vitePort) {
+        String targetId = cdp.send("Target.createTarget", DevTools.params().put("url", "about:blank"))
                 .get("targetId").asText();
         Page status = Page.attach(cdp, targetId);
         status.navigate("http://preview.localhost/");
@@ -215,10 +213,10 @@ class OpenCommandRunTest {
         return (int) p.stderrLines().stream().filter(l -> l.contains("\"event\":\"" + event + "\"")).count();
     }
 
-    private static String targetWithUrl(Cdp cdp, String url) {
+    private static String targetWithUrl(DevTools cdp, String url) {
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (System.nanoTime() < deadline) {
-            for (JsonNode t : cdp.send("Target.getTargets", Cdp.params()).path("targetInfos")) {
+            for (JsonNode t : cdp.send("Target.getTargets", DevTools.params()).path("targetInfos")) {
                 if ("page".equals(t.path("type").asText()) && t.path("url").asText().startsWith(url)) {
                     return t.path("targetId").asText();
                 }
