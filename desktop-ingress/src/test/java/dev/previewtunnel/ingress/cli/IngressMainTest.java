@@ -53,7 +53,7 @@ class IngressMainTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"run", "session", "session create", "session list", "session close", "grant",
+    @ValueSource(strings = {"open", "ports", "run", "session", "session create", "session list", "session close", "grant",
             "grant add", "grant remove", "status", "doctor"})
     void everyCommandHasHelpWithExitCodes(String command) {
         Result r = run((command + " --help").split(" "));
