@@ -89,7 +89,9 @@ final class PortsCommand implements Callable<Integer> {
                 })) {
             long ms = target.connectTimeout.toMillis();
             link.firstUp().get(ms, TimeUnit.MILLISECONDS);
-            ports = link.control().ports().get(ms, TimeUnit.MILLISECONDS);
+            int forward = link.gatewayUri().getPort(); // listed too when the host is this machine: not the user's
+            ports = link.control().ports().get(ms, TimeUnit.MILLISECONDS).stream()
+                    .filter(p -> p.port() != forward).toList();
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             throw new CliException(ExitCodes.UNREACHABLE, cause instanceof SshLinkException ? cause.getMessage()

@@ -138,7 +138,8 @@ public final class OpenSession implements AutoCloseable {
         in.grantRefresher((sid, target, grantId, why) -> why == TunnelError.GRANT_EXPIRED && sid.equals(s.id())
                 ? r.renewNow(target)
                 : CompletableFuture.failedFuture(new IllegalStateException("not renewed: " + why.code())));
-        in.frontDoor(new SshFrontDoor(host, s.id(), l, r));
+        in.frontDoor(new SshFrontDoor(host, s.id(), l, r,
+                java.util.Set.of(in.proxyAddress().getPort(), l.gatewayUri().getPort())));
 
         List<Integer> ports = config.ports().isEmpty() ? discover(l) : config.ports();
         List<URI> opening = new ArrayList<>();

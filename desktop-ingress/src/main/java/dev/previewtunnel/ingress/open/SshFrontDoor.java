@@ -22,8 +22,11 @@ final class SshFrontDoor implements FrontDoor {
     private final String sessionId;
     private final SshLink link;
     private final GrantRenewals renewals;
+    /** This desktop's own listeners (the proxy, the forward): listed too when the SSH host is this machine. */
+    private final Set<Integer> ownPorts;
 
-    SshFrontDoor(String host, String sessionId, SshLink link, GrantRenewals renewals) {
+    SshFrontDoor(String host, String sessionId, SshLink link, GrantRenewals renewals, Set<Integer> ownPorts) {
+        this.ownPorts = Set.copyOf(ownPorts);
         this.host = host;
         this.sessionId = sessionId;
         this.link = link;
@@ -53,7 +56,7 @@ final class SshFrontDoor implements FrontDoor {
         Set<String> open = renewals.expiries().keySet();
         return link.control().ports().thenApply(ports -> ports.stream()
                 .map(RemotePort::port)
-                .filter(p -> !open.contains(OpenSession.target(p)))
+                .filter(p -> !open.contains(OpenSession.target(p)) && !ownPorts.contains(p))
                 .distinct().sorted().toList());
     }
 
@@ -80,8 +83,9 @@ final class SshFrontDoor implements FrontDoor {
                 yield problem == null ? "A new grant is being minted over SSH; this page reloads when it is in place."
                         : problem + ". " + linkFix();
             }
-            case NOT_GRANTED -> "Open it from the status page, http://preview.localhost/, or run: desktop-ingress "
-                    + "open ssh://" + host + " --port " + portOf(authority);
+            case NOT_GRANTED -> "If something listens on port " + portOf(authority) + " on " + host + ", open it "
+                    + "from the status page, http://preview.localhost/ (it lists the ports listening there), or add "
+                    + "--port " + portOf(authority) + " to the desktop-ingress open command.";
             default -> null;
         };
     }
