@@ -26,7 +26,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The desktop end of {@code serve --stdio-control}: JSON lines over the gateway's stdin/stdout (docs/env-gateway.md,
+ * The desktop end of {@code serve --stdio-control}: JSON lines over the gateway's stdin/stdout (docs/operations.md,
  * "The stdio control channel"). The first line is the ready line; then each request line gets one response line
  * with its id. One reader thread, one writer thread (callers, possibly event loops, never block on the pipe); every
  * call is bounded by {@code callTimeout}; lines over 64 KiB end the channel. Once ended, every call fails at once.
