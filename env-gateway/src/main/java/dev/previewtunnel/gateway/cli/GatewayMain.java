@@ -21,6 +21,7 @@ import picocli.CommandLine.Model.CommandSpec;
  *   serve       --keys DIR --env ENV --listen HOST:PORT [--path /tunnel] [--tls-cert PEM --tls-key PEM]
  *               [--dial-timeout 5s] [--drain-timeout 10s] [--max-grant-lifetime 15m] [--allow-target CIDR]...
  *               [--admin-listen 127.0.0.1:PORT] [--state-dir DIR] [--metrics-listen 127.0.0.1:PORT] [--config FILE]
+ *               [--stdio-control] [--init-keys]
  *   revoke      (--grant JTI | --session ID) [--state-dir DIR | --admin URL --admin-token-file FILE]
  *   doctor      [--keys DIR] [--env ENV] [--listen HOST:PORT] [--target HOST:PORT]... [--token-file F]
  *               [--grant-file F] [--config FILE] [--json]
@@ -46,7 +47,8 @@ import picocli.CommandLine.Model.CommandSpec;
                         + "WebSocket upgrade, never in a URL. Grants authorise streams to one target, travel in "
                         + "the ptun-grant header of each stream, and should live minutes.",
                 "Only one line is ever printed on stdout (a JSON event, the grant/token of 'issue', the answer of "
-                        + "'revoke'), except for 'doctor', which prints one line per check; logs are JSON lines on "
+                        + "'revoke'), except for 'doctor', which prints one line per check, and 'serve "
+                        + "--stdio-control', which answers its parent's requests there; logs are JSON lines on "
                         + "stderr."},
         subcommands = {KeysCommand.class, GrantCommand.class, TokenCommand.class, ServeCommand.class,
                 RevokeCommand.class, DoctorCommand.class, PortsCommand.class})

@@ -278,6 +278,8 @@ final class ServeCommand implements Callable<Integer> {
                     + "network in clear text; use --tls-cert/--tls-key or listen on loopback", listenText);
         }
 
+        StdioControlChannel channel = control.channel(spec, keysPath, env, maxLifetime, targetPolicy, runner::stop);
+
         // 4. Start (gateway, then admin and metrics endpoints), announce, wait.
         PrometheusMeterRegistry prometheus = metricsAddress == null ? null : MetricsServer.newRegistry();
         MeterRegistry registry = prometheus != null ? prometheus : new SimpleMeterRegistry();
@@ -306,8 +308,7 @@ final class ServeCommand implements Callable<Integer> {
         server = running;
         AdminServer adminServer = admin;
         // Registered last, closed first: a stop for any reason means the end of stdin that follows is no news.
-        StdioControlChannel channel = runner.open(control.channel(spec, keysPath, env, maxLifetime, targetPolicy,
-                runner::stop));
+        runner.open(channel);
         runner.serve("ptun-gateway-shutdown", () -> {
             ObjectNode ready = Cli.json()
                     .put("event", "ready")

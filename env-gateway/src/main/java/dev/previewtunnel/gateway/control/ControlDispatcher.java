@@ -17,6 +17,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -31,6 +32,11 @@ public final class ControlDispatcher {
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .build();
+    /**
+     * A grant carries its session: a longer one would make a grant over the length any gateway reads
+     * ({@code VerifierPolicy.DEFAULT_MAX_TOKEN_LENGTH}, 8,192), minted but refused at every stream.
+     */
+    static final int MAX_SESSION_CHARS = 1024;
 
     /** This machine's loopback listeners of this user ({@code ports}); may fail where /proc/net is missing. */
     @FunctionalInterface
@@ -92,6 +98,10 @@ public final class ControlDispatcher {
             }
             case "grant" -> {
                 String session = text(request, "session", "session must be a non-empty string");
+                if (session.length() > MAX_SESSION_CHARS) {
+                    throw new ControlError(Code.BAD_REQUEST, "session longer than " + MAX_SESSION_CHARS
+                            + " characters");
+                }
                 Authority target = target(text(request, "target", "target must be a string HOST:PORT"));
                 ControlIssuer.Issued grant = issuer.grant(session, target, ttl(request, issuer.defaultGrantTtl()));
                 response.put("grant", grant.jwt()).put("grantId", grant.id())
@@ -155,7 +165,7 @@ public final class ControlDispatcher {
     static byte[] line(ObjectNode response) {
         try {
             byte[] json = JSON.writeValueAsBytes(response);
-            byte[] line = java.util.Arrays.copyOf(json, json.length + 1);
+            byte[] line = Arrays.copyOf(json, json.length + 1);
             line[json.length] = '\n';
             return line;
         } catch (IOException e) {

@@ -101,16 +101,13 @@ public final class ControlIssuer {
     }
 
     /**
-     * The policy's verdict on an address literal or {@code localhost}, which needs no DNS. A name is resolved and
+     * The policy's verdict where it needs no DNS (localhost, literals, numeric spellings). A name is resolved and
      * checked by the gateway when a stream dials it (every answer, at that moment); resolving here would block
      * the channel on DNS and prove nothing about the dial.
      */
     private void requireDialable(String host) {
-        if (TargetPolicy.needsDns(host)) {
-            return;
-        }
         try {
-            policy.resolve(host);
+            policy.checkWithoutDns(host);
         } catch (PolicyException e) {
             throw new ControlError(Code.INVALID_TARGET, "this gateway never dials that target: " + e.getMessage());
         }

@@ -3,6 +3,7 @@ package dev.previewtunnel.gateway.control;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.Arrays;
 
 /**
  * Splits the control input into lines of at most {@code maxBytes} bytes (the terminator, LF or CRLF, not counted).
@@ -70,6 +71,6 @@ final class ControlLines {
         if (length > maxBytes) {
             return new Line(new byte[0], true);
         }
-        return new Line(length == bytes.length ? bytes : java.util.Arrays.copyOf(bytes, length), false);
+        return new Line(length == bytes.length ? bytes : Arrays.copyOf(bytes, length), false);
     }
 }

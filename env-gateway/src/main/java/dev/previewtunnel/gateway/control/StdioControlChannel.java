@@ -45,14 +45,10 @@ public final class StdioControlChannel implements AutoCloseable {
     private void run() {
         String reason;
         try {
-            ControlLines lines = new ControlLines(input, MAX_LINE_BYTES);
-            for (Line line; (line = lines.next()) != null; ) {
-                var response = line.overlong() ? dispatcher.overlong(MAX_LINE_BYTES) : dispatcher.answer(line.bytes());
-                output.write(ControlDispatcher.line(response));
-                output.flush();
-            }
+            answerUntilEnd();
             reason = "stdin closed";
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
+            // A RuntimeException is a bug; still stop: a gateway nobody can talk to must not outlive its parent.
             reason = "stdio broken (" + e.getClass().getSimpleName() + ")";
         }
         if (!closed) {
@@ -60,6 +56,22 @@ public final class StdioControlChannel implements AutoCloseable {
                     .addArgument(reason).addKeyValue("event", "control_ended").log();
             onParentGone.run();
         }
+    }
+
+    /** Answers every input line, one response line each, until the end of the input; throws when either breaks. */
+    void answerUntilEnd() throws IOException {
+        ControlLines lines = new ControlLines(input, MAX_LINE_BYTES);
+        for (Line line; (line = lines.next()) != null; ) {
+            var response = line.overlong() ? dispatcher.overlong(MAX_LINE_BYTES) : dispatcher.answer(line.bytes());
+            output.write(ControlDispatcher.line(response));
+            output.flush();
+        }
+    }
+
+    /** Waits up to {@code millis} for the channel's thread to end; true if it has. For tests. */
+    boolean awaitEnded(long millis) throws InterruptedException {
+        thread.join(millis);
+        return !thread.isAlive();
     }
 
     /** The gateway is stopping anyway: the end of the input that follows is not a reason to stop again. */

@@ -75,7 +75,7 @@ public final class TargetPolicy {
             return List.of(address);
         }
         if (looksLikeNumericSpelling(h)) {
-            throw new PolicyException("policy_ambiguous_address", "non-canonical IP address spelling");
+            throw ambiguousSpelling();
         }
         InetAddress[] resolved;
         try {
@@ -94,6 +94,22 @@ public final class TargetPolicy {
             throw new PolicyException("policy_unresolvable", "target name does not resolve");
         }
         return result;
+    }
+
+    /**
+     * What {@link #resolve} decides without DNS: {@code localhost} and address literals are judged, non-canonical
+     * numeric spellings refused; any other name passes here and is judged when a stream dials it.
+     */
+    public void checkWithoutDns(String host) throws PolicyException {
+        if (!needsDns(host)) {
+            resolve(host);
+        } else if (looksLikeNumericSpelling(host.toLowerCase(Locale.ROOT))) {
+            throw ambiguousSpelling();
+        }
+    }
+
+    private static PolicyException ambiguousSpelling() {
+        return new PolicyException("policy_ambiguous_address", "non-canonical IP address spelling");
     }
 
     /** Checks one concrete address; the detail code says which rule refused it. */

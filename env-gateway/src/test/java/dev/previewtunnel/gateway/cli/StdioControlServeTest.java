@@ -133,7 +133,7 @@ class StdioControlServeTest {
     }
 
     @Test
-    void stdioControlNeedsTheKeyDirectoryAndIsNoSetting() throws Exception {
+    void stdioControlNeedsTheSigningKeyAndIsNoSetting() throws Exception {
         Path keys = tmp.resolve("keys");
         assertEquals(0, CliHarness.run("keys", "init", "--dir", keys.toString()).exitCode());
         Result file = CliHarness.run("serve", "--keys", keys.resolve(KeyDirectory.VERIFY_KEYS_FILE).toString(),
@@ -141,6 +141,17 @@ class StdioControlServeTest {
         assertEquals(1, file.exitCode(), file::toString);
         assertTrue(file.err().contains("--stdio-control mints grants: --keys must be the key directory"),
                 file::toString);
+
+        // The gateway keeps only the verify keys: fine for serve, not for minting. Refused before listening.
+        Files.delete(keys.resolve(KeyDirectory.SIGNING_KEY_FILE));
+        Path socket = tmp.resolve("run").resolve("gw.sock");
+        Result noSigningKey = CliHarness.run("serve", "--keys", keys.toString(), "--env", "env-1", "--listen",
+                "unix:" + socket, "--stdio-control");
+        assertEquals(3, noSigningKey.exitCode(), noSigningKey::toString);
+        assertTrue(noSigningKey.cliErrorLine().contains(KeyDirectory.SIGNING_KEY_FILE + " does not exist"),
+                noSigningKey::toString);
+        assertFalse(Files.exists(socket.getParent()), "nothing was listening");
+
         assertFalse(ServeCommand.CONFIG_KEYS.contains(StdioControlOptions.NOT_A_SETTING));
         assertTrue(ServeCommand.CONFIG_KEYS.contains("init-keys"));
     }
