@@ -73,7 +73,8 @@ final class ControlChannel implements GatewayControl {
 
     @Override
     public CompletableFuture<IssuedGrant> grant(String session, String target, Duration ttl) {
-        ObjectNode req = request("grant").put("session", session).put("target", target).put("ttl", ttl.toSeconds() + "s");
+        ObjectNode req = request("grant").put("session", session).put("target", target)
+                .put("ttl", ttl.toSeconds() + "s");
         return call(req).thenApply(r -> new IssuedGrant(text(r, "grant"), text(r, "grantId"), instant(r)));
     }
 

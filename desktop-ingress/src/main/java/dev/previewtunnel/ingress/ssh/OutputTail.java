@@ -117,7 +117,8 @@ final class OutputTail {
             if (log == null || logged + n > FILE_LIMIT) {
                 closeLog();
                 if (logged + n > FILE_LIMIT && Files.exists(file)) {
-                    Files.move(file, file.resolveSibling(file.getFileName() + ".1"), StandardCopyOption.REPLACE_EXISTING);
+                    Files.move(file, file.resolveSibling(file.getFileName() + ".1"),
+                            StandardCopyOption.REPLACE_EXISTING);
                 }
                 if (!Files.exists(file)) {
                     Files.createFile(file, PosixFilePermissions.asFileAttribute(

@@ -5,7 +5,6 @@ import dev.previewtunnel.ingress.ssh.GatewayJar;
 import dev.previewtunnel.ingress.ssh.IssuedGrant;
 import dev.previewtunnel.ingress.ssh.RemotePort;
 import dev.previewtunnel.ingress.ssh.RemoteSetup;
-import dev.previewtunnel.ingress.ssh.SshDestination;
 import dev.previewtunnel.ingress.ssh.SshLink;
 import dev.previewtunnel.ingress.ssh.SshLinkException;
 import dev.previewtunnel.ingress.ssh.SshOptions;
@@ -28,7 +27,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -52,23 +50,21 @@ class SshLinkTest {
     private static final Duration UP = Duration.ofSeconds(120);
     @TempDir
     static Path lab;
+    private static SshLab remote;
     private static Sshd sshd;
     private static Path remoteCache;
 
     @BeforeAll
     static void startSshd() throws IOException {
-        Path remote = Files.createDirectory(lab.resolve("remote"));
-        remoteCache = remote.resolve("cache");
-        Map<String, String> env = Map.of("XDG_CACHE_HOME", remoteCache.toString(),
-                "XDG_STATE_HOME", remote.resolve("state").toString(),
-                "XDG_RUNTIME_DIR", Files.createDirectory(remote.resolve("run")).toString());
-        sshd = Sshd.start(Files.createDirectory(lab.resolve("sshd")), "INFO", env);
+        remote = SshLab.start(lab);
+        sshd = remote.sshd();
+        remoteCache = remote.remoteCache();
     }
 
     @AfterAll
     static void stopSshd() {
-        if (sshd != null) {
-            sshd.close();
+        if (remote != null) {
+            remote.close();
         }
     }
 
@@ -105,7 +101,8 @@ class SshLinkTest {
             ExecutionException e = assertThrows(ExecutionException.class,
                     () -> link.firstUp().get(UP.toSeconds(), TimeUnit.SECONDS));
             SshLinkException cause = assertInstanceOf(SshLinkException.class, e.getCause());
-            assertEquals("127.0.0.1:" + sshd.port() + " has no Java 17 or newer (found nothing runnable at /nonexistent)"
+            assertEquals("127.0.0.1:" + sshd.port()
+                            + " has no Java 17 or newer (found nothing runnable at /nonexistent)"
                             + ": install a JRE 17+ there, or pass --remote-java PATH or --remote-gateway COMMAND",
                     cause.getMessage().replace(sshd.user() + "@", ""));
             assertEquals(SshLink.State.CLOSED, link.status().state());
@@ -121,8 +118,8 @@ class SshLinkTest {
         Path notAuthorized = lab.resolve("sshd/host_ed25519"); // a key sshd does not accept for the user
         SshOptions ssh = new SshOptions(sshd.sshClientScript(), notAuthorized, sshd.clientOptions());
         RemoteSetup setup = new RemoteSetup(null, null, GatewayJar.locate(null), "t-refused", "e");
-        try (SshLink link = SshLink.start(new SshDestination(sshd.user(), "127.0.0.1", sshd.port()), ssh, setup,
-                lab.resolve("desktop-refused"), new Events())) {
+        try (SshLink link = SshLink.start(remote.destination(), ssh, setup, lab.resolve("desktop-refused"),
+                new Events())) {
             ExecutionException e = assertThrows(ExecutionException.class,
                     () -> link.firstUp().get(UP.toSeconds(), TimeUnit.SECONDS));
             String line = e.getCause().getMessage();
@@ -139,9 +136,8 @@ class SshLinkTest {
     void aGivenRemoteGatewayCommandIsRunWithoutUploading() throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String command = "'" + java + "' -jar '" + GatewayJar.locate(null) + "'";
-        SshOptions ssh = new SshOptions(sshd.sshClientScript(), sshd.userKey(), sshd.clientOptions());
         RemoteSetup setup = new RemoteSetup(null, command, null, "t-given", "e");
-        try (SshLink link = SshLink.start(new SshDestination(sshd.user(), "127.0.0.1", sshd.port()), ssh, setup,
+        try (SshLink link = SshLink.start(remote.destination(), remote.options(), setup,
                 lab.resolve("desktop-given"), new Events())) {
             link.firstUp().get(UP.toSeconds(), TimeUnit.SECONDS);
             assertControlWorks(link.control());
@@ -209,10 +205,7 @@ class SshLinkTest {
     }
 
     private static SshLink start(String version, String remoteJava, String stateName, Events events) {
-        SshOptions ssh = new SshOptions(sshd.sshClientScript(), sshd.userKey(), sshd.clientOptions());
-        RemoteSetup setup = new RemoteSetup(remoteJava, null, GatewayJar.locate(null), version, "e");
-        return SshLink.start(new SshDestination(sshd.user(), "127.0.0.1", sshd.port()), ssh, setup,
-                lab.resolve("desktop-" + stateName), events);
+        return remote.link(version, remoteJava, lab.resolve("desktop-" + stateName), events);
     }
 
     private static void assertControlWorks(GatewayControl control) throws Exception {
@@ -257,7 +250,8 @@ class SshLinkTest {
         assertTrue(Processes.within(Duration.ofSeconds(20), () -> remoteGatewaysAt(socket).isEmpty()),
                 () -> "no remote gateway left: " + remoteGatewaysAt(socket));
         assertFalse(Files.exists(Path.of(socket)), "the gateway's socket is gone");
-        assertTrue(link.control().token(Duration.ofMinutes(1)).isCompletedExceptionally(), "closed: calls fail at once");
+        assertTrue(link.control().token(Duration.ofMinutes(1)).isCompletedExceptionally(),
+                "closed: calls fail at once");
         try (Stream<Path> files = Files.list(lab)) {
             files.filter(d -> d.getFileName().toString().startsWith("desktop-")).forEach(d -> {
                 try (Stream<Path> sockets = Files.list(d.resolve("ssh"))) {
