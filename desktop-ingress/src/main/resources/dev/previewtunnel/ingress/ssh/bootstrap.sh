@@ -18,10 +18,11 @@ echo "cache=$cache"
 echo "state=$state"
 echo "run=$run"
 
+# --remote-gateway wins; --remote-java asks for the uploaded jar even where env-gateway is on the PATH
 gateway=
 if [ -n "$PT_GATEWAY" ]; then
   gateway=$PT_GATEWAY
-elif command -v env-gateway >/dev/null 2>&1; then
+elif [ -z "$PT_JAVA" ] && command -v env-gateway >/dev/null 2>&1; then
   gateway=$(command -v env-gateway)
 fi
 echo "gateway=$gateway"

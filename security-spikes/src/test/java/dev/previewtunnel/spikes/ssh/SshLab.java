@@ -8,8 +8,11 @@ import dev.previewtunnel.ingress.ssh.SshOptions;
 import dev.previewtunnel.spikes.lab.Sshd;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -26,10 +29,16 @@ public final class SshLab implements AutoCloseable {
     }
 
     public static SshLab start(Path dir) throws IOException {
+        return start(dir, Map.of());
+    }
+
+    /** As {@link #start(Path)}, with more session environment (e.g. a PATH). */
+    public static SshLab start(Path dir, Map<String, String> moreEnv) throws IOException {
         Path remote = Files.createDirectory(dir.resolve("remote"));
-        Map<String, String> env = Map.of("XDG_CACHE_HOME", remote.resolve("cache").toString(),
+        Map<String, String> env = new HashMap<>(moreEnv);
+        env.putAll(Map.of("XDG_CACHE_HOME", remote.resolve("cache").toString(),
                 "XDG_STATE_HOME", remote.resolve("state").toString(),
-                "XDG_RUNTIME_DIR", Files.createDirectory(remote.resolve("run")).toString());
+                "XDG_RUNTIME_DIR", Files.createDirectory(remote.resolve("run")).toString()));
         return new SshLab(Sshd.start(Files.createDirectory(dir.resolve("sshd")), "INFO", env), remote);
     }
 
@@ -55,6 +64,25 @@ public final class SshLab implements AutoCloseable {
 
     public Sshd sshd() {
         return sshd;
+    }
+
+    /** The ssh clients among this JVM's descendants (sshd and its sessions are descendants too, but not "ssh"). */
+    public static List<ProcessHandle> sshChildren() {
+        return ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)
+                .filter(p -> p.info().command().map(c -> c.endsWith("/ssh")).orElse(false)).toList();
+    }
+
+    /** Processes whose command line names {@code socket}, but the local ssh client: the remote gateway serving it. */
+    public static List<Long> remoteGatewaysAt(String socket) {
+        return ProcessHandle.allProcesses().filter(ProcessHandle::isAlive)
+                .filter(p -> !p.info().command().map(c -> c.endsWith("/ssh")).orElse(false)).filter(p -> {
+            try {
+                byte[] cmdline = Files.readAllBytes(Path.of("/proc", String.valueOf(p.pid()), "cmdline"));
+                return new String(cmdline, StandardCharsets.UTF_8).contains("unix:" + socket);
+            } catch (IOException e) {
+                return false;
+            }
+        }).map(ProcessHandle::pid).toList();
     }
 
     @Override

@@ -106,8 +106,8 @@ class SshLinkTest {
                             + ": install a JRE 17+ there, or pass --remote-java PATH or --remote-gateway COMMAND",
                     cause.getMessage().replace(sshd.user() + "@", ""));
             assertEquals(SshLink.State.CLOSED, link.status().state());
-            assertTrue(Processes.within(Duration.ofSeconds(10), () -> sshChildren().isEmpty()),
-                    () -> "no ssh child left: " + sshChildren());
+            assertTrue(Processes.within(Duration.ofSeconds(10), () -> SshLab.sshChildren().isEmpty()),
+                    () -> "no ssh child left: " + SshLab.sshChildren());
             assertTrue(link.control().ports().isCompletedExceptionally(), "calls fail at once when the link is down");
         }
     }
@@ -154,7 +154,7 @@ class SshLinkTest {
             link.firstUp().get(UP.toSeconds(), TimeUnit.SECONDS);
             assertEquals("up", events.next());
             String firstSocket = link.remoteSocket();
-            List<Long> frozen = remoteGatewaysAt(firstSocket);
+            List<Long> frozen = SshLab.remoteGatewaysAt(firstSocket);
             assertEquals(1, frozen.size(), frozen::toString);
             signal("STOP", frozen.get(0)); // alive, connected, silent: only the ping notices
             try {
@@ -165,7 +165,7 @@ class SshLinkTest {
             } finally {
                 signal("CONT", frozen.get(0));
             }
-            assertTrue(Processes.within(Duration.ofSeconds(30), () -> remoteGatewaysAt(firstSocket).isEmpty()),
+            assertTrue(Processes.within(Duration.ofSeconds(30), () -> SshLab.remoteGatewaysAt(firstSocket).isEmpty()),
                     "the frozen gateway exits once it runs again: its ssh channel was closed");
             closeAndAssertNothingLeft(link);
         }
@@ -184,9 +184,9 @@ class SshLinkTest {
             assertEquals("up", events.next());
             URI uri = link.gatewayUri();
             String firstSocket = link.remoteSocket();
-            ProcessHandle master = sshChildren().stream()
+            ProcessHandle master = SshLab.sshChildren().stream()
                     .filter(p -> p.info().arguments().map(a -> List.of(a).contains("-M")).orElse(false))
-                    .findFirst().orElseThrow(() -> new AssertionError("no master among " + sshChildren()));
+                    .findFirst().orElseThrow(() -> new AssertionError("no master among " + SshLab.sshChildren()));
             master.destroyForcibly(); // SIGKILL: no goodbye to sshd, a stale control socket left behind
 
             String down = events.next();
@@ -198,7 +198,7 @@ class SshLinkTest {
             assertControlWorks(link.control());
             assertGatewayAnswersAt(uri);
             assertNotEquals(firstSocket, link.remoteSocket());
-            assertTrue(Processes.within(Duration.ofSeconds(30), () -> remoteGatewaysAt(firstSocket).isEmpty()),
+            assertTrue(Processes.within(Duration.ofSeconds(30), () -> SshLab.remoteGatewaysAt(firstSocket).isEmpty()),
                     "the first gateway exited when its ssh channel died");
             closeAndAssertNothingLeft(link);
         }
@@ -241,14 +241,14 @@ class SshLinkTest {
     private static void closeAndAssertNothingLeft(SshLink link) throws IOException {
         String socket = link.remoteSocket();
         assertNotNull(socket);
-        assertFalse(remoteGatewaysAt(socket).isEmpty(), "the remote gateway runs while the link is up");
+        assertFalse(SshLab.remoteGatewaysAt(socket).isEmpty(), "the remote gateway runs while the link is up");
         link.close();
         link.close(); // idempotent
         assertEquals(SshLink.State.CLOSED, link.status().state());
-        assertTrue(Processes.within(Duration.ofSeconds(10), () -> sshChildren().isEmpty()),
-                () -> "no ssh child left: " + sshChildren());
-        assertTrue(Processes.within(Duration.ofSeconds(20), () -> remoteGatewaysAt(socket).isEmpty()),
-                () -> "no remote gateway left: " + remoteGatewaysAt(socket));
+        assertTrue(Processes.within(Duration.ofSeconds(10), () -> SshLab.sshChildren().isEmpty()),
+                () -> "no ssh child left: " + SshLab.sshChildren());
+        assertTrue(Processes.within(Duration.ofSeconds(20), () -> SshLab.remoteGatewaysAt(socket).isEmpty()),
+                () -> "no remote gateway left: " + SshLab.remoteGatewaysAt(socket));
         assertFalse(Files.exists(Path.of(socket)), "the gateway's socket is gone");
         assertTrue(link.control().token(Duration.ofMinutes(1)).isCompletedExceptionally(),
                 "closed: calls fail at once");
@@ -261,25 +261,6 @@ class SshLinkTest {
                 }
             });
         }
-    }
-
-    /** The ssh clients among this JVM's descendants (sshd and its sessions are descendants too, but not "ssh"). */
-    private static List<ProcessHandle> sshChildren() {
-        return ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)
-                .filter(p -> p.info().command().map(c -> c.endsWith("/ssh")).orElse(false)).toList();
-    }
-
-    /** Processes whose command line names {@code socket}, but the local ssh client: the remote gateway serving it. */
-    private static List<Long> remoteGatewaysAt(String socket) {
-        return ProcessHandle.allProcesses().filter(ProcessHandle::isAlive)
-                .filter(p -> !p.info().command().map(c -> c.endsWith("/ssh")).orElse(false)).filter(p -> {
-            try {
-                byte[] cmdline = Files.readAllBytes(Path.of("/proc", String.valueOf(p.pid()), "cmdline"));
-                return new String(cmdline, StandardCharsets.UTF_8).contains("unix:" + socket);
-            } catch (IOException e) {
-                return false;
-            }
-        }).map(ProcessHandle::pid).toList();
     }
 
     private static String permissions(Path file) throws IOException {
