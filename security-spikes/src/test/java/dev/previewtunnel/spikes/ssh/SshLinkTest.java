@@ -171,6 +171,42 @@ class SshLinkTest {
         }
     }
 
+    /**
+     * A network cut: the session's sshd processes stopped, so nothing on the connection answers and nothing closes it
+     * (sshd would notice only by TCP keepalive, hours later). The client's alive-checks end the master, the next
+     * attempt's bootstrap stops the cut-off gateway, and it is gone while the cut lasts.
+     */
+    @Test
+    @Timeout(300)
+    void aCutConnectionsGatewayIsStoppedByTheNextAttempt() throws Exception {
+        Events events = new Events();
+        try (SshLink link = start("t-cut", null, "cut", events)) {
+            link.firstUp().get(UP.toSeconds(), TimeUnit.SECONDS);
+            assertEquals("up", events.next());
+            String firstSocket = link.remoteSocket();
+            List<Long> gateway = SshLab.remoteGatewaysAt(firstSocket);
+            assertEquals(1, gateway.size(), gateway::toString);
+            List<Long> session = new java.util.ArrayList<>();
+            for (ProcessHandle p = ProcessHandle.of(gateway.get(0)).orElseThrow().parent().orElseThrow();
+                 p.pid() != sshd.process().pid(); p = p.parent().orElseThrow()) {
+                session.add(p.pid()); // the connection's sshd processes, up to the listener
+            }
+            assertFalse(session.isEmpty());
+            session.forEach(pid -> signal("STOP", pid));
+            try {
+                assertTrue(events.next().startsWith("down: "));
+                assertEquals("up", events.next());
+                assertTrue(Processes.within(Duration.ofSeconds(30),
+                                () -> SshLab.remoteGatewaysAt(firstSocket).isEmpty()),
+                        "the cut-off gateway was stopped by the next attempt, the cut still lasting");
+                assertControlWorks(link.control());
+            } finally {
+                session.forEach(pid -> signal("CONT", pid));
+            }
+            closeAndAssertNothingLeft(link);
+        }
+    }
+
     private static void signal(String name, long pid) {
         Processes.runOk(List.of("kill", "-" + name, String.valueOf(pid)), null, Duration.ofSeconds(10));
     }
