@@ -252,11 +252,34 @@ class SshLinkTest {
         assertNotNull(grant.grantId());
         assertTrue(grant.expiresAt().isAfter(Instant.now()), grant::toString);
         assertFalse(grant.toString().contains(grant.jwt()), "toString leaves the JWT out");
+        assertNoSecretInAnyCommandLineOrLog(token, grant.jwt());
         try (java.net.ServerSocket listener = new java.net.ServerSocket(0, 1,
                 java.net.InetAddress.getByName("127.0.0.1"))) {
             List<RemotePort> ports = control.ports().get(30, TimeUnit.SECONDS);
             assertTrue(ports.stream().anyMatch(p -> p.port() == listener.getLocalPort()
                     && "127.0.0.1".equals(p.address())), () -> "a listener of the ssh user is listed: " + ports);
+        }
+    }
+
+    /** Tokens and grants travel on the control channel only: no process's command line and no log here has them. */
+    private static void assertNoSecretInAnyCommandLineOrLog(String... secrets) throws IOException {
+        List<Long> holders = ProcessHandle.allProcesses().filter(p -> {
+            try {
+                String cmdline = Files.readString(Path.of("/proc", String.valueOf(p.pid()), "cmdline"),
+                        StandardCharsets.ISO_8859_1);
+                return java.util.Arrays.stream(secrets).anyMatch(cmdline::contains);
+            } catch (IOException | java.io.UncheckedIOException e) {
+                return false;
+            }
+        }).map(ProcessHandle::pid).toList();
+        assertEquals(List.of(), holders, "processes with a token or grant on their command line");
+        try (Stream<Path> files = Files.walk(lab)) {
+            for (Path f : files.filter(f -> f.toString().endsWith(".log")).toList()) {
+                String text = Files.readString(f, StandardCharsets.ISO_8859_1);
+                for (String secret : secrets) {
+                    assertFalse(text.contains(secret), "a secret in " + f);
+                }
+            }
         }
     }
 
