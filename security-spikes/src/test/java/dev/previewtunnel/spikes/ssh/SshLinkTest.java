@@ -151,19 +151,16 @@ class SshLinkTest {
     void aFrozenGatewayIsDetectedByPingAndReplaced() throws Exception {
         Events events = new Events();
         try (SshLink link = start("t-frozen", null, "frozen", events)) {
-            link.firstUp().get(UP.toSeconds(), TimeUnit.SECONDS);
-            assertEquals("up", events.next());
+            long frozen = upWithOneGateway(link, events);
             String firstSocket = link.remoteSocket();
-            List<Long> frozen = SshLab.remoteGatewaysAt(firstSocket);
-            assertEquals(1, frozen.size(), frozen::toString);
-            signal("STOP", frozen.get(0)); // alive, connected, silent: only the ping notices
+            signal("STOP", frozen); // alive, connected, silent: only the ping notices
             try {
                 String down = events.next();
                 assertEquals("down: the gateway did not answer a ping for 15 s", down);
                 assertEquals("up", events.next());
                 assertControlWorks(link.control());
             } finally {
-                signal("CONT", frozen.get(0));
+                signal("CONT", frozen);
             }
             assertTrue(Processes.within(Duration.ofSeconds(30), () -> SshLab.remoteGatewaysAt(firstSocket).isEmpty()),
                     "the frozen gateway exits once it runs again: its ssh channel was closed");
@@ -181,13 +178,10 @@ class SshLinkTest {
     void aCutConnectionsGatewayIsStoppedByTheNextAttempt() throws Exception {
         Events events = new Events();
         try (SshLink link = start("t-cut", null, "cut", events)) {
-            link.firstUp().get(UP.toSeconds(), TimeUnit.SECONDS);
-            assertEquals("up", events.next());
+            long gateway = upWithOneGateway(link, events);
             String firstSocket = link.remoteSocket();
-            List<Long> gateway = SshLab.remoteGatewaysAt(firstSocket);
-            assertEquals(1, gateway.size(), gateway::toString);
             List<Long> session = new java.util.ArrayList<>();
-            for (ProcessHandle p = ProcessHandle.of(gateway.get(0)).orElseThrow().parent().orElseThrow();
+            for (ProcessHandle p = ProcessHandle.of(gateway).orElseThrow().parent().orElseThrow();
                  p.pid() != sshd.process().pid(); p = p.parent().orElseThrow()) {
                 session.add(p.pid()); // the connection's sshd processes, up to the listener
             }
@@ -205,6 +199,15 @@ class SshLinkTest {
             }
             closeAndAssertNothingLeft(link);
         }
+    }
+
+    /** Waits for the link to come up and returns the pid of the one remote gateway serving its socket. */
+    private static long upWithOneGateway(SshLink link, Events events) throws Exception {
+        link.firstUp().get(UP.toSeconds(), TimeUnit.SECONDS);
+        assertEquals("up", events.next());
+        List<Long> gateway = SshLab.remoteGatewaysAt(link.remoteSocket());
+        assertEquals(1, gateway.size(), gateway::toString);
+        return gateway.get(0);
     }
 
     private static void signal(String name, long pid) {
