@@ -81,7 +81,8 @@ public final class SshLink implements AutoCloseable {
     /**
      * Starts connecting in the background and returns at once; {@link #firstUp()} says how the first attempt went.
      * {@code stateDir}: the desktop's state directory (the control socket under {@code ssh/}, the remote gateway's
-     * log in {@code remote-gateway.log}, both owner-only).
+     * log in {@code remote-gateway.log}, both owner-only). Throws {@link SshLinkException} at once only for what is
+     * wrong here (the jar unreadable, no owner-only place for the control socket).
      */
     public static SshLink start(SshDestination dest, SshOptions ssh, RemoteSetup setup, Path stateDir,
                                 Listener listener) {

@@ -1,12 +1,15 @@
 package dev.previewtunnel.ingress.ssh;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class SshCommandTest {
@@ -41,6 +44,24 @@ class SshCommandTest {
         assertEquals(List.of("--", "devbox", "sh -s"), remote.subList(remote.size() - 3, remote.size()));
         assertTrue(remote.contains("-T"), "no terminal on the remote");
         assertFalse(remote.contains("-M"));
+    }
+
+    @Test
+    void anSshOptionIsKeyEqualsValueNeverAFlag() {
+        for (String bad : List.of("-oProxyCommand=sh", "ProxyJump", "=x", "A=b\nc")) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> new SshOptions(null, null, List.of(bad)), bad);
+            assertTrue(e.getMessage().startsWith("an ssh option is KEY=VALUE"), e.getMessage());
+        }
+        assertEquals(List.of("ProxyJump=a,b"), new SshOptions(null, null, List.of("ProxyJump=a,b")).options());
+    }
+
+    @Test
+    void anExplicitGatewayJarMustExist(@TempDir Path dir) throws Exception {
+        Path jar = Files.createFile(dir.resolve("env-gateway.jar"));
+        assertEquals(jar, GatewayJar.locate(jar));
+        SshLinkException e = assertThrows(SshLinkException.class, () -> GatewayJar.locate(dir.resolve("none.jar")));
+        assertEquals("the gateway jar " + dir.resolve("none.jar") + " does not exist or is not a file", e.getMessage());
     }
 
     @Test
