@@ -84,8 +84,8 @@ final class OutputTail {
         StringBuilder sb = new StringBuilder();
         for (int i = lines.length - 1; i >= 0; i--) {
             String line = readable(lines[i]).replaceAll("\\p{Cntrl}", "").strip();
-            if (line.isEmpty()) {
-                continue;
+            if (line.isEmpty() || line.startsWith("Warning: Permanently added")) {
+                continue; // ssh's note on a host key accepted with accept-new: never the reason anything failed
             }
             if (sb.length() + line.length() + 3 > chars) {
                 if (sb.length() == 0) {
