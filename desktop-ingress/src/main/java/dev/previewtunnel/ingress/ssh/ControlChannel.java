@@ -26,7 +26,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The desktop end of {@code serve --stdio-control}: JSON lines over the gateway's stdin/stdout (docs/env-gateway.md,
+ * The desktop end of {@code serve --stdio-control}: JSON lines over the gateway's stdin/stdout (docs/operations.md,
  * "The stdio control channel"). The first line is the ready line; then each request line gets one response line
  * with its id. One reader thread, one writer thread (callers, possibly event loops, never block on the pipe); every
  * call is bounded by {@code callTimeout}; lines over 64 KiB end the channel. Once ended, every call fails at once.
@@ -73,7 +73,8 @@ final class ControlChannel implements GatewayControl {
 
     @Override
     public CompletableFuture<IssuedGrant> grant(String session, String target, Duration ttl) {
-        ObjectNode req = request("grant").put("session", session).put("target", target).put("ttl", ttl.toSeconds() + "s");
+        ObjectNode req = request("grant").put("session", session).put("target", target)
+                .put("ttl", ttl.toSeconds() + "s");
         return call(req).thenApply(r -> new IssuedGrant(text(r, "grant"), text(r, "grantId"), instant(r)));
     }
 

@@ -4,6 +4,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -51,7 +52,7 @@ final class LinkAttempt implements AutoCloseable {
         startMaster();
         RemoteInstall.Installed installed = RemoteInstall.install(plan, procs);
         String socket = installed.facts().run() + "/gw-" + plan.linkId() + "-" + number + ".sock";
-        if (socket.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 100) {
+        if (socket.getBytes(StandardCharsets.UTF_8).length > 100) {
             throw new SshLinkException("the gateway socket path on " + host + " would be too long for a Unix socket ("
                     + socket + "): set a shorter XDG_RUNTIME_DIR or XDG_STATE_HOME there");
         }
@@ -124,9 +125,10 @@ final class LinkAttempt implements AutoCloseable {
         try {
             ch.ready().get(GATEWAY_READY.toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException | TimeoutException e) {
+            String why = ch.ended().getNow(null);
             throw new SshLinkException("the gateway on " + plan.dest().shown() + " did not start"
-                    + (e instanceof TimeoutException ? " within " + GATEWAY_READY.toSeconds() + " s" : "")
-                    + gatewayWords());
+                    + (e instanceof TimeoutException ? " within " + GATEWAY_READY.toSeconds() + " s"
+                    : why == null ? "" : " (" + why + ")") + gatewayWords());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new SshLinkException("stopped");

@@ -84,8 +84,8 @@ final class OutputTail {
         StringBuilder sb = new StringBuilder();
         for (int i = lines.length - 1; i >= 0; i--) {
             String line = readable(lines[i]).replaceAll("\\p{Cntrl}", "").strip();
-            if (line.isEmpty()) {
-                continue;
+            if (line.isEmpty() || line.startsWith("Warning: Permanently added")) {
+                continue; // ssh's note on a host key accepted with accept-new: never the reason anything failed
             }
             if (sb.length() + line.length() + 3 > chars) {
                 if (sb.length() == 0) {
@@ -117,7 +117,8 @@ final class OutputTail {
             if (log == null || logged + n > FILE_LIMIT) {
                 closeLog();
                 if (logged + n > FILE_LIMIT && Files.exists(file)) {
-                    Files.move(file, file.resolveSibling(file.getFileName() + ".1"), StandardCopyOption.REPLACE_EXISTING);
+                    Files.move(file, file.resolveSibling(file.getFileName() + ".1"),
+                            StandardCopyOption.REPLACE_EXISTING);
                 }
                 if (!Files.exists(file)) {
                     Files.createFile(file, PosixFilePermissions.asFileAttribute(

@@ -61,6 +61,7 @@ final class RemoteInstall {
         String script = "PT_VERSION=" + RemoteShell.quote(setup.version()) + "\n"
                 + "PT_JAVA=" + RemoteShell.quote(setup.remoteJava() == null ? "" : setup.remoteJava()) + "\n"
                 + "PT_GATEWAY=" + RemoteShell.quote(setup.remoteGateway() == null ? "" : setup.remoteGateway()) + "\n"
+                + "PT_LINK=" + RemoteShell.quote(plan.linkId()) + "\n"
                 + bootstrapScript();
         AttemptProcesses.Result r = procs.run("bootstrap", plan.commands().remote("sh -s"),
                 new ByteArrayInputStream(script.getBytes(StandardCharsets.UTF_8)), INSPECT);

@@ -30,7 +30,7 @@ final class SshCommand {
     /** {@code ssh -M -S CTL -N ... HOST}: the master; alive-checks make a dead network path end it in ~15 s. */
     List<String> master() {
         List<String> cmd = new ArrayList<>(List.of(ssh, "-M", "-S", controlPath.toString(), "-N",
-                "-o", "ControlPersist=no", "-o", "ExitOnForwardFailure=yes"));
+                "-o", "ControlPersist=no"));
         for (String o : options.options()) {
             cmd.addAll(List.of("-o", o));
         }

@@ -18,7 +18,8 @@ public record SshDestination(String user, String host, int port) {
     private static final Pattern USER = Pattern.compile("[A-Za-z0-9_.][A-Za-z0-9_.-]{0,63}");
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}");
     private static final Pattern V6 = Pattern.compile("[0-9A-Fa-f:.]{2,45}");
-    private static final Pattern AUTHORITY = Pattern.compile("(?:([^@]*)@)?(\\[[^\\]]*\\]|[^:\\[\\]]*)(?::([0-9]{1,5}))?");
+    private static final Pattern AUTHORITY =
+            Pattern.compile("(?:([^@]*)@)?(\\[[^\\]]*\\]|[^:\\[\\]]*)(?::([0-9]{1,5}))?");
 
     public SshDestination {
         if (host == null || !(NAME.matcher(host).matches() || isV6(host))) {

@@ -7,6 +7,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -80,7 +81,8 @@ public final class SshLink implements AutoCloseable {
     /**
      * Starts connecting in the background and returns at once; {@link #firstUp()} says how the first attempt went.
      * {@code stateDir}: the desktop's state directory (the control socket under {@code ssh/}, the remote gateway's
-     * log in {@code remote-gateway.log}, both owner-only).
+     * log in {@code remote-gateway.log}, both owner-only). Throws {@link SshLinkException} at once only for what is
+     * wrong here (the jar unreadable, no owner-only place for the control socket).
      */
     public static SshLink start(SshDestination dest, SshOptions ssh, RemoteSetup setup, Path stateDir,
                                 Listener listener) {
@@ -92,8 +94,7 @@ public final class SshLink implements AutoCloseable {
             throw new SshLinkException("cannot create the state directory " + stateDir + ": " + e.getMessage(), e);
         }
         String sha = setup.gatewayJar() == null ? "" : LinkPlan.sha256(setup.gatewayJar());
-        // ssh may prompt (passphrase, host key) only where a user can answer: on a terminal; else it must fail fast
-        boolean batch = System.console() == null;
+        boolean batch = !hasTerminal();
         LinkPlan plan = new LinkPlan(dest, ssh, setup, controlPath, stateDir.resolve("remote-gateway.log"),
                 freeLoopbackPort(), linkId, batch, sha);
         SshLink link = new SshLink(plan, listener);
@@ -244,6 +245,19 @@ public final class SshLink implements AutoCloseable {
         status = new Status(State.CLOSED, s.attempt(), null, s.lastError());
         firstUp.completeExceptionally(new SshLinkException("the SSH link to " + plan.dest().shown() + " was closed"));
         log.info("ssh: link to {} closed", plan.dest().shown());
+    }
+
+    /**
+     * ssh prompts (passphrase, password, a new host key) on the controlling terminal, /dev/tty, never on our stdin:
+     * with one the master may prompt (no BatchMode; stdout may still be a pipe, {@code open ... | jq}); without one
+     * (a service, CI) BatchMode=yes makes it fail at once with its own line instead of waiting for askpass.
+     */
+    private static boolean hasTerminal() {
+        try (RandomAccessFile tty = new RandomAccessFile("/dev/tty", "rw")) {
+            return true;
+        } catch (IOException | SecurityException e) {
+            return false;
+        }
     }
 
     private static int freeLoopbackPort() {

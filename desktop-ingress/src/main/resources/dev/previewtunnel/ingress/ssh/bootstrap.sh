@@ -1,6 +1,7 @@
 # Run by desktop-ingress open as `ssh HOST sh -s` with this script on stdin, after lines setting PT_VERSION,
-# PT_JAVA (--remote-java, may be empty) and PT_GATEWAY (--remote-gateway, may be empty). Prints key=value lines
-# and `end=1`; `error=WORDS` when the remote cannot be used. Creates the state and run directories owner-only.
+# PT_JAVA (--remote-java, may be empty), PT_GATEWAY (--remote-gateway, may be empty) and PT_LINK (the link's id).
+# Prints key=value lines and `end=1`; `error=WORDS` when the remote cannot be used. Creates the state and run
+# directories owner-only.
 umask 077
 home=${HOME:-}
 if [ -z "$home" ]; then echo "error=HOME is not set"; exit 0; fi
@@ -13,15 +14,25 @@ else
   run="$state/run"
 fi
 if ! mkdir -p "$run" || ! chmod 700 "$run"; then echo "error=cannot create $run"; exit 0; fi
+# Gateways of this link's earlier attempts: after a network cut sshd may not notice the dead connection for hours,
+# and such a gateway would keep its stdin, its socket and its memory until then. SIGTERM drains it and removes its
+# socket. ([u]nix keeps grep from matching its own command line.)
+if [ -n "$PT_LINK" ] && [ -d /proc/self ]; then
+  for f in $(grep -l "[u]nix:.*/gw-$PT_LINK-[0-9]*\.sock" /proc/[0-9]*/cmdline 2>/dev/null); do
+    pid=${f#/proc/}
+    kill "${pid%/cmdline}" 2>/dev/null
+  done
+fi
 echo "home=$home"
 echo "cache=$cache"
 echo "state=$state"
 echo "run=$run"
 
+# --remote-gateway wins; --remote-java asks for the uploaded jar even where env-gateway is on the PATH
 gateway=
 if [ -n "$PT_GATEWAY" ]; then
   gateway=$PT_GATEWAY
-elif command -v env-gateway >/dev/null 2>&1; then
+elif [ -z "$PT_JAVA" ] && command -v env-gateway >/dev/null 2>&1; then
   gateway=$(command -v env-gateway)
 fi
 echo "gateway=$gateway"

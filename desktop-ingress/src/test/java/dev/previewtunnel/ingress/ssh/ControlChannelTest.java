@@ -125,7 +125,8 @@ class ControlChannelTest {
         gatewayOut.write("Error: Unknown option: '--stdio-control'\n".getBytes(StandardCharsets.UTF_8));
         gatewayOut.close();
         ExecutionException e = assertThrows(ExecutionException.class, () -> channel.ready().get(5, TimeUnit.SECONDS));
-        assertTrue(e.getCause().getMessage().contains("did not start: Error: Unknown option"), e.getCause().getMessage());
+        String line = e.getCause().getMessage();
+        assertTrue(line.contains("did not start: Error: Unknown option"), line);
     }
 
     @Test

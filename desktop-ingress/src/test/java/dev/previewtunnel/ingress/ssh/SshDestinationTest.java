@@ -17,7 +17,8 @@ class SshDestinationTest {
     @Test
     void parsesTheFormsOpenAccepts() {
         assertEquals(new SshDestination(null, "devbox", 0), SshDestination.parse("ssh://devbox"));
-        assertEquals(new SshDestination("me", "devbox.example", 2222), SshDestination.parse("ssh://me@devbox.example:2222"));
+        assertEquals(new SshDestination("me", "devbox.example", 2222),
+                SshDestination.parse("ssh://me@devbox.example:2222"));
         assertEquals(new SshDestination(null, "::1", 22), SshDestination.parse("ssh://[::1]:22"));
         assertEquals(new SshDestination("u", "10.0.0.7", 0), SshDestination.parse("SSH://u@10.0.0.7/"));
         SshDestination d = SshDestination.parse("ssh://me@[fe80::1]:2222");
@@ -39,7 +40,7 @@ class SshDestinationTest {
         }
     }
 
-    /** Random and mutated inputs: a parse either fails in words or yields parts ssh reads as values, and round trips. */
+    /** Random and mutated inputs: a parse fails in words or yields parts ssh reads as values, and round trips. */
     @Test
     void randomInputsNeverYieldAnOptionAndRoundTrip() {
         Random random = new Random(19);

@@ -5,7 +5,6 @@ import dev.previewtunnel.ingress.ssh.GatewayJar;
 import dev.previewtunnel.ingress.ssh.IssuedGrant;
 import dev.previewtunnel.ingress.ssh.RemotePort;
 import dev.previewtunnel.ingress.ssh.RemoteSetup;
-import dev.previewtunnel.ingress.ssh.SshDestination;
 import dev.previewtunnel.ingress.ssh.SshLink;
 import dev.previewtunnel.ingress.ssh.SshLinkException;
 import dev.previewtunnel.ingress.ssh.SshOptions;
@@ -28,7 +27,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -52,23 +50,21 @@ class SshLinkTest {
     private static final Duration UP = Duration.ofSeconds(120);
     @TempDir
     static Path lab;
+    private static SshLab remote;
     private static Sshd sshd;
     private static Path remoteCache;
 
     @BeforeAll
     static void startSshd() throws IOException {
-        Path remote = Files.createDirectory(lab.resolve("remote"));
-        remoteCache = remote.resolve("cache");
-        Map<String, String> env = Map.of("XDG_CACHE_HOME", remoteCache.toString(),
-                "XDG_STATE_HOME", remote.resolve("state").toString(),
-                "XDG_RUNTIME_DIR", Files.createDirectory(remote.resolve("run")).toString());
-        sshd = Sshd.start(Files.createDirectory(lab.resolve("sshd")), "INFO", env);
+        remote = SshLab.start(lab);
+        sshd = remote.sshd();
+        remoteCache = remote.remoteCache();
     }
 
     @AfterAll
     static void stopSshd() {
-        if (sshd != null) {
-            sshd.close();
+        if (remote != null) {
+            remote.close();
         }
     }
 
@@ -105,12 +101,13 @@ class SshLinkTest {
             ExecutionException e = assertThrows(ExecutionException.class,
                     () -> link.firstUp().get(UP.toSeconds(), TimeUnit.SECONDS));
             SshLinkException cause = assertInstanceOf(SshLinkException.class, e.getCause());
-            assertEquals("127.0.0.1:" + sshd.port() + " has no Java 17 or newer (found nothing runnable at /nonexistent)"
+            assertEquals("127.0.0.1:" + sshd.port()
+                            + " has no Java 17 or newer (found nothing runnable at /nonexistent)"
                             + ": install a JRE 17+ there, or pass --remote-java PATH or --remote-gateway COMMAND",
                     cause.getMessage().replace(sshd.user() + "@", ""));
             assertEquals(SshLink.State.CLOSED, link.status().state());
-            assertTrue(Processes.within(Duration.ofSeconds(10), () -> sshChildren().isEmpty()),
-                    () -> "no ssh child left: " + sshChildren());
+            assertTrue(Processes.within(Duration.ofSeconds(10), () -> SshLab.sshChildren().isEmpty()),
+                    () -> "no ssh child left: " + SshLab.sshChildren());
             assertTrue(link.control().ports().isCompletedExceptionally(), "calls fail at once when the link is down");
         }
     }
@@ -121,8 +118,8 @@ class SshLinkTest {
         Path notAuthorized = lab.resolve("sshd/host_ed25519"); // a key sshd does not accept for the user
         SshOptions ssh = new SshOptions(sshd.sshClientScript(), notAuthorized, sshd.clientOptions());
         RemoteSetup setup = new RemoteSetup(null, null, GatewayJar.locate(null), "t-refused", "e");
-        try (SshLink link = SshLink.start(new SshDestination(sshd.user(), "127.0.0.1", sshd.port()), ssh, setup,
-                lab.resolve("desktop-refused"), new Events())) {
+        try (SshLink link = SshLink.start(remote.destination(), ssh, setup, lab.resolve("desktop-refused"),
+                new Events())) {
             ExecutionException e = assertThrows(ExecutionException.class,
                     () -> link.firstUp().get(UP.toSeconds(), TimeUnit.SECONDS));
             String line = e.getCause().getMessage();
@@ -139,9 +136,8 @@ class SshLinkTest {
     void aGivenRemoteGatewayCommandIsRunWithoutUploading() throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String command = "'" + java + "' -jar '" + GatewayJar.locate(null) + "'";
-        SshOptions ssh = new SshOptions(sshd.sshClientScript(), sshd.userKey(), sshd.clientOptions());
         RemoteSetup setup = new RemoteSetup(null, command, null, "t-given", "e");
-        try (SshLink link = SshLink.start(new SshDestination(sshd.user(), "127.0.0.1", sshd.port()), ssh, setup,
+        try (SshLink link = SshLink.start(remote.destination(), remote.options(), setup,
                 lab.resolve("desktop-given"), new Events())) {
             link.firstUp().get(UP.toSeconds(), TimeUnit.SECONDS);
             assertControlWorks(link.control());
@@ -155,24 +151,63 @@ class SshLinkTest {
     void aFrozenGatewayIsDetectedByPingAndReplaced() throws Exception {
         Events events = new Events();
         try (SshLink link = start("t-frozen", null, "frozen", events)) {
-            link.firstUp().get(UP.toSeconds(), TimeUnit.SECONDS);
-            assertEquals("up", events.next());
+            long frozen = upWithOneGateway(link, events);
             String firstSocket = link.remoteSocket();
-            List<Long> frozen = remoteGatewaysAt(firstSocket);
-            assertEquals(1, frozen.size(), frozen::toString);
-            signal("STOP", frozen.get(0)); // alive, connected, silent: only the ping notices
+            signal("STOP", frozen); // alive, connected, silent: only the ping notices
             try {
                 String down = events.next();
                 assertEquals("down: the gateway did not answer a ping for 15 s", down);
                 assertEquals("up", events.next());
                 assertControlWorks(link.control());
             } finally {
-                signal("CONT", frozen.get(0));
+                signal("CONT", frozen);
             }
-            assertTrue(Processes.within(Duration.ofSeconds(30), () -> remoteGatewaysAt(firstSocket).isEmpty()),
+            assertTrue(Processes.within(Duration.ofSeconds(30), () -> SshLab.remoteGatewaysAt(firstSocket).isEmpty()),
                     "the frozen gateway exits once it runs again: its ssh channel was closed");
             closeAndAssertNothingLeft(link);
         }
+    }
+
+    /**
+     * A network cut: the session's sshd processes stopped, so nothing on the connection answers and nothing closes it
+     * (sshd would notice only by TCP keepalive, hours later). The client's alive-checks end the master, the next
+     * attempt's bootstrap stops the cut-off gateway, and it is gone while the cut lasts.
+     */
+    @Test
+    @Timeout(300)
+    void aCutConnectionsGatewayIsStoppedByTheNextAttempt() throws Exception {
+        Events events = new Events();
+        try (SshLink link = start("t-cut", null, "cut", events)) {
+            long gateway = upWithOneGateway(link, events);
+            String firstSocket = link.remoteSocket();
+            List<Long> session = new java.util.ArrayList<>();
+            for (ProcessHandle p = ProcessHandle.of(gateway).orElseThrow().parent().orElseThrow();
+                 p.pid() != sshd.process().pid(); p = p.parent().orElseThrow()) {
+                session.add(p.pid()); // the connection's sshd processes, up to the listener
+            }
+            assertFalse(session.isEmpty());
+            session.forEach(pid -> signal("STOP", pid));
+            try {
+                assertTrue(events.next().startsWith("down: "));
+                assertEquals("up", events.next());
+                assertTrue(Processes.within(Duration.ofSeconds(30),
+                                () -> SshLab.remoteGatewaysAt(firstSocket).isEmpty()),
+                        "the cut-off gateway was stopped by the next attempt, the cut still lasting");
+                assertControlWorks(link.control());
+            } finally {
+                session.forEach(pid -> signal("CONT", pid));
+            }
+            closeAndAssertNothingLeft(link);
+        }
+    }
+
+    /** Waits for the link to come up and returns the pid of the one remote gateway serving its socket. */
+    private static long upWithOneGateway(SshLink link, Events events) throws Exception {
+        link.firstUp().get(UP.toSeconds(), TimeUnit.SECONDS);
+        assertEquals("up", events.next());
+        List<Long> gateway = SshLab.remoteGatewaysAt(link.remoteSocket());
+        assertEquals(1, gateway.size(), gateway::toString);
+        return gateway.get(0);
     }
 
     private static void signal(String name, long pid) {
@@ -188,9 +223,9 @@ class SshLinkTest {
             assertEquals("up", events.next());
             URI uri = link.gatewayUri();
             String firstSocket = link.remoteSocket();
-            ProcessHandle master = sshChildren().stream()
+            ProcessHandle master = SshLab.sshChildren().stream()
                     .filter(p -> p.info().arguments().map(a -> List.of(a).contains("-M")).orElse(false))
-                    .findFirst().orElseThrow(() -> new AssertionError("no master among " + sshChildren()));
+                    .findFirst().orElseThrow(() -> new AssertionError("no master among " + SshLab.sshChildren()));
             master.destroyForcibly(); // SIGKILL: no goodbye to sshd, a stale control socket left behind
 
             String down = events.next();
@@ -202,17 +237,14 @@ class SshLinkTest {
             assertControlWorks(link.control());
             assertGatewayAnswersAt(uri);
             assertNotEquals(firstSocket, link.remoteSocket());
-            assertTrue(Processes.within(Duration.ofSeconds(30), () -> remoteGatewaysAt(firstSocket).isEmpty()),
+            assertTrue(Processes.within(Duration.ofSeconds(30), () -> SshLab.remoteGatewaysAt(firstSocket).isEmpty()),
                     "the first gateway exited when its ssh channel died");
             closeAndAssertNothingLeft(link);
         }
     }
 
     private static SshLink start(String version, String remoteJava, String stateName, Events events) {
-        SshOptions ssh = new SshOptions(sshd.sshClientScript(), sshd.userKey(), sshd.clientOptions());
-        RemoteSetup setup = new RemoteSetup(remoteJava, null, GatewayJar.locate(null), version, "e");
-        return SshLink.start(new SshDestination(sshd.user(), "127.0.0.1", sshd.port()), ssh, setup,
-                lab.resolve("desktop-" + stateName), events);
+        return remote.link(version, remoteJava, lab.resolve("desktop-" + stateName), events);
     }
 
     private static void assertControlWorks(GatewayControl control) throws Exception {
@@ -223,11 +255,34 @@ class SshLinkTest {
         assertNotNull(grant.grantId());
         assertTrue(grant.expiresAt().isAfter(Instant.now()), grant::toString);
         assertFalse(grant.toString().contains(grant.jwt()), "toString leaves the JWT out");
+        assertNoSecretInAnyCommandLineOrLog(token, grant.jwt());
         try (java.net.ServerSocket listener = new java.net.ServerSocket(0, 1,
                 java.net.InetAddress.getByName("127.0.0.1"))) {
             List<RemotePort> ports = control.ports().get(30, TimeUnit.SECONDS);
             assertTrue(ports.stream().anyMatch(p -> p.port() == listener.getLocalPort()
                     && "127.0.0.1".equals(p.address())), () -> "a listener of the ssh user is listed: " + ports);
+        }
+    }
+
+    /** Tokens and grants travel on the control channel only: no process's command line and no log here has them. */
+    private static void assertNoSecretInAnyCommandLineOrLog(String... secrets) throws IOException {
+        List<Long> holders = ProcessHandle.allProcesses().filter(p -> {
+            try {
+                String cmdline = Files.readString(Path.of("/proc", String.valueOf(p.pid()), "cmdline"),
+                        StandardCharsets.ISO_8859_1);
+                return java.util.Arrays.stream(secrets).anyMatch(cmdline::contains);
+            } catch (IOException | java.io.UncheckedIOException e) {
+                return false;
+            }
+        }).map(ProcessHandle::pid).toList();
+        assertEquals(List.of(), holders, "processes with a token or grant on their command line");
+        try (Stream<Path> files = Files.walk(lab)) {
+            for (Path f : files.filter(f -> f.toString().endsWith(".log")).toList()) {
+                String text = Files.readString(f, StandardCharsets.ISO_8859_1);
+                for (String secret : secrets) {
+                    assertFalse(text.contains(secret), "a secret in " + f);
+                }
+            }
         }
     }
 
@@ -248,16 +303,17 @@ class SshLinkTest {
     private static void closeAndAssertNothingLeft(SshLink link) throws IOException {
         String socket = link.remoteSocket();
         assertNotNull(socket);
-        assertFalse(remoteGatewaysAt(socket).isEmpty(), "the remote gateway runs while the link is up");
+        assertFalse(SshLab.remoteGatewaysAt(socket).isEmpty(), "the remote gateway runs while the link is up");
         link.close();
         link.close(); // idempotent
         assertEquals(SshLink.State.CLOSED, link.status().state());
-        assertTrue(Processes.within(Duration.ofSeconds(10), () -> sshChildren().isEmpty()),
-                () -> "no ssh child left: " + sshChildren());
-        assertTrue(Processes.within(Duration.ofSeconds(20), () -> remoteGatewaysAt(socket).isEmpty()),
-                () -> "no remote gateway left: " + remoteGatewaysAt(socket));
+        assertTrue(Processes.within(Duration.ofSeconds(10), () -> SshLab.sshChildren().isEmpty()),
+                () -> "no ssh child left: " + SshLab.sshChildren());
+        assertTrue(Processes.within(Duration.ofSeconds(20), () -> SshLab.remoteGatewaysAt(socket).isEmpty()),
+                () -> "no remote gateway left: " + SshLab.remoteGatewaysAt(socket));
         assertFalse(Files.exists(Path.of(socket)), "the gateway's socket is gone");
-        assertTrue(link.control().token(Duration.ofMinutes(1)).isCompletedExceptionally(), "closed: calls fail at once");
+        assertTrue(link.control().token(Duration.ofMinutes(1)).isCompletedExceptionally(),
+                "closed: calls fail at once");
         try (Stream<Path> files = Files.list(lab)) {
             files.filter(d -> d.getFileName().toString().startsWith("desktop-")).forEach(d -> {
                 try (Stream<Path> sockets = Files.list(d.resolve("ssh"))) {
@@ -267,25 +323,6 @@ class SshLinkTest {
                 }
             });
         }
-    }
-
-    /** The ssh clients among this JVM's descendants (sshd and its sessions are descendants too, but not "ssh"). */
-    private static List<ProcessHandle> sshChildren() {
-        return ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)
-                .filter(p -> p.info().command().map(c -> c.endsWith("/ssh")).orElse(false)).toList();
-    }
-
-    /** Processes whose command line names {@code socket}, but the local ssh client: the remote gateway serving it. */
-    private static List<Long> remoteGatewaysAt(String socket) {
-        return ProcessHandle.allProcesses().filter(ProcessHandle::isAlive)
-                .filter(p -> !p.info().command().map(c -> c.endsWith("/ssh")).orElse(false)).filter(p -> {
-            try {
-                byte[] cmdline = Files.readAllBytes(Path.of("/proc", String.valueOf(p.pid()), "cmdline"));
-                return new String(cmdline, StandardCharsets.UTF_8).contains("unix:" + socket);
-            } catch (IOException e) {
-                return false;
-            }
-        }).map(ProcessHandle::pid).toList();
     }
 
     private static String permissions(Path file) throws IOException {
