@@ -117,6 +117,20 @@ class BrowserLauncherTest {
     }
 
     @Test
+    void aRefusedCredentialIsNotOfferedAgainForTheSameRequest() throws IOException {
+        proxy.close();
+        proxy = new AuthenticatingProxy(0, USER, "another-password");
+        Path profile = dir.resolve("profile");
+        try (LaunchedBrowser browser = launch(profile, url("localhost", "/refused"));
+             BrowserPages pages = new BrowserPages(profile)) {
+            pages.await("the repeated challenge cancelled (pages: %s)", WAIT,
+                    () -> browser.answerer().refusedRepeats() >= 1);
+            assertEquals(1, browser.answerer().proxyAnswers(), "the credential was offered once");
+            assertTrue(proxy.relayed().isEmpty(), proxy.relayed().toString());
+        }
+    }
+
+    @Test
     void exitedCompletesWhenTheBrowserIsKilledAndTheProfileServesAgain() throws Exception {
         Path profile = dir.resolve("profile");
         try (LaunchedBrowser browser = launch(profile)) {
