@@ -67,8 +67,8 @@ class BrowserLauncherTest {
     @Test
     void firstTabAndLaterTabsLoadThroughTheProxyWithNoPrompt() throws IOException {
         Path profile = dir.resolve("profile");
-        try (LaunchedBrowser browser = launch(profile, url("localhost", "/first"));
-             BrowserPages pages = new BrowserPages(profile)) {
+        try (LaunchedBrowser browser = launch(profile, url("localhost", "/first"))) {
+            BrowserPages pages = new BrowserPages(browser);
             pages.awaitTitle("page/first", WAIT);
             assertRelayed(proxy, "localhost", "/first");
             assertTrue(browser.answerer().proxyAnswers() >= 1, "the 407 was answered over DevTools");
@@ -90,8 +90,8 @@ class BrowserLauncherTest {
     @Test
     void aSitesOwn401GetsTheBrowsersDefaultNotTheProxyCredential() {
         Path profile = dir.resolve("profile");
-        try (LaunchedBrowser browser = launch(profile, url("localhost", "/private"));
-             BrowserPages pages = new BrowserPages(profile)) {
+        try (LaunchedBrowser browser = launch(profile, url("localhost", "/private"))) {
+            BrowserPages pages = new BrowserPages(browser);
             pages.await("the site's own challenge (pages: %s)", WAIT, () -> browser.answerer().otherChallenges() >= 1);
             // Headless has no prompt to show; a later page loading is the barrier after which the 401 is settled.
             pages.openTab(url("localhost", "/after-401"));
@@ -104,8 +104,8 @@ class BrowserLauncherTest {
     @Test
     void aRestartedProxyOnTheSamePortIsAnsweredToo() throws IOException {
         Path profile = dir.resolve("profile");
-        try (LaunchedBrowser browser = launch(profile, url("localhost", "/before"));
-             BrowserPages pages = new BrowserPages(profile)) {
+        try (LaunchedBrowser browser = launch(profile, url("localhost", "/before"))) {
+            BrowserPages pages = new BrowserPages(browser);
             pages.awaitTitle("page/before", WAIT);
             int port = proxy.address().getPort();
             proxy.close();
@@ -121,8 +121,8 @@ class BrowserLauncherTest {
         proxy.close();
         proxy = new AuthenticatingProxy(0, USER, "another-password");
         Path profile = dir.resolve("profile");
-        try (LaunchedBrowser browser = launch(profile, url("localhost", "/refused"));
-             BrowserPages pages = new BrowserPages(profile)) {
+        try (LaunchedBrowser browser = launch(profile, url("localhost", "/refused"))) {
+            BrowserPages pages = new BrowserPages(browser);
             pages.await("the repeated challenge cancelled (pages: %s)", WAIT,
                     () -> browser.answerer().refusedRepeats() >= 1);
             assertEquals(1, browser.answerer().proxyAnswers(), "the credential was offered once");
@@ -138,10 +138,10 @@ class BrowserLauncherTest {
             ProcessHandle.of(browser.pid()).orElseThrow().destroyForcibly();
             browser.exited().get(WAIT.toSeconds(), TimeUnit.SECONDS);
         }
-        // The killed browser left its DevToolsActivePort (a dead port) and its profile lock behind.
-        assertTrue(Files.exists(profile.resolve(BrowserLauncher.PORT_FILE)), "a stale DevToolsActivePort");
-        try (LaunchedBrowser again = launch(profile, url("localhost", "/again"));
-             BrowserPages pages = new BrowserPages(profile)) {
+        // The killed browser left its profile lock behind.
+        assertTrue(Files.isSymbolicLink(profile.resolve("SingletonLock")), "a stale SingletonLock");
+        try (LaunchedBrowser again = launch(profile, url("localhost", "/again"))) {
+            BrowserPages pages = new BrowserPages(again);
             pages.awaitTitle("page/again", WAIT);
         }
     }
@@ -151,8 +151,8 @@ class BrowserLauncherTest {
         Path profile = dir.resolve("profile");
         long pid;
         List<ProcessHandle> children;
-        try (LaunchedBrowser browser = launch(profile, url("localhost", "/one"));
-             BrowserPages pages = new BrowserPages(profile)) {
+        try (LaunchedBrowser browser = launch(profile, url("localhost", "/one"))) {
+            BrowserPages pages = new BrowserPages(browser);
             pages.awaitTitle("page/one", WAIT);
             pid = browser.pid();
             children = ProcessHandle.of(pid).orElseThrow().descendants().toList();
@@ -162,20 +162,23 @@ class BrowserLauncherTest {
         children.forEach(c -> assertFalse(c.isAlive(), "helper " + c.pid() + " is gone"));
         assertTrue(Files.isDirectory(profile.resolve("Default")), "the profile persists");
 
-        try (LaunchedBrowser again = launch(profile, url("localhost", "/two"));
-             BrowserPages pages = new BrowserPages(profile)) {
+        try (LaunchedBrowser again = launch(profile, url("localhost", "/two"))) {
+            BrowserPages pages = new BrowserPages(again);
             pages.awaitTitle("page/two", WAIT);
         }
     }
 
     @Test
-    void theCredentialIsNeitherOnTheCommandLineNorInTheBrowsersOutput() throws IOException {
+    void theCredentialIsNeitherOnTheCommandLineNorInTheBrowsersOutputAndNoDevToolsPortIsOpen() throws IOException {
         Path profile = dir.resolve("profile");
-        try (LaunchedBrowser browser = launch(profile, url("localhost", "/x"));
-             BrowserPages pages = new BrowserPages(profile)) {
+        try (LaunchedBrowser browser = launch(profile, url("localhost", "/x"))) {
+            BrowserPages pages = new BrowserPages(browser);
             pages.awaitTitle("page/x", WAIT);
             String cmdline = Files.readString(Path.of("/proc", Long.toString(browser.pid()), "cmdline"));
             assertTrue(cmdline.contains("--proxy-server=http://127.0.0.1:" + proxy.address().getPort()), "proxy flag");
+            assertTrue(cmdline.contains("--remote-debugging-pipe") && !cmdline.contains("--remote-debugging-port"),
+                    "DevTools over the pipe, no port");
+            assertFalse(Files.exists(profile.resolve("DevToolsActivePort")), "no DevTools port was opened");
             assertFalse(cmdline.contains(PASSWORD), "no credential on the command line");
         }
         assertFalse(Files.readString(profile.resolve(BrowserLauncher.LOG_FILE)).contains(PASSWORD),
