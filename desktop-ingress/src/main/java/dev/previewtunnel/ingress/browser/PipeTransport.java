@@ -9,8 +9,9 @@ import java.nio.charset.StandardCharsets;
 /**
  * DevTools over {@code --remote-debugging-pipe}: JSON messages each ended by a NUL byte, commands to the browser's
  * fd 3, answers and events from its fd 4. No port: nothing but this process can drive the browser. One reader
- * thread per browser; {@link #close()} makes it stop at its next wake-up ({@link #wake} for a pipe the browser
- * no longer writes to).
+ * thread per browser; {@link #close()} sets {@code closing} and writes a NUL through {@code wake} before closing
+ * the descriptors: a read blocked on a pipe is not guaranteed to return when another thread closes it, and this
+ * side holds the browser's output pipe open for writing too, so no end of file would come.
  */
 final class PipeTransport implements DevToolsTransport {
     private final OutputStream toBrowser;
