@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class InterceptionCostMeasurement {
-    static final int ROUNDS = 5;
+    static final int ROUNDS = 6;
     static final int LOADS_PER_ROUND = 6;
 
     @TempDir
@@ -43,6 +43,9 @@ class InterceptionCostMeasurement {
             List<Double> all = new ArrayList<>();
             List<Double> documents = new ArrayList<>();
             List<Double> off = new ArrayList<>();
+            List<Double> allRes = new ArrayList<>();
+            List<Double> documentsRes = new ArrayList<>();
+            List<Double> offRes = new ArrayList<>();
             ObjectNode everyRequest = DevTools.params().put("handleAuthRequests", true);
             everyRequest.putArray("patterns").addObject().put("urlPattern", "*");
             ObjectNode documentsOnly = DevTools.params().put("handleAuthRequests", true);
@@ -51,14 +54,17 @@ class InterceptionCostMeasurement {
                 devTools.send("Fetch.enable", everyRequest);
                 for (int i = 0; i < LOADS_PER_ROUND; i++) {
                     all.add(load(devTools, page, url));
+                    allRes.add(lastResourceMedian());
                 }
                 devTools.send("Fetch.enable", documentsOnly);
                 for (int i = 0; i < LOADS_PER_ROUND; i++) {
                     documents.add(load(devTools, page, url));
+                    documentsRes.add(lastResourceMedian());
                 }
                 devTools.send("Fetch.disable", null);
                 for (int i = 0; i < LOADS_PER_ROUND; i++) {
                     off.add(load(devTools, page, url));
+                    offRes.add(lastResourceMedian());
                 }
             }
             System.out.printf("interception of every request: median %.1f ms, p90 %.1f ms over %d loads%n",
@@ -67,6 +73,8 @@ class InterceptionCostMeasurement {
                     pct(documents, 50), pct(documents, 90), documents.size());
             System.out.printf("no interception               : median %.1f ms, p90 %.1f ms over %d loads%n",
                     pct(off, 50), pct(off, 90), off.size());
+            System.out.printf("median image request (median over loads): every request %.1f ms, documents only %.1f ms,"
+                    + " none %.1f ms%n", pct(allRes, 50), pct(documentsRes, 50), pct(offRes, 50));
             System.out.printf("requests paused in all: %d%n", browser.answerer().pausedRequests());
         }
     }
@@ -81,24 +89,34 @@ class InterceptionCostMeasurement {
         throw new AssertionError("no page");
     }
 
+    /** Each load's median image request duration (ms), collected per mode by the caller. */
+    static final ThreadLocal<List<Double>> RESOURCE_MEDIANS = ThreadLocal.withInitial(ArrayList::new);
+
     /** Navigates and returns the navigation's load-event end (ms), once every image has loaded. */
     static double load(DevTools devTools, String session, String url) {
         devTools.send("Page.navigate", DevTools.params().put("url", url), session);
         String done = "(() => { const n = performance.getEntriesByType('navigation')[0];"
                 + " const imgs = [...document.images]; return document.readyState === 'complete' && n && n.loadEventEnd > 0"
                 + " && imgs.length === " + TestTarget.SUBRESOURCES + " && imgs.every(i => i.complete && i.naturalWidth > 0)"
-                + " ? n.loadEventEnd : 0; })()";
+                + " ? [n.loadEventEnd, (() => { const r = performance.getEntriesByType('resource')"
+                + ".map(e => e.responseEnd - e.startTime).sort((a, b) => a - b); return r[r.length >> 1]; })()] : 0; })()";
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() - deadline < 0) {
             JsonNode v = devTools.send("Runtime.evaluate", DevTools.params().put("expression", done)
                     .put("returnByValue", true), session).path("result").path("value");
-            if (v.asDouble() > 0) {
-                return v.asDouble();
+            if (v.isArray()) {
+                RESOURCE_MEDIANS.get().add(v.get(1).asDouble());
+                return v.get(0).asDouble();
             }
             java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
         }
         assertEquals("complete", "not complete", "the page with its images did not load within 30 s");
         return 0;
+    }
+
+    static double lastResourceMedian() {
+        List<Double> l = RESOURCE_MEDIANS.get();
+        return l.get(l.size() - 1);
     }
 
     static double pct(List<Double> xs, int p) {
