@@ -40,41 +40,28 @@ class InterceptionCostMeasurement {
             String url = "http://localhost:" + target.port() + "/many";
             String page = pageSession(devTools);
             load(devTools, page, url); // warm-up: the first 407 is answered here
-            List<Double> all = new ArrayList<>();
-            List<Double> documents = new ArrayList<>();
-            List<Double> off = new ArrayList<>();
-            List<Double> allRes = new ArrayList<>();
-            List<Double> documentsRes = new ArrayList<>();
-            List<Double> offRes = new ArrayList<>();
             ObjectNode everyRequest = DevTools.params().put("handleAuthRequests", true);
             everyRequest.putArray("patterns").addObject().put("urlPattern", "*");
             ObjectNode documentsOnly = DevTools.params().put("handleAuthRequests", true);
             documentsOnly.putArray("patterns").addObject().put("urlPattern", "*").put("resourceType", "Document");
+            Mode all = new Mode("every request", () -> devTools.send("Fetch.enable", everyRequest));
+            Mode documents = new Mode("documents only", () -> devTools.send("Fetch.enable", documentsOnly));
+            Mode none = new Mode("no interception", () -> devTools.send("Fetch.disable", null));
             for (int r = 0; r < ROUNDS; r++) {
-                devTools.send("Fetch.enable", everyRequest);
-                for (int i = 0; i < LOADS_PER_ROUND; i++) {
-                    all.add(load(devTools, page, url));
-                    allRes.add(lastResourceMedian());
-                }
-                devTools.send("Fetch.enable", documentsOnly);
-                for (int i = 0; i < LOADS_PER_ROUND; i++) {
-                    documents.add(load(devTools, page, url));
-                    documentsRes.add(lastResourceMedian());
-                }
-                devTools.send("Fetch.disable", null);
-                for (int i = 0; i < LOADS_PER_ROUND; i++) {
-                    off.add(load(devTools, page, url));
-                    offRes.add(lastResourceMedian());
+                for (Mode mode : List.of(all, documents, none)) {
+                    mode.apply.run();
+                    for (int i = 0; i < LOADS_PER_ROUND; i++) {
+                        mode.loads.add(load(devTools, page, url));
+                    }
                 }
             }
-            System.out.printf("interception of every request: median %.1f ms, p90 %.1f ms over %d loads%n",
-                    pct(all, 50), pct(all, 90), all.size());
-            System.out.printf("interception of documents only: median %.1f ms, p90 %.1f ms over %d loads%n",
-                    pct(documents, 50), pct(documents, 90), documents.size());
-            System.out.printf("no interception               : median %.1f ms, p90 %.1f ms over %d loads%n",
-                    pct(off, 50), pct(off, 90), off.size());
-            System.out.printf("median image request (median over loads): every request %.1f ms, documents only %.1f ms,"
-                    + " none %.1f ms%n", pct(allRes, 50), pct(documentsRes, 50), pct(offRes, 50));
+            for (Mode mode : List.of(all, documents, none)) {
+                List<Double> pages = mode.loads.stream().map(Load::page).toList();
+                List<Double> images = mode.loads.stream().map(Load::image).toList();
+                System.out.printf("%-15s: page load median %.1f ms, p90 %.1f ms; median image request %.1f ms"
+                        + " (median over %d loads)%n", mode.name, pct(pages, 50), pct(pages, 90), pct(images, 50),
+                        mode.loads.size());
+            }
             System.out.printf("requests paused in all: %d%n", browser.answerer().pausedRequests());
         }
     }
@@ -89,11 +76,19 @@ class InterceptionCostMeasurement {
         throw new AssertionError("no page");
     }
 
-    /** Each load's median image request duration (ms), collected per mode by the caller. */
-    static final ThreadLocal<List<Double>> RESOURCE_MEDIANS = ThreadLocal.withInitial(ArrayList::new);
+    /** One page load: its load-event end and its median image request duration (ms). */
+    record Load(double page, double image) {
+    }
 
-    /** Navigates and returns the navigation's load-event end (ms), once every image has loaded. */
-    static double load(DevTools devTools, String session, String url) {
+    /** An interception mode: how to switch to it, and the loads measured in it. */
+    record Mode(String name, Runnable apply, List<Load> loads) {
+        Mode(String name, Runnable apply) {
+            this(name, apply, new ArrayList<>());
+        }
+    }
+
+    /** Navigates and measures the load once every image has loaded. */
+    static Load load(DevTools devTools, String session, String url) {
         devTools.send("Page.navigate", DevTools.params().put("url", url), session);
         String done = "(() => { const n = performance.getEntriesByType('navigation')[0];"
                 + " const imgs = [...document.images]; return document.readyState === 'complete' && n && n.loadEventEnd > 0"
@@ -105,18 +100,12 @@ class InterceptionCostMeasurement {
             JsonNode v = devTools.send("Runtime.evaluate", DevTools.params().put("expression", done)
                     .put("returnByValue", true), session).path("result").path("value");
             if (v.isArray()) {
-                RESOURCE_MEDIANS.get().add(v.get(1).asDouble());
-                return v.get(0).asDouble();
+                return new Load(v.get(0).asDouble(), v.get(1).asDouble());
             }
             java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
         }
         assertEquals("complete", "not complete", "the page with its images did not load within 30 s");
-        return 0;
-    }
-
-    static double lastResourceMedian() {
-        List<Double> l = RESOURCE_MEDIANS.get();
-        return l.get(l.size() - 1);
+        return null;
     }
 
     static double pct(List<Double> xs, int p) {
