@@ -147,6 +147,15 @@ class BrowserLauncherTest {
     }
 
     @Test
+    void theBrowserExitsWhenTheLaunchersPipeCloses() throws Exception {
+        // As when the process that launched it dies: the browser reads end of file on its DevTools pipe.
+        try (LaunchedBrowser browser = launch(dir.resolve("profile"))) {
+            browser.devTools().close();
+            browser.exited().get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
     void closeLeavesNoProcessAndTheProfileServesASecondLaunch() {
         Path profile = dir.resolve("profile");
         long pid;
