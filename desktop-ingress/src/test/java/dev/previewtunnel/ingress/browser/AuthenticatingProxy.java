@@ -31,7 +31,9 @@ final class AuthenticatingProxy implements AutoCloseable {
     private final String expected;
     private final AtomicInteger challenges = new AtomicInteger();
     private final List<String> relayed = new CopyOnWriteArrayList<>();
-    private final List<Socket> open = new CopyOnWriteArrayList<>();
+    private final List<Socket> open = new ArrayList<>();
+    /** Guarded by {@code open}: a connection accepted as the proxy closes is closed too, never served. */
+    private boolean closed;
 
     AuthenticatingProxy(int port, String username, String password) throws IOException {
         this.expected = "Basic " + Base64.getEncoder()
@@ -78,7 +80,13 @@ final class AuthenticatingProxy implements AutoCloseable {
         while (!server.isClosed()) {
             try {
                 Socket s = server.accept();
-                open.add(s);
+                synchronized (open) {
+                    if (closed) {
+                        s.close();
+                        return;
+                    }
+                    open.add(s);
+                }
                 Thread t = new Thread(() -> serve(s), "test-proxy-conn");
                 t.setDaemon(true);
                 t.start();
@@ -118,7 +126,9 @@ final class AuthenticatingProxy implements AutoCloseable {
         } catch (IOException e) {
             // the browser went away
         } finally {
-            open.remove(client);
+            synchronized (open) {
+                open.remove(client);
+            }
         }
     }
 
@@ -194,9 +204,14 @@ final class AuthenticatingProxy implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
+        synchronized (open) {
+            closed = true;
+        }
         server.close();
-        for (Socket s : open) {
-            s.close();
+        synchronized (open) {
+            for (Socket s : open) {
+                s.close();
+            }
         }
     }
 }

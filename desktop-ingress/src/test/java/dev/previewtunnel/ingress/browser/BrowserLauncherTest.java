@@ -56,6 +56,18 @@ class BrowserLauncherTest {
                 HEADLESS, java.util.Arrays.stream(urls).map(URI::create).toList(), WAIT);
     }
 
+    /** Launches on {@code http://localhost:PORT/PATH} and waits until that page has loaded. */
+    LaunchedBrowser launchShowing(Path profile, String path) {
+        LaunchedBrowser browser = launch(profile, url("localhost", path));
+        try {
+            new BrowserPages(browser).awaitTitle("page" + path, WAIT);
+            return browser;
+        } catch (RuntimeException | AssertionError e) {
+            browser.close();
+            throw e;
+        }
+    }
+
     String url(String host, String path) {
         return "http://" + host + ":" + target.port() + path;
     }
@@ -67,9 +79,8 @@ class BrowserLauncherTest {
     @Test
     void firstTabAndLaterTabsLoadThroughTheProxyWithNoPrompt() throws IOException {
         Path profile = dir.resolve("profile");
-        try (LaunchedBrowser browser = launch(profile, url("localhost", "/first"))) {
+        try (LaunchedBrowser browser = launchShowing(profile, "/first")) {
             BrowserPages pages = new BrowserPages(browser);
-            pages.awaitTitle("page/first", WAIT);
             assertRelayed(proxy, "localhost", "/first");
             assertTrue(browser.answerer().proxyAnswers() >= 1, "the 407 was answered over DevTools");
 
@@ -104,9 +115,8 @@ class BrowserLauncherTest {
     @Test
     void aRestartedProxyOnTheSamePortIsAnsweredToo() throws IOException {
         Path profile = dir.resolve("profile");
-        try (LaunchedBrowser browser = launch(profile, url("localhost", "/before"))) {
+        try (LaunchedBrowser browser = launchShowing(profile, "/before")) {
             BrowserPages pages = new BrowserPages(browser);
-            pages.awaitTitle("page/before", WAIT);
             int port = proxy.address().getPort();
             proxy.close();
             proxy = new AuthenticatingProxy(port, USER, PASSWORD);
@@ -140,10 +150,7 @@ class BrowserLauncherTest {
         }
         // The killed browser left its profile lock behind.
         assertTrue(Files.isSymbolicLink(profile.resolve("SingletonLock")), "a stale SingletonLock");
-        try (LaunchedBrowser again = launch(profile, url("localhost", "/again"))) {
-            BrowserPages pages = new BrowserPages(again);
-            pages.awaitTitle("page/again", WAIT);
-        }
+        launchShowing(profile, "/again").close(); // throws unless the page loads
     }
 
     @Test
@@ -160,9 +167,7 @@ class BrowserLauncherTest {
         Path profile = dir.resolve("profile");
         long pid;
         List<ProcessHandle> children;
-        try (LaunchedBrowser browser = launch(profile, url("localhost", "/one"))) {
-            BrowserPages pages = new BrowserPages(browser);
-            pages.awaitTitle("page/one", WAIT);
+        try (LaunchedBrowser browser = launchShowing(profile, "/one")) {
             pid = browser.pid();
             children = ProcessHandle.of(pid).orElseThrow().descendants().toList();
             assertFalse(children.isEmpty(), "Chromium runs helper processes");
@@ -171,18 +176,13 @@ class BrowserLauncherTest {
         children.forEach(c -> assertFalse(c.isAlive(), "helper " + c.pid() + " is gone"));
         assertTrue(Files.isDirectory(profile.resolve("Default")), "the profile persists");
 
-        try (LaunchedBrowser again = launch(profile, url("localhost", "/two"))) {
-            BrowserPages pages = new BrowserPages(again);
-            pages.awaitTitle("page/two", WAIT);
-        }
+        launchShowing(profile, "/two").close(); // throws unless the page loads
     }
 
     @Test
     void theCredentialIsNeitherOnTheCommandLineNorInTheBrowsersOutputAndNoDevToolsPortIsOpen() throws IOException {
         Path profile = dir.resolve("profile");
-        try (LaunchedBrowser browser = launch(profile, url("localhost", "/x"))) {
-            BrowserPages pages = new BrowserPages(browser);
-            pages.awaitTitle("page/x", WAIT);
+        try (LaunchedBrowser browser = launchShowing(profile, "/x")) {
             String cmdline = Files.readString(Path.of("/proc", Long.toString(browser.pid()), "cmdline"));
             assertTrue(cmdline.contains("--proxy-server=http://127.0.0.1:" + proxy.address().getPort()), "proxy flag");
             assertTrue(cmdline.contains("--remote-debugging-pipe") && !cmdline.contains("--remote-debugging-port"),
