@@ -97,7 +97,7 @@ public final class BrowserLauncher {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot prepare the browser profile " + profileDir, e);
         }
-        Process process;
+        Process process = null;
         DevTools devTools;
         try {
             process = pipe.wrap(commandLine(binary, profileDir, proxy, extraArgs))
@@ -107,6 +107,9 @@ public final class BrowserLauncher {
                     .start();
             devTools = pipe.connect();
         } catch (IOException e) {
+            if (process != null) {
+                LaunchedBrowser.destroyTree(process);
+            }
             pipe.discard();
             throw new UncheckedIOException("cannot start the browser " + binary, e);
         }
