@@ -99,6 +99,22 @@ class BrowserLauncherTest {
     }
 
     @Test
+    void aNewWindowAndAnIncognitoWindowLoadToo() {
+        Path profile = dir.resolve("profile");
+        try (LaunchedBrowser browser = launchShowing(profile, "/first")) {
+            BrowserPages pages = new BrowserPages(browser);
+            pages.openWindow(url("localhost", "/window"), false);
+            pages.awaitTitle("page/window", WAIT);
+            int answered = browser.answerer().proxyAnswers();
+            // A new browser context starts with an empty proxy auth cache: its first document meets a 407 again.
+            pages.openWindow(url("localhost", "/incognito"), true);
+            pages.awaitTitle("page/incognito", WAIT);
+            assertRelayed(proxy, "localhost", "/incognito");
+            assertTrue(browser.answerer().proxyAnswers() > answered, "the new context's 407 was answered");
+        }
+    }
+
+    @Test
     void aSitesOwn401GetsTheBrowsersDefaultNotTheProxyCredential() {
         Path profile = dir.resolve("profile");
         try (LaunchedBrowser browser = launch(profile, url("localhost", "/private"))) {

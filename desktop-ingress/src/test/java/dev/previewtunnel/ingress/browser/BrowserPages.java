@@ -23,6 +23,16 @@ final class BrowserPages {
         devTools.send("Target.createTarget", DevTools.params().put("url", url));
     }
 
+    /** A new window on {@code url}; {@code incognito}: in a new browser context, with its own (empty) auth cache. */
+    void openWindow(String url, boolean incognito) {
+        var params = DevTools.params().put("url", url).put("newWindow", true);
+        if (incognito) {
+            params.put("browserContextId", devTools.send("Target.createBrowserContext", null)
+                    .path("browserContextId").asText());
+        }
+        devTools.send("Target.createTarget", params);
+    }
+
     /** Waits until some page shows {@code title}. */
     void awaitTitle(String title, Duration timeout) {
         await("a page titled " + title + " (pages: %s)", timeout, () -> titles().contains("\"" + title + "\""));
