@@ -60,6 +60,20 @@ public final class BrowserLauncher {
         return Optional.empty();
     }
 
+    /**
+     * The persistent profile of one (host, session) under the state directory:
+     * {@code STATE/browser-profiles/HOST--SESSION}, each part reduced to {@code [A-Za-z0-9._-]} (other characters
+     * become {@code _}): one path element, never {@code .} or {@code ..} (it holds {@code --}), so no host or
+     * session name can reach outside that directory.
+     */
+    public static Path profileDir(Path stateDir, String host, String session) {
+        return stateDir.resolve("browser-profiles").resolve(safeName(host) + "--" + safeName(session));
+    }
+
+    private static String safeName(String s) {
+        return s.replaceAll("[^A-Za-z0-9._-]", "_");
+    }
+
     /** {@code http://HOST:PORT} of the proxy, as Chromium names it in {@code --proxy-server} and in challenges. */
     static String proxyServer(InetSocketAddress proxy) {
         // The address, not a name: the browser must not resolve the proxy's name by itself (nor differently).
