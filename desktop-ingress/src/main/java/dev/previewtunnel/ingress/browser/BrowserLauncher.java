@@ -7,28 +7,24 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * Starts Chromium or Chrome already attributed to a browser session: its own persistent profile, the ingress as
  * its proxy for every host including loopback ({@code <-loopback>}), and the proxy credential answered over the
- * DevTools protocol ({@link ProxyCredentialAnswerer}) so that nobody types or sees it. The credential is never
- * on the command line; the URLs are opened only once the answering is in place, so the first request cannot meet
- * an unanswered 407 prompt.
+ * DevTools protocol ({@link ProxyCredentialAnswerer}) so that nobody types or sees it, over a pipe rather than a
+ * port ({@link DevToolsPipe}). The credential is never on the command line; the URLs are opened only once the
+ * answering is in place, so the first request cannot meet an unanswered 407 prompt.
  */
 public final class BrowserLauncher {
     /** Looked up on {@code PATH} in this order when no binary is given. */
     public static final List<String> NAMES =
             List.of("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome");
-    static final String PORT_FILE = "DevToolsActivePort";
     static final String LOG_FILE = "preview-tunnel-browser.log";
 
     private BrowserLauncher() {
@@ -64,6 +60,20 @@ public final class BrowserLauncher {
         return Optional.empty();
     }
 
+    /**
+     * The persistent profile of one (host, session) under the state directory:
+     * {@code STATE/browser-profiles/HOST--SESSION}, each part reduced to {@code [A-Za-z0-9._-]} (other characters
+     * become {@code _}): one path element, never {@code .} or {@code ..} (it holds {@code --}), so no host or
+     * session name can reach outside that directory.
+     */
+    public static Path profileDir(Path stateDir, String host, String session) {
+        return stateDir.resolve("browser-profiles").resolve(safeName(host) + "--" + safeName(session));
+    }
+
+    private static String safeName(String s) {
+        return s.replaceAll("[^A-Za-z0-9._-]", "_");
+    }
+
     /** {@code http://HOST:PORT} of the proxy, as Chromium names it in {@code --proxy-server} and in challenges. */
     static String proxyServer(InetSocketAddress proxy) {
         // The address, not a name: the browser must not resolve the proxy's name by itself (nor differently).
@@ -71,7 +81,7 @@ public final class BrowserLauncher {
         return "http://" + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + proxy.getPort();
     }
 
-    /** The command line: no URL but {@code about:blank}, no credential. */
+    /** The browser's command line: no URL but {@code about:blank}, no credential. */
     static List<String> commandLine(Path binary, Path profileDir, InetSocketAddress proxy, List<String> extraArgs) {
         List<String> cmd = new ArrayList<>(List.of(binary.toString(),
                 "--user-data-dir=" + profileDir,
@@ -80,83 +90,71 @@ public final class BrowserLauncher {
                 "--proxy-bypass-list=<-loopback>",
                 "--no-first-run",
                 "--no-default-browser-check",
-                "--remote-debugging-port=0"));
+                // No DevTools port that any local process could drive: the pipe is this process's alone.
+                "--remote-debugging-pipe"));
         cmd.addAll(extraArgs);
         cmd.add("about:blank");
         return cmd;
     }
 
     /**
-     * Starts the browser with {@code profileDir} (created owner-only; kept), waits (bounded by {@code timeout})
-     * for its DevTools endpoint, puts the credential answering in place, then opens {@code urls}.
+     * Starts the browser with {@code profileDir} (created owner-only; kept), puts the credential answering in place
+     * (bounded by {@code timeout}), then opens {@code urls}.
      */
     public static LaunchedBrowser launch(Path binary, Path profileDir, InetSocketAddress proxy, String username,
                                          String password, List<String> extraArgs, List<URI> urls, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        Path portFile = profileDir.resolve(PORT_FILE);
         Path log = profileDir.resolve(LOG_FILE);
+        DevToolsPipe pipe;
         try {
             OwnerOnlyFiles.ensureDirectory(profileDir);
-            Files.deleteIfExists(portFile); // a stale one from a crashed run names a dead port
+            pipe = DevToolsPipe.create();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot prepare the browser profile " + profileDir, e);
         }
-        ProcessBuilder pb = new ProcessBuilder(commandLine(binary, profileDir, proxy, extraArgs))
-                .redirectErrorStream(true)
-                .redirectOutput(log.toFile())
-                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-        Process process;
+        Process process = null;
+        DevTools devTools;
         try {
-            process = pb.start();
+            process = pipe.wrap(commandLine(binary, profileDir, proxy, extraArgs))
+                    .redirectErrorStream(true)
+                    .redirectOutput(log.toFile())
+                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                    .start();
+            devTools = pipe.connect();
         } catch (IOException e) {
+            if (process != null) {
+                LaunchedBrowser.destroyTree(process);
+            }
+            pipe.discard();
             throw new UncheckedIOException("cannot start the browser " + binary, e);
         }
-        DevTools devTools = null;
+        // A browser that dies fails what waits on it at once, instead of at a command's timeout.
+        process.onExit().thenRun(devTools::close);
         try {
-            devTools = DevTools.connect(awaitEndpoint(process, portFile, log, deadline));
+            try {
+                awaitReady(devTools, process, log, timeout);
+            } finally {
+                pipe.unlink();
+            }
             ProxyCredentialAnswerer answerer = new ProxyCredentialAnswerer(devTools, proxy, username, password);
             answerer.start();
             LaunchedBrowser browser = new LaunchedBrowser(process, devTools, answerer);
             browser.open(urls);
             return browser;
         } catch (RuntimeException e) {
-            if (devTools != null) {
-                devTools.close();
-            }
+            devTools.close();
             LaunchedBrowser.destroyTree(process);
             throw e;
         }
     }
 
-    /** Waits for {@code DevToolsActivePort} (port, then the browser endpoint's path); fails if the browser exits. */
-    static URI awaitEndpoint(Process process, Path portFile, Path log, long deadlineNanos) {
-        while (true) {
-            if (!process.isAlive()) {
-                throw new IllegalStateException("the browser exited with status " + process.exitValue()
-                        + " before it was ready; its output is in " + log);
-            }
-            Optional<URI> endpoint = readEndpoint(portFile);
-            if (endpoint.isPresent()) {
-                return endpoint.get();
-            }
-            if (System.nanoTime() - deadlineNanos > 0) {
-                throw new IllegalStateException("the browser did not open its DevTools endpoint in time; its output is in "
-                        + log);
-            }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(25));
-        }
-    }
-
-    /** The browser endpoint named in a {@code DevToolsActivePort} file; empty while it is missing or being written. */
-    public static Optional<URI> readEndpoint(Path portFile) {
+    /** The browser answers a first command within {@code timeout}; fails in words if it exits or stays silent. */
+    static void awaitReady(DevTools devTools, Process process, Path log, Duration timeout) {
         try {
-            String[] lines = Files.readString(portFile, StandardCharsets.UTF_8).split("\n");
-            if (lines.length < 2 || lines[0].isBlank() || lines[1].isBlank()) {
-                return Optional.empty(); // being written
-            }
-            return Optional.of(URI.create("ws://127.0.0.1:" + Integer.parseInt(lines[0].trim()) + lines[1].trim()));
-        } catch (IOException | NumberFormatException e) {
-            return Optional.empty();
+            DevTools.await(devTools.sendAsync("Browser.getVersion", null, null), "Browser.getVersion", timeout);
+        } catch (DevTools.DevToolsException e) {
+            String why = process.isAlive() ? "did not answer over DevTools within " + timeout
+                    : "exited with status " + process.onExit().join().exitValue();
+            throw new IllegalStateException("the browser " + why + " before it was ready; its output is in " + log, e);
         }
     }
 }

@@ -7,15 +7,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.WebSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
@@ -24,10 +26,11 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 
 /**
- * A minimal Chrome DevTools Protocol client: one WebSocket to the browser endpoint (JDK {@link WebSocket},
- * Jackson), commands matched to answers by id, flattened target sessions ({@code sessionId} on each message),
+ * A minimal Chrome DevTools Protocol client: one connection to the browser endpoint (a WebSocket, or the pipe of
+ * {@code --remote-debugging-pipe}; Jackson for the JSON), commands matched to answers by id, flattened target sessions ({@code sessionId} on each message),
  * events dispatched in order on one thread so that a handler may itself send commands. Used by
  * {@link BrowserLauncher} to answer the proxy credential, and by the security spikes and benchmarks to drive pages.
  * Exceptions and logs carry method names and DevTools errors, never a command's parameters (they may hold the
@@ -43,53 +46,60 @@ public final class DevTools implements AutoCloseable {
         void onEvent(JsonNode params, String sessionId);
     }
 
-    private final HttpClient http;
-    private final ExecutorService httpThreads;
-    private final WebSocket socket;
     private final AtomicLong ids = new AtomicLong();
     private final Map<Long, CompletableFuture<JsonNode>> pending = new ConcurrentHashMap<>();
     private final Map<String, List<Listener>> listeners = new ConcurrentHashMap<>();
     private final ExecutorService events;
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
+    private final DevToolsTransport transport;
 
-    private DevTools(HttpClient http, ExecutorService httpThreads, URI endpoint, ExecutorService events) {
-        this.http = http;
-        this.httpThreads = httpThreads;
-        this.events = events;
-        try {
-            this.socket = http.newWebSocketBuilder()
-                    .connectTimeout(Duration.ofSeconds(10))
-                    .buildAsync(endpoint, new Receiver())
-                    .get(15, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted connecting to " + endpoint, e);
-        } catch (ExecutionException | TimeoutException e) {
-            throw new IllegalStateException("cannot open the DevTools WebSocket " + endpoint, e);
-        }
-    }
-
-    /** Connects to a browser's DevTools endpoint, e.g. {@code ws://127.0.0.1:PORT/devtools/browser/ID}. */
-    public static DevTools connect(URI endpoint) {
-        // No proxy for the DevTools socket itself, whatever the JVM's defaults are.
-        ExecutorService httpThreads = Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "devtools-http");
-            t.setDaemon(true);
-            return t;
-        });
-        HttpClient http = HttpClient.newBuilder().proxy(HttpClient.Builder.NO_PROXY).executor(httpThreads)
-                .connectTimeout(Duration.ofSeconds(10)).build();
-        ExecutorService events = Executors.newSingleThreadExecutor(r -> {
+    private DevTools(Function<DevToolsTransport.Inbound, DevToolsTransport> transport) {
+        this.events = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "devtools-events");
             t.setDaemon(true);
             return t;
         });
         try {
-            return new DevTools(http, httpThreads, endpoint, events);
+            this.transport = transport.apply(new DevToolsTransport.Inbound() {
+                @Override
+                public void message(String text) {
+                    dispatch(text);
+                }
+
+                @Override
+                public void ended(String why) {
+                    failAll(why);
+                }
+            });
         } catch (RuntimeException e) {
-            httpThreads.shutdownNow();
             events.shutdownNow();
             throw e;
+        }
+    }
+
+    /** Connects to a browser's DevTools endpoint, e.g. {@code ws://127.0.0.1:PORT/devtools/browser/ID}. */
+    public static DevTools connect(URI endpoint) {
+        return new DevTools(inbound -> WebSocketTransport.open(endpoint, inbound));
+    }
+
+    /** Talks to a browser started with {@code --remote-debugging-pipe} (see {@link PipeTransport}). */
+    static DevTools overPipe(OutputStream toBrowser, InputStream fromBrowser, Runnable wake) {
+        return new DevTools(inbound -> PipeTransport.start(toBrowser, fromBrowser, wake, inbound));
+    }
+
+    /**
+     * The browser endpoint a browser started with {@code --remote-debugging-port} names in its
+     * {@code DevToolsActivePort} file; empty while the file is missing or being written.
+     */
+    public static Optional<URI> endpointIn(Path portFile) {
+        try {
+            String[] lines = Files.readString(portFile, StandardCharsets.UTF_8).split("\n");
+            if (lines.length < 2 || lines[0].isBlank() || lines[1].isBlank()) {
+                return Optional.empty();
+            }
+            return Optional.of(URI.create("ws://127.0.0.1:" + Integer.parseInt(lines[0].trim()) + lines[1].trim()));
+        } catch (IOException | NumberFormatException e) {
+            return Optional.empty();
         }
     }
 
@@ -115,17 +125,13 @@ public final class DevTools implements AutoCloseable {
             return answer;
         }
         try {
-            synchronized (socket) {
-                // The JDK WebSocket allows one outstanding send at a time.
-                socket.sendText(msg.toString(), true).get(10, TimeUnit.SECONDS);
+            synchronized (transport) {
+                // One outstanding send at a time (the JDK WebSocket requires it; a pipe must not interleave).
+                transport.send(msg.toString());
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        } catch (IOException e) {
             pending.remove(id);
-            answer.completeExceptionally(new DevToolsException(method + ": interrupted while sending"));
-        } catch (ExecutionException | TimeoutException e) {
-            pending.remove(id);
-            answer.completeExceptionally(new DevToolsException(method + ": cannot send: " + e));
+            answer.completeExceptionally(new DevToolsException(method + ": cannot send: " + e.getMessage()));
         }
         return answer;
     }
@@ -167,16 +173,10 @@ public final class DevTools implements AutoCloseable {
     @Override
     public void close() {
         try {
-            if (!closed.isDone()) {
-                socket.sendClose(WebSocket.NORMAL_CLOSURE, "bye").get(2, TimeUnit.SECONDS);
-            }
-        } catch (Exception e) {
-            // the browser may already be gone
+            transport.close();
         } finally {
-            socket.abort();
             failAll("closed by the client");
             events.shutdownNow();
-            httpThreads.shutdownNow();
         }
     }
 
@@ -193,7 +193,8 @@ public final class DevTools implements AutoCloseable {
         try {
             msg = JSON.readTree(text);
         } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            LOG.warn("DevTools: a message that is not JSON was ignored ({} chars)", text.length());
+            return;
         }
         if (msg.has("id")) {
             CompletableFuture<JsonNode> f = pending.remove(msg.get("id").asLong());
@@ -222,33 +223,6 @@ public final class DevTools implements AutoCloseable {
                 }
             }
         });
-    }
-
-    private final class Receiver implements WebSocket.Listener {
-        private final StringBuilder partial = new StringBuilder();
-
-        @Override
-        public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
-            partial.append(data);
-            if (last) {
-                String text = partial.toString();
-                partial.setLength(0);
-                dispatch(text);
-            }
-            webSocket.request(1);
-            return null;
-        }
-
-        @Override
-        public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
-            failAll("closed by the browser (" + statusCode + ")");
-            return null;
-        }
-
-        @Override
-        public void onError(WebSocket webSocket, Throwable error) {
-            failAll("failed: " + error);
-        }
     }
 
     /** A DevTools command failed or timed out. */

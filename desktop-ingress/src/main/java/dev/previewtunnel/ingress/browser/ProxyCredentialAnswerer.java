@@ -8,17 +8,24 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Answers the ingress's 407 for every tab and window of one browser: {@code Fetch} is enabled on the browser target
  * itself (one switch that covers targets opened later, with no attach race), paused requests are continued at once,
  * a {@code Proxy} challenge from our proxy gets the session's credential and any other challenge (a site's own 401,
- * another proxy) {@code Default}: the browser's own prompt, never our credential. Only documents are intercepted:
+ * another proxy) {@code Default}: the browser's own prompt, never our credential; a repeat from our proxy for a
+ * request already answered {@code CancelAuth}. Only documents are intercepted:
  * a page's subresources follow it and find the credential in Chromium's proxy auth cache (docs/desktop-ingress.md
  * "Launching the browser": the cost measured). The credential is never logged or thrown.
  */
 final class ProxyCredentialAnswerer {
+    private static final int ANSWERED_KEPT = 256;
+
     private final DevTools devTools;
     private final InetSocketAddress proxy;
     private final String username;
@@ -26,6 +33,18 @@ final class ProxyCredentialAnswerer {
     private final AtomicInteger proxyAnswers = new AtomicInteger();
     private final AtomicInteger otherChallenges = new AtomicInteger();
     private final AtomicInteger pausedRequests = new AtomicInteger();
+    private final AtomicInteger refusedRepeats = new AtomicInteger();
+    /**
+     * Requests already given the credential: a second challenge for one of them means the proxy refused it (a
+     * rotated or closed session), and answering again would loop 407s; it gets {@code CancelAuth}, so the browser
+     * shows the ingress's 407 page. Bounded (documents only, the newest kept); touched only on the event thread.
+     */
+    private final Set<String> answered = Collections.newSetFromMap(new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+            return size() > ANSWERED_KEPT;
+        }
+    });
 
     ProxyCredentialAnswerer(DevTools devTools, InetSocketAddress proxy, String username, String password) {
         this.devTools = devTools;
@@ -50,11 +69,17 @@ final class ProxyCredentialAnswerer {
     }
 
     private void answer(JsonNode params, String sessionId) {
-        ObjectNode answer = DevTools.params().put("requestId", params.path("requestId").asText());
+        String requestId = params.path("requestId").asText();
+        ObjectNode answer = DevTools.params().put("requestId", requestId);
         ObjectNode response = answer.putObject("authChallengeResponse");
         if (isOurProxy(params.path("authChallenge"))) {
-            proxyAnswers.incrementAndGet();
-            response.put("response", "ProvideCredentials").put("username", username).put("password", password);
+            if (answered.add(requestId)) {
+                proxyAnswers.incrementAndGet();
+                response.put("response", "ProvideCredentials").put("username", username).put("password", password);
+            } else {
+                refusedRepeats.incrementAndGet();
+                response.put("response", "CancelAuth");
+            }
         } else {
             otherChallenges.incrementAndGet();
             response.put("response", "Default");
@@ -90,6 +115,11 @@ final class ProxyCredentialAnswerer {
 
     int otherChallenges() {
         return otherChallenges.get();
+    }
+
+    /** Challenges our proxy repeated for a request already answered (the credential refused). */
+    int refusedRepeats() {
+        return refusedRepeats.get();
     }
 
     int pausedRequests() {

@@ -21,7 +21,8 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * A small blocking HTTP forward proxy for the launcher tests: Basic proxy auth with one credential (407 otherwise),
- * absolute-form GETs relayed to a loopback target with {@code Connection: close}; {@code localhost} and
+ * absolute-form GETs relayed to a loopback target (one target connection per request; the browser's connection
+ * kept alive when the response has a length); {@code localhost} and
  * {@code *.localhost} mean 127.0.0.1; CONNECT (Chromium's background HTTPS) is refused. It records the
  * authority and path of every request it relayed.
  */
@@ -30,7 +31,9 @@ final class AuthenticatingProxy implements AutoCloseable {
     private final String expected;
     private final AtomicInteger challenges = new AtomicInteger();
     private final List<String> relayed = new CopyOnWriteArrayList<>();
-    private final List<Socket> open = new CopyOnWriteArrayList<>();
+    private final List<Socket> open = new ArrayList<>();
+    /** Guarded by {@code open}: a connection accepted as the proxy closes is closed too, never served. */
+    private boolean closed;
 
     AuthenticatingProxy(int port, String username, String password) throws IOException {
         this.expected = "Basic " + Base64.getEncoder()
@@ -77,7 +80,13 @@ final class AuthenticatingProxy implements AutoCloseable {
         while (!server.isClosed()) {
             try {
                 Socket s = server.accept();
-                open.add(s);
+                synchronized (open) {
+                    if (closed) {
+                        s.close();
+                        return;
+                    }
+                    open.add(s);
+                }
                 Thread t = new Thread(() -> serve(s), "test-proxy-conn");
                 t.setDaemon(true);
                 t.start();
@@ -110,22 +119,26 @@ final class AuthenticatingProxy implements AutoCloseable {
                             .getBytes(StandardCharsets.US_ASCII));
                     return;
                 }
-                relay(URI.create(line[1]), head, out);
-                return;
+                if (!relay(URI.create(line[1]), head, out)) {
+                    return;
+                }
             }
         } catch (IOException e) {
             // the browser went away
         } finally {
-            open.remove(client);
+            synchronized (open) {
+                open.remove(client);
+            }
         }
     }
 
-    private void relay(URI uri, List<String> head, OutputStream out) throws IOException {
+    /** Relays one request; true when the browser connection stays open (the response had a length). */
+    private boolean relay(URI uri, List<String> head, OutputStream out) throws IOException {
         String host = uri.getHost();
         if (!host.equals("localhost") && !host.endsWith(".localhost") && !host.equals("127.0.0.1")) {
             out.write("HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
                     .getBytes(StandardCharsets.US_ASCII));
-            return;
+            return false;
         }
         relayed.add(uri.getAuthority() + uri.getRawPath());
         StringBuilder req = new StringBuilder("GET ").append(uri.getRawPath().isEmpty() ? "/" : uri.getRawPath())
@@ -139,7 +152,24 @@ final class AuthenticatingProxy implements AutoCloseable {
         req.append("Connection: close\r\n\r\n");
         try (Socket target = new Socket(InetAddress.getLoopbackAddress(), uri.getPort())) {
             target.getOutputStream().write(req.toString().getBytes(StandardCharsets.ISO_8859_1));
-            target.getInputStream().transferTo(out);
+            InputStream response = target.getInputStream();
+            List<String> responseHead = readHead(response);
+            String length = header(responseHead, "content-length");
+            StringBuilder h = new StringBuilder();
+            for (String l : responseHead) {
+                if (!l.regionMatches(true, 0, "connection:", 0, 11)) {
+                    h.append(l).append("\r\n");
+                }
+            }
+            out.write(h.append(length == null ? "Connection: close\r\n\r\n" : "\r\n").toString()
+                    .getBytes(StandardCharsets.ISO_8859_1));
+            if (length == null) {
+                response.transferTo(out);
+                return false;
+            }
+            out.write(response.readNBytes(Integer.parseInt(length)));
+            out.flush();
+            return true;
         }
     }
 
@@ -174,9 +204,14 @@ final class AuthenticatingProxy implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
+        synchronized (open) {
+            closed = true;
+        }
         server.close();
-        for (Socket s : open) {
-            s.close();
+        synchronized (open) {
+            for (Socket s : open) {
+                s.close();
+            }
         }
     }
 }

@@ -45,6 +45,15 @@ class BrowserFindTest {
     }
 
     @Test
+    void aProfileDirectoryStaysUnderTheStateDirectory() {
+        Path state = Path.of("/state");
+        assertEquals(Path.of("/state/browser-profiles/dev_example.com_2222--ptun-ab12"),
+                BrowserLauncher.profileDir(state, "dev@example.com:2222", "ptun-ab12"));
+        assertEquals(Path.of("/state/browser-profiles/..--.._x"), BrowserLauncher.profileDir(state, "..", "../x"));
+        assertEquals(Path.of("/state/browser-profiles/--s"), BrowserLauncher.profileDir(state, "", "s"));
+    }
+
+    @Test
     void proxyServerBracketsIpv6() {
         assertEquals("http://127.0.0.1:8080",
                 BrowserLauncher.proxyServer(new java.net.InetSocketAddress("127.0.0.1", 8080)));

@@ -56,6 +56,18 @@ class BrowserLauncherTest {
                 HEADLESS, java.util.Arrays.stream(urls).map(URI::create).toList(), WAIT);
     }
 
+    /** Launches on {@code http://localhost:PORT/PATH} and waits until that page has loaded. */
+    LaunchedBrowser launchShowing(Path profile, String path) {
+        LaunchedBrowser browser = launch(profile, url("localhost", path));
+        try {
+            new BrowserPages(browser).awaitTitle("page" + path, WAIT);
+            return browser;
+        } catch (RuntimeException | AssertionError e) {
+            browser.close();
+            throw e;
+        }
+    }
+
     String url(String host, String path) {
         return "http://" + host + ":" + target.port() + path;
     }
@@ -67,9 +79,8 @@ class BrowserLauncherTest {
     @Test
     void firstTabAndLaterTabsLoadThroughTheProxyWithNoPrompt() throws IOException {
         Path profile = dir.resolve("profile");
-        try (LaunchedBrowser browser = launch(profile, url("localhost", "/first"));
-             BrowserPages pages = new BrowserPages(profile)) {
-            pages.awaitTitle("page/first", WAIT);
+        try (LaunchedBrowser browser = launchShowing(profile, "/first")) {
+            BrowserPages pages = new BrowserPages(browser);
             assertRelayed(proxy, "localhost", "/first");
             assertTrue(browser.answerer().proxyAnswers() >= 1, "the 407 was answered over DevTools");
 
@@ -88,10 +99,26 @@ class BrowserLauncherTest {
     }
 
     @Test
+    void aNewWindowAndAnIncognitoWindowLoadToo() {
+        Path profile = dir.resolve("profile");
+        try (LaunchedBrowser browser = launchShowing(profile, "/first")) {
+            BrowserPages pages = new BrowserPages(browser);
+            pages.openWindow(url("localhost", "/window"), false);
+            pages.awaitTitle("page/window", WAIT);
+            int answered = browser.answerer().proxyAnswers();
+            // A new browser context starts with an empty proxy auth cache: its first document meets a 407 again.
+            pages.openWindow(url("localhost", "/incognito"), true);
+            pages.awaitTitle("page/incognito", WAIT);
+            assertRelayed(proxy, "localhost", "/incognito");
+            assertTrue(browser.answerer().proxyAnswers() > answered, "the new context's 407 was answered");
+        }
+    }
+
+    @Test
     void aSitesOwn401GetsTheBrowsersDefaultNotTheProxyCredential() {
         Path profile = dir.resolve("profile");
-        try (LaunchedBrowser browser = launch(profile, url("localhost", "/private"));
-             BrowserPages pages = new BrowserPages(profile)) {
+        try (LaunchedBrowser browser = launch(profile, url("localhost", "/private"))) {
+            BrowserPages pages = new BrowserPages(browser);
             pages.await("the site's own challenge (pages: %s)", WAIT, () -> browser.answerer().otherChallenges() >= 1);
             // Headless has no prompt to show; a later page loading is the barrier after which the 401 is settled.
             pages.openTab(url("localhost", "/after-401"));
@@ -104,15 +131,28 @@ class BrowserLauncherTest {
     @Test
     void aRestartedProxyOnTheSamePortIsAnsweredToo() throws IOException {
         Path profile = dir.resolve("profile");
-        try (LaunchedBrowser browser = launch(profile, url("localhost", "/before"));
-             BrowserPages pages = new BrowserPages(profile)) {
-            pages.awaitTitle("page/before", WAIT);
+        try (LaunchedBrowser browser = launchShowing(profile, "/before")) {
+            BrowserPages pages = new BrowserPages(browser);
             int port = proxy.address().getPort();
             proxy.close();
             proxy = new AuthenticatingProxy(port, USER, PASSWORD);
             pages.openTab(url("localhost", "/after"));
             pages.awaitTitle("page/after", WAIT);
             assertRelayed(proxy, "localhost", "/after");
+        }
+    }
+
+    @Test
+    void aRefusedCredentialIsNotOfferedAgainForTheSameRequest() throws IOException {
+        proxy.close();
+        proxy = new AuthenticatingProxy(0, USER, "another-password");
+        Path profile = dir.resolve("profile");
+        try (LaunchedBrowser browser = launch(profile, url("localhost", "/refused"))) {
+            BrowserPages pages = new BrowserPages(browser);
+            pages.await("the repeated challenge cancelled (pages: %s)", WAIT,
+                    () -> browser.answerer().refusedRepeats() >= 1);
+            assertEquals(1, browser.answerer().proxyAnswers(), "the credential was offered once");
+            assertTrue(proxy.relayed().isEmpty(), proxy.relayed().toString());
         }
     }
 
@@ -124,11 +164,17 @@ class BrowserLauncherTest {
             ProcessHandle.of(browser.pid()).orElseThrow().destroyForcibly();
             browser.exited().get(WAIT.toSeconds(), TimeUnit.SECONDS);
         }
-        // The killed browser left its DevToolsActivePort (a dead port) and its profile lock behind.
-        assertTrue(Files.exists(profile.resolve(BrowserLauncher.PORT_FILE)), "a stale DevToolsActivePort");
-        try (LaunchedBrowser again = launch(profile, url("localhost", "/again"));
-             BrowserPages pages = new BrowserPages(profile)) {
-            pages.awaitTitle("page/again", WAIT);
+        // The killed browser left its profile lock behind.
+        assertTrue(Files.isSymbolicLink(profile.resolve("SingletonLock")), "a stale SingletonLock");
+        launchShowing(profile, "/again").close(); // throws unless the page loads
+    }
+
+    @Test
+    void theBrowserExitsWhenTheLaunchersPipeCloses() throws Exception {
+        // As when the process that launched it dies: the browser reads end of file on its DevTools pipe.
+        try (LaunchedBrowser browser = launch(dir.resolve("profile"))) {
+            browser.devTools().close();
+            browser.exited().get(WAIT.toSeconds(), TimeUnit.SECONDS);
         }
     }
 
@@ -137,9 +183,7 @@ class BrowserLauncherTest {
         Path profile = dir.resolve("profile");
         long pid;
         List<ProcessHandle> children;
-        try (LaunchedBrowser browser = launch(profile, url("localhost", "/one"));
-             BrowserPages pages = new BrowserPages(profile)) {
-            pages.awaitTitle("page/one", WAIT);
+        try (LaunchedBrowser browser = launchShowing(profile, "/one")) {
             pid = browser.pid();
             children = ProcessHandle.of(pid).orElseThrow().descendants().toList();
             assertFalse(children.isEmpty(), "Chromium runs helper processes");
@@ -148,20 +192,18 @@ class BrowserLauncherTest {
         children.forEach(c -> assertFalse(c.isAlive(), "helper " + c.pid() + " is gone"));
         assertTrue(Files.isDirectory(profile.resolve("Default")), "the profile persists");
 
-        try (LaunchedBrowser again = launch(profile, url("localhost", "/two"));
-             BrowserPages pages = new BrowserPages(profile)) {
-            pages.awaitTitle("page/two", WAIT);
-        }
+        launchShowing(profile, "/two").close(); // throws unless the page loads
     }
 
     @Test
-    void theCredentialIsNeitherOnTheCommandLineNorInTheBrowsersOutput() throws IOException {
+    void theCredentialIsNeitherOnTheCommandLineNorInTheBrowsersOutputAndNoDevToolsPortIsOpen() throws IOException {
         Path profile = dir.resolve("profile");
-        try (LaunchedBrowser browser = launch(profile, url("localhost", "/x"));
-             BrowserPages pages = new BrowserPages(profile)) {
-            pages.awaitTitle("page/x", WAIT);
+        try (LaunchedBrowser browser = launchShowing(profile, "/x")) {
             String cmdline = Files.readString(Path.of("/proc", Long.toString(browser.pid()), "cmdline"));
             assertTrue(cmdline.contains("--proxy-server=http://127.0.0.1:" + proxy.address().getPort()), "proxy flag");
+            assertTrue(cmdline.contains("--remote-debugging-pipe") && !cmdline.contains("--remote-debugging-port"),
+                    "DevTools over the pipe, no port");
+            assertFalse(Files.exists(profile.resolve("DevToolsActivePort")), "no DevTools port was opened");
             assertFalse(cmdline.contains(PASSWORD), "no credential on the command line");
         }
         assertFalse(Files.readString(profile.resolve(BrowserLauncher.LOG_FILE)).contains(PASSWORD),

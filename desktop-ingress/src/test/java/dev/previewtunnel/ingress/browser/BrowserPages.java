@@ -2,27 +2,35 @@ package dev.previewtunnel.ingress.browser;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 /**
- * What the tests look at in a launched browser, over a second DevTools connection of their own (the launcher's
- * answers the credential; this one only reads titles and opens tabs, as a user would).
+ * What the tests look at in a launched browser, over the launcher's own DevTools pipe (the only way in: there is
+ * no port); they only read titles and open tabs, as a user would.
  */
-final class BrowserPages implements AutoCloseable {
+final class BrowserPages {
     private final DevTools devTools;
 
-    BrowserPages(Path profile) {
-        this.devTools = DevTools.connect(BrowserLauncher.readEndpoint(profile.resolve(BrowserLauncher.PORT_FILE))
-                .orElseThrow(() -> new AssertionError("no DevToolsActivePort in " + profile)));
+    BrowserPages(LaunchedBrowser browser) {
+        this.devTools = browser.devTools();
     }
 
     /** A new tab on {@code url}, as a user opening one later. */
     void openTab(String url) {
         devTools.send("Target.createTarget", DevTools.params().put("url", url));
+    }
+
+    /** A new window on {@code url}; {@code incognito}: in a new browser context, with its own (empty) auth cache. */
+    void openWindow(String url, boolean incognito) {
+        var params = DevTools.params().put("url", url).put("newWindow", true);
+        if (incognito) {
+            params.put("browserContextId", devTools.send("Target.createBrowserContext", null)
+                    .path("browserContextId").asText());
+        }
+        devTools.send("Target.createTarget", params);
     }
 
     /** Waits until some page shows {@code title}. */
@@ -48,10 +56,5 @@ final class BrowserPages implements AutoCloseable {
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(25));
         }
-    }
-
-    @Override
-    public void close() {
-        devTools.close();
     }
 }

@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class InterceptionCostMeasurement {
-    static final int ROUNDS = 5;
+    static final int ROUNDS = 6;
     static final int LOADS_PER_ROUND = 6;
 
     @TempDir
@@ -40,33 +40,28 @@ class InterceptionCostMeasurement {
             String url = "http://localhost:" + target.port() + "/many";
             String page = pageSession(devTools);
             load(devTools, page, url); // warm-up: the first 407 is answered here
-            List<Double> all = new ArrayList<>();
-            List<Double> documents = new ArrayList<>();
-            List<Double> off = new ArrayList<>();
             ObjectNode everyRequest = DevTools.params().put("handleAuthRequests", true);
             everyRequest.putArray("patterns").addObject().put("urlPattern", "*");
             ObjectNode documentsOnly = DevTools.params().put("handleAuthRequests", true);
             documentsOnly.putArray("patterns").addObject().put("urlPattern", "*").put("resourceType", "Document");
+            Mode all = new Mode("every request", () -> devTools.send("Fetch.enable", everyRequest));
+            Mode documents = new Mode("documents only", () -> devTools.send("Fetch.enable", documentsOnly));
+            Mode none = new Mode("no interception", () -> devTools.send("Fetch.disable", null));
             for (int r = 0; r < ROUNDS; r++) {
-                devTools.send("Fetch.enable", everyRequest);
-                for (int i = 0; i < LOADS_PER_ROUND; i++) {
-                    all.add(load(devTools, page, url));
-                }
-                devTools.send("Fetch.enable", documentsOnly);
-                for (int i = 0; i < LOADS_PER_ROUND; i++) {
-                    documents.add(load(devTools, page, url));
-                }
-                devTools.send("Fetch.disable", null);
-                for (int i = 0; i < LOADS_PER_ROUND; i++) {
-                    off.add(load(devTools, page, url));
+                for (Mode mode : List.of(all, documents, none)) {
+                    mode.apply.run();
+                    for (int i = 0; i < LOADS_PER_ROUND; i++) {
+                        mode.loads.add(load(devTools, page, url));
+                    }
                 }
             }
-            System.out.printf("interception of every request: median %.1f ms, p90 %.1f ms over %d loads%n",
-                    pct(all, 50), pct(all, 90), all.size());
-            System.out.printf("interception of documents only: median %.1f ms, p90 %.1f ms over %d loads%n",
-                    pct(documents, 50), pct(documents, 90), documents.size());
-            System.out.printf("no interception               : median %.1f ms, p90 %.1f ms over %d loads%n",
-                    pct(off, 50), pct(off, 90), off.size());
+            for (Mode mode : List.of(all, documents, none)) {
+                List<Double> pages = mode.loads.stream().map(Load::page).toList();
+                List<Double> images = mode.loads.stream().map(Load::image).toList();
+                System.out.printf("%-15s: page load median %.1f ms, p90 %.1f ms; median image request %.1f ms"
+                        + " (median over %d loads)%n", mode.name, pct(pages, 50), pct(pages, 90), pct(images, 50),
+                        mode.loads.size());
+            }
             System.out.printf("requests paused in all: %d%n", browser.answerer().pausedRequests());
         }
     }
@@ -81,24 +76,36 @@ class InterceptionCostMeasurement {
         throw new AssertionError("no page");
     }
 
-    /** Navigates and returns the navigation's load-event end (ms), once every image has loaded. */
-    static double load(DevTools devTools, String session, String url) {
+    /** One page load: its load-event end and its median image request duration (ms). */
+    record Load(double page, double image) {
+    }
+
+    /** An interception mode: how to switch to it, and the loads measured in it. */
+    record Mode(String name, Runnable apply, List<Load> loads) {
+        Mode(String name, Runnable apply) {
+            this(name, apply, new ArrayList<>());
+        }
+    }
+
+    /** Navigates and measures the load once every image has loaded. */
+    static Load load(DevTools devTools, String session, String url) {
         devTools.send("Page.navigate", DevTools.params().put("url", url), session);
         String done = "(() => { const n = performance.getEntriesByType('navigation')[0];"
                 + " const imgs = [...document.images]; return document.readyState === 'complete' && n && n.loadEventEnd > 0"
                 + " && imgs.length === " + TestTarget.SUBRESOURCES + " && imgs.every(i => i.complete && i.naturalWidth > 0)"
-                + " ? n.loadEventEnd : 0; })()";
+                + " ? [n.loadEventEnd, (() => { const r = performance.getEntriesByType('resource')"
+                + ".map(e => e.responseEnd - e.startTime).sort((a, b) => a - b); return r[r.length >> 1]; })()] : 0; })()";
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() - deadline < 0) {
             JsonNode v = devTools.send("Runtime.evaluate", DevTools.params().put("expression", done)
                     .put("returnByValue", true), session).path("result").path("value");
-            if (v.asDouble() > 0) {
-                return v.asDouble();
+            if (v.isArray()) {
+                return new Load(v.get(0).asDouble(), v.get(1).asDouble());
             }
             java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
         }
         assertEquals("complete", "not complete", "the page with its images did not load within 30 s");
-        return 0;
+        return null;
     }
 
     static double pct(List<Double> xs, int p) {

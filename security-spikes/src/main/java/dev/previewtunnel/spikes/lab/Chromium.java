@@ -1,6 +1,5 @@
 package dev.previewtunnel.spikes.lab;
 
-import dev.previewtunnel.ingress.browser.BrowserLauncher;
 import dev.previewtunnel.ingress.browser.DevTools;
 
 import java.io.IOException;
@@ -80,7 +79,7 @@ public final class Chromium implements AutoCloseable {
                     throw new AssertionError("chromium exited with " + p.exitValue() + ": "
                             + Processes.tail(log, 4000));
                 }
-                BrowserLauncher.readEndpoint(portFile).ifPresent(e -> url[0] = e);
+                DevTools.endpointIn(portFile).ifPresent(e -> url[0] = e);
                 return url[0] != null;
             });
             DevTools cdp = DevTools.connect(url[0]);
