@@ -58,7 +58,7 @@ import java.util.concurrent.Callable;
                         + "Unix socket), mints this browser session's grants over SSH and renews them before they "
                         + "expire, and reconnects with backoff when SSH drops.",
                 "Starts Chromium or Chrome (on PATH, or --browser) with a profile of its own per host and "
-                        + "session under STATE_DIR/browser/ and answers the proxy's credential itself; nothing is "
+                        + "session under STATE_DIR/browser-profiles/ and answers the proxy's credential itself; nothing is "
                         + "typed or shown. http://preview.localhost/ in that browser is the status page: the "
                         + "previews, the SSH link, grant expiries, recent errors, and ports that started listening "
                         + "later, each with an Open button.",

@@ -151,8 +151,7 @@ public final class OpenSession implements AutoCloseable {
         await(in.firstConnection(), STEP_TIMEOUT, "opening the tunnel to " + host);
 
         if (config.browser() != null) {
-            Path profile = config.stateDir().resolve("browser").resolve(config.destination().key())
-                    .resolve(s.id());
+            Path profile = BrowserLauncher.profileDir(config.stateDir(), config.destination().key(), s.id());
             LaunchedBrowser b = BrowserLauncher.launch(config.browser().binary(), profile, in.proxyAddress(),
                     s.username(), s.password(), config.browser().extraArgs(), urls, STEP_TIMEOUT);
             own(b);

@@ -97,6 +97,32 @@ class RequestGateTest {
     }
 
     @Test
+    void theStatusAuthorityIsTheSessionsStatusPageOnlyAfterItsCredential() {
+        assertEquals(ErrorPages.PROXY_AUTH_REQUIRED, pageCode(refusal(RequestGate.decide(
+                request(HttpMethod.GET, "http://preview.localhost/", false), sessions, false))));
+        for (String uri : new String[] {"http://preview.localhost/", "http://preview.localhost:80/?x=1",
+                "http://PREVIEW.localhost./"}) {
+            RequestGate.Status s = assertInstanceOf(RequestGate.Status.class,
+                    RequestGate.decide(request(HttpMethod.GET, uri, true), sessions, false), uri);
+            assertSame(session, s.session());
+            assertEquals(StatusExchange.Kind.PAGE, s.kind(), uri);
+        }
+        assertEquals(StatusExchange.Kind.OPEN, assertInstanceOf(RequestGate.Status.class, RequestGate.decide(
+                request(HttpMethod.POST, "http://preview.localhost/open", true), sessions, false)).kind());
+        for (HttpRequest other : new HttpRequest[] {request(HttpMethod.GET, "http://preview.localhost/open", true),
+                request(HttpMethod.POST, "http://preview.localhost/", true),
+                request(HttpMethod.DELETE, "http://preview.localhost/x", true)}) {
+            assertEquals(StatusExchange.Kind.NOT_FOUND, assertInstanceOf(RequestGate.Status.class,
+                    RequestGate.decide(other, sessions, false)).kind(), other.toString());
+        }
+        // CONNECT to it, and any other port of the name, are refused as before: no grant names them.
+        assertEquals("not_granted", pageCode(refusal(RequestGate.decide(
+                request(HttpMethod.CONNECT, "preview.localhost:80", true), sessions, false))));
+        assertEquals("not_granted", pageCode(refusal(RequestGate.decide(
+                request(HttpMethod.GET, "http://preview.localhost:8080/", true), sessions, false))));
+    }
+
+    @Test
     void anOriginFormRequestGetsThePageOnAFreshConnectionAndNothingOnAReusedOne() {
         Refusal fresh = refusal(RequestGate.decide(request(HttpMethod.GET, "/", true), sessions, false));
         assertEquals(ErrorPages.NOT_A_PROXY_REQUEST, pageCode(fresh));

@@ -238,6 +238,13 @@ public final class Page {
         return true;
     }
 
+    /** {@code Page.captureScreenshot} of the viewport, written as a PNG to {@code png}. */
+    public void captureScreenshot(java.nio.file.Path png) throws java.io.IOException {
+        JsonNode shot = cdp.send("Page.captureScreenshot", DevTools.params().put("format", "png"), sessionId);
+        java.nio.file.Files.createDirectories(png.toAbsolutePath().getParent());
+        java.nio.file.Files.write(png, java.util.Base64.getDecoder().decode(shot.path("data").asText()));
+    }
+
     /** Starts collecting {@code Debugger.scriptParsed} (scripts with their {@code sourceMapURL}). */
     public void enableDebugger() {
         cdp.send("Debugger.enable", null, sessionId);
