@@ -2,6 +2,7 @@ package dev.previewtunnel.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.ingress.browser.BrowserLauncher;
 import dev.previewtunnel.ingress.browser.DevTools;
 import dev.previewtunnel.ingress.ssh.SshDestination;
 import dev.previewtunnel.spikes.lab.LabProcess;
@@ -131,7 +132,7 @@ final class FirstPaintBench {
     private static double[] open(Path ingressJar, Path gatewayJar, Path chromium, Sshd sshd, Path state, int port,
                                  Path round) throws Exception {
         SshDestination dest = SshDestination.parse("ssh://" + sshd.destination() + ":" + sshd.port());
-        Path profile = state.resolve("browser").resolve(dest.key()).resolve("default");
+        Path profile = BrowserLauncher.profileDir(state, dest.key(), "default");
         Files.deleteIfExists(profile.resolve("DevToolsActivePort"));
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-jar", ingressJar.toString(), "open", "ssh://" + sshd.destination() + ":" + sshd.port(),
@@ -141,6 +142,7 @@ final class FirstPaintBench {
                 "--browser", chromium.toString()));
         sshd.clientOptions().forEach(o -> cmd.addAll(List.of("--ssh-option", o)));
         headless().forEach(a -> cmd.add("--browser-arg=" + a));
+        cmd.add("--browser-arg=--remote-debugging-port=0"); // open drives it over a pipe; this port is ours
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(round.resolve("open.stderr").toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
         long t0 = System.currentTimeMillis();

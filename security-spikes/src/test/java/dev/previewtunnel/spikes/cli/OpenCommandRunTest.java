@@ -3,6 +3,7 @@ package dev.previewtunnel.spikes.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.ingress.ssh.SshDestination;
+import dev.previewtunnel.ingress.browser.BrowserLauncher;
 import dev.previewtunnel.ingress.browser.DevTools;
 import dev.previewtunnel.spikes.browser.Page;
 import dev.previewtunnel.spikes.e2e.Journeys;
@@ -79,7 +80,9 @@ class OpenCommandRunTest {
         return List.of("--browser", Processes.require("chromium", "apt-get install chromium").toString(),
                 "--browser-arg=--headless", "--browser-arg=--no-sandbox", "--browser-arg=--disable-gpu",
                 "--browser-arg=--disable-quic", "--browser-arg=--disable-background-networking",
-                "--browser-arg=--disable-component-update", "--browser-arg=--disable-sync");
+                "--browser-arg=--disable-component-update", "--browser-arg=--disable-sync",
+                // open drives its browser over a pipe; this port is the test's own window on it.
+                "--browser-arg=--remote-debugging-port=0");
     }
 
     @Test
@@ -103,7 +106,7 @@ class OpenCommandRunTest {
                 assertTrue(Files.isRegularFile(jarIn(remote.cache())), "the gateway jar was uploaded to the cache");
 
                 SshDestination dest = SshDestination.parse("ssh://" + sshd.destination() + ":" + sshd.port());
-                Path profile = state.resolve("browser").resolve(dest.key()).resolve("default");
+                Path profile = BrowserLauncher.profileDir(state, dest.key(), "default");
                 try (DevTools cdp = DevTools.connect(devTools(profile))) {
                     Page page = Page.attach(cdp, targetWithUrl(cdp, url));
                     hmrEditAppliesWithoutReload(page, vite);
@@ -123,7 +126,7 @@ class OpenCommandRunTest {
                 assertEquals(List.of(), sockets.filter(p -> p.toString().endsWith(".sock")).toList(),
                         "the remote socket is removed");
             }
-            assertTrue(Files.isDirectory(state.resolve("browser")), "the browser profile persists");
+            assertTrue(Files.isDirectory(state.resolve("browser-profiles")), "the browser profile persists");
         }
     }
 
