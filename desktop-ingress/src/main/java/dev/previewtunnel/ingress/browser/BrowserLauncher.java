@@ -90,6 +90,9 @@ public final class BrowserLauncher {
                 "--proxy-bypass-list=<-loopback>",
                 "--no-first-run",
                 "--no-default-browser-check",
+                // Every request of this profile goes to the proxy: the browser's own background traffic (sync,
+                // component updates, ...) would only be refused there, filling the audit and the status page.
+                "--disable-background-networking",
                 // No DevTools port that any local process could drive: the pipe is this process's alone.
                 "--remote-debugging-pipe"));
         cmd.addAll(extraArgs);
