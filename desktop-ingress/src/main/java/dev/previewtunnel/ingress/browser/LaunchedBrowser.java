@@ -36,8 +36,11 @@ public final class LaunchedBrowser implements AutoCloseable {
         return exited.copy();
     }
 
-    /** The first URL in the tab the browser opened with ({@code about:blank}), each other one in a new tab. */
-    void open(List<URI> urls) {
+    /**
+     * The first URL in the tab the browser opened with ({@code about:blank}), each other one in a new tab. A launch
+     * with no URLs lets the caller start the browser while the tunnel comes up, and open them once it is up.
+     */
+    public void open(List<URI> urls) {
         if (urls.isEmpty()) {
             return;
         }

@@ -141,6 +141,13 @@ public final class OpenSession implements AutoCloseable {
         in.frontDoor(new SshFrontDoor(host, s.id(), l, r,
                 java.util.Set.of(in.proxyAddress().getPort(), l.gatewayUri().getPort())));
 
+        // The browser starts while the grants are minted and the first tunnel connection comes up: its own start
+        // (a second or so) is then off the path to the first page; it navigates once the tunnel is up.
+        CompletableFuture<LaunchedBrowser> browser = config.browser() == null ? null
+                : CompletableFuture.supplyAsync(() -> own(BrowserLauncher.launch(config.browser().binary(),
+                        BrowserLauncher.profileDir(config.stateDir(), config.destination().key(), s.id()),
+                        in.proxyAddress(), s.username(), s.password(), config.browser().extraArgs(), List.of(),
+                        STEP_TIMEOUT)), runnable -> new Thread(runnable, "ptun-open-browser").start());
         List<Integer> ports = config.ports().isEmpty() ? discover(l) : config.ports();
         List<URI> opening = new ArrayList<>();
         for (int port : ports) {
@@ -149,13 +156,10 @@ public final class OpenSession implements AutoCloseable {
         }
         urls = opening.isEmpty() ? List.of(URI.create("http://preview.localhost/")) : List.copyOf(opening);
         await(in.firstConnection(), STEP_TIMEOUT, "opening the tunnel to " + host);
-
-        if (config.browser() != null) {
-            Path profile = BrowserLauncher.profileDir(config.stateDir(), config.destination().key(), s.id());
-            LaunchedBrowser b = BrowserLauncher.launch(config.browser().binary(), profile, in.proxyAddress(),
-                    s.username(), s.password(), config.browser().extraArgs(), urls, STEP_TIMEOUT);
-            own(b);
+        if (browser != null) {
+            LaunchedBrowser b = await(browser, STEP_TIMEOUT.multipliedBy(2), "starting the browser");
             b.exited().whenComplete((code, e) -> browserExited.complete(null));
+            b.open(urls);
         }
     }
 
