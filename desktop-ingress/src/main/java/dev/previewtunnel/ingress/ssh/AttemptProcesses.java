@@ -28,12 +28,12 @@ final class AttemptProcesses implements AutoCloseable {
     private boolean closed;
 
     /** Starts a child (see {@link SshProcess#start}); throws if this attempt is already closed. */
-    SshProcess start(String name, List<String> command, boolean pipes, Path errorLog) {
+    SshProcess start(String name, List<String> command, SshProcess.Stdout stdout, Path errorLog) {
         synchronized (this) {
             if (closed) {
                 throw new SshLinkException("stopped");
             }
-            SshProcess p = SshProcess.start(name, command, pipes, errorLog);
+            SshProcess p = SshProcess.start(name, command, stdout, errorLog);
             children.add(p);
             return p;
         }
@@ -44,7 +44,7 @@ final class AttemptProcesses implements AutoCloseable {
      * {@code timeout} (it is killed at the limit, which also unblocks a stalled stdin copy).
      */
     Result run(String name, List<String> command, InputStream stdin, Duration timeout) {
-        SshProcess p = start(name, command, true, null);
+        SshProcess p = start(name, command, SshProcess.Stdout.PIPE, null);
         CompletableFuture<String> out = new CompletableFuture<>();
         Thread reader = new Thread(() -> out.complete(readBounded(p.stdout())), "ssh-" + name + "-stdout");
         reader.setDaemon(true);

@@ -83,7 +83,7 @@ final class LinkAttempt implements AutoCloseable {
         } catch (IOException e) {
             throw new SshLinkException("cannot remove the stale ssh control socket " + plan.controlPath());
         }
-        SshProcess m = procs.start("master", commands.master(), false, null);
+        SshProcess m = procs.start("master", commands.master(), SshProcess.Stdout.DISCARD, null);
         master = m;
         m.process().onExit().thenRun(() -> lost.complete(masterWords()));
         long deadline = System.nanoTime() + (plan.batch() ? MASTER_BATCH : MASTER_INTERACTIVE).toNanos();
@@ -113,7 +113,8 @@ final class LinkAttempt implements AutoCloseable {
         String script = "exec " + installed.launcher() + " serve --env " + RemoteShell.quote(plan.setup().environment())
                 + " --keys " + RemoteShell.quote(keys) + " --init-keys --listen " + RemoteShell.quote("unix:" + socket)
                 + " --stdio-control";
-        SshProcess g = procs.start("gateway", commands.remote(RemoteShell.sh(script)), true, plan.gatewayLog());
+        SshProcess g = procs.start("gateway", commands.remote(RemoteShell.sh(script)), SshProcess.Stdout.PIPE,
+                plan.gatewayLog());
         gateway = g;
         ControlChannel ch = new ControlChannel(plan.dest().shown(), g.stdout(), g.stdin(), CALL);
         channel = ch;

@@ -27,9 +27,14 @@ final class SshCommand {
         this.batch = batch;
     }
 
-    /** {@code ssh -M -S CTL -N ... HOST}: the master; alive-checks make a dead network path end it in ~15 s. */
+    /**
+     * {@code ssh -M -S CTL -T ... HOST 'sh -c "exec cat >/dev/null"'}: the master. Alive-checks end it in ~15 s when
+     * the network path dies. Its session reads its stdin, a pipe from this JVM: when the JVM dies, even by SIGKILL,
+     * the pipe closes, the session ends and the master exits (after the gateway's channel, whose stdin closed too);
+     * a {@code -N} master would stay connected, an orphan, until the network drops it.
+     */
     List<String> master() {
-        List<String> cmd = new ArrayList<>(List.of(ssh, "-M", "-S", controlPath.toString(), "-N",
+        List<String> cmd = new ArrayList<>(List.of(ssh, "-M", "-S", controlPath.toString(), "-T",
                 "-o", "ControlPersist=no"));
         for (String o : options.options()) {
             cmd.addAll(List.of("-o", o));
@@ -42,6 +47,7 @@ final class SshCommand {
             cmd.addAll(List.of("-i", options.identity().toString()));
         }
         addDestination(cmd);
+        cmd.add(RemoteShell.sh("exec cat >/dev/null"));
         return cmd;
     }
 

@@ -1,6 +1,5 @@
 package dev.previewtunnel.ingress.ssh;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -10,12 +9,10 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One {@code ssh} child. Its stdin is a pipe or /dev/null, never the user's terminal (ssh prompts on /dev/tty
- * itself when it must); its stderr is drained into an {@link OutputTail}, which is what error lines quote.
+ * One {@code ssh} child. Its stdin is a pipe, never the user's terminal (ssh prompts on /dev/tty itself when it
+ * must); its stderr is drained into an {@link OutputTail}, which is what error lines quote.
  */
 final class SshProcess {
-    private static final File NULL = new File("/dev/null");
-
     private final String name;
     private final Process process;
     private final OutputTail stderr;
@@ -26,14 +23,18 @@ final class SshProcess {
         this.stderr = stderr;
     }
 
+    /** What happens to a child's stdout: the caller reads it, or it is discarded. */
+    enum Stdout { PIPE, DISCARD }
+
     /**
-     * Starts {@code command}; {@code pipes}: stdin and stdout are pipes for the caller, else stdin is /dev/null and
-     * stdout discarded. {@code errorLog}: where stderr is also written (owner-only, bounded), or null.
+     * Starts {@code command} with stdin a pipe (its write end closes when this JVM exits, however it exits, which is
+     * how the master and the gateway learn the desktop is gone); {@code errorLog}: where stderr is also written
+     * (owner-only, bounded), or null.
      */
-    static SshProcess start(String name, List<String> command, boolean pipes, Path errorLog) {
+    static SshProcess start(String name, List<String> command, Stdout stdout, Path errorLog) {
         ProcessBuilder pb = new ProcessBuilder(command);
-        if (!pipes) {
-            pb.redirectInput(NULL).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        if (stdout == Stdout.DISCARD) {
+            pb.redirectOutput(ProcessBuilder.Redirect.DISCARD);
         }
         Process p;
         try {

@@ -21,14 +21,14 @@ class SshCommandTest {
     @Test
     void theMasterPutsTheUsersOptionsBeforeTheLinksDefaultsAndTheHostLast() {
         List<String> master = new SshCommand(dest, options, CTL, true).master();
-        assertEquals(List.of("/usr/bin/ssh", "-M", "-S", CTL.toString(), "-N", "-o", "ControlPersist=no"),
+        assertEquals(List.of("/usr/bin/ssh", "-M", "-S", CTL.toString(), "-T", "-o", "ControlPersist=no"),
                 master.subList(0, 7));
         // ssh keeps an option's first value: the user's ServerAliveInterval=30 wins over the link's 5
         assertTrue(master.indexOf("ServerAliveInterval=30") < master.indexOf("ServerAliveInterval=5"),
                 master::toString);
         assertTrue(master.contains("BatchMode=yes"));
-        assertEquals(List.of("-i", "/k/id", "-p", "2222", "-l", "me", "--", "devbox"),
-                master.subList(master.size() - 8, master.size()));
+        assertEquals(List.of("-i", "/k/id", "-p", "2222", "-l", "me", "--", "devbox",
+                        "sh -c 'exec cat >/dev/null'"), master.subList(master.size() - 9, master.size()));
         assertFalse(new SshCommand(dest, options, CTL, false).master().contains("BatchMode=yes"),
                 "with a terminal, ssh may prompt");
     }

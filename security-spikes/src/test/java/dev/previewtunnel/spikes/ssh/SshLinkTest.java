@@ -210,6 +210,46 @@ class SshLinkTest {
         return gateway.get(0);
     }
 
+    /**
+     * The desktop killed with SIGKILL, so nothing of ours runs to close anything: the pipes to its ssh children close
+     * with it, the gateway's stdin ends (it exits, removing its socket) and so does the master's session (it exits);
+     * nothing is left on either side.
+     */
+    @Test
+    @Timeout(300)
+    void aKilledDesktopLeavesNoMasterAndNoGateway() throws Exception {
+        List<String> cmd = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                        .toString(), "-cp", System.getProperty("java.class.path"), SshLinkChild.class.getName(),
+                sshd.sshClientScript().toString(), sshd.userKey().toString(), sshd.user(),
+                String.valueOf(sshd.port()), lab.resolve("desktop-killed").toString(), "t-killed"));
+        cmd.addAll(sshd.clientOptions());
+        Process desktop = new ProcessBuilder(cmd).redirectError(lab.resolve("desktop-killed.err").toFile()).start();
+        try (java.io.BufferedReader out = new java.io.BufferedReader(
+                new java.io.InputStreamReader(desktop.getInputStream(), StandardCharsets.UTF_8))) {
+            String socket = null;
+            for (String line; socket == null && (line = out.readLine()) != null; ) {
+                socket = line.startsWith("up ") ? line.substring(3) : null;
+            }
+            assertNotNull(socket,
+                    () -> "the child came up: " + Processes.tail(lab.resolve("desktop-killed.err"), 2000));
+            List<ProcessHandle> masters = desktop.descendants().filter(p -> p.info().arguments()
+                    .map(a -> List.of(a).contains("-M")).orElse(false)).toList();
+            assertEquals(1, masters.size(), masters::toString);
+            String gatewaySocket = socket;
+            assertEquals(1, SshLab.remoteGatewaysAt(gatewaySocket).size());
+
+            desktop.destroyForcibly(); // SIGKILL
+            assertTrue(Processes.within(Duration.ofSeconds(30), () -> !masters.get(0).isAlive()
+                            && SshLab.remoteGatewaysAt(gatewaySocket).isEmpty()),
+                    () -> "master alive: " + masters.get(0).isAlive() + ", gateways: "
+                            + SshLab.remoteGatewaysAt(gatewaySocket));
+            assertTrue(Processes.within(Duration.ofSeconds(10), () -> !Files.exists(Path.of(gatewaySocket))));
+        } finally {
+            desktop.destroyForcibly();
+            desktop.descendants().forEach(ProcessHandle::destroyForcibly);
+        }
+    }
+
     private static void signal(String name, long pid) {
         Processes.runOk(List.of("kill", "-" + name, String.valueOf(pid)), null, Duration.ofSeconds(10));
     }
