@@ -1,5 +1,6 @@
 package dev.previewtunnel.ingress.ssh;
 
+import dev.previewtunnel.mux.local.FatalErrors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -10,6 +11,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 
 /**
@@ -18,6 +20,13 @@ import java.util.UUID;
  * {@code ~/.cache/preview-tunnel/VERSION/} run by a Java 17+, uploading the jar first when its SHA-256 differs.
  */
 final class RemoteInstall {
+    /**
+     * The gateway's JVM flags: the shipped ones, and the JVM's own warnings (unified logging, stdout by default) on
+     * stderr, since stdout is the control channel and a stray line there would break it.
+     */
+    static final List<String> REMOTE_JVM_FLAGS = java.util.stream.Stream.concat(FatalErrors.JVM_FLAGS.stream(),
+            java.util.stream.Stream.of("-Xlog:disable", "-Xlog:all=warning:stderr")).toList();
+
     private static final Logger log = LoggerFactory.getLogger(RemoteInstall.class);
     private static final Duration INSPECT = Duration.ofSeconds(60);
     private static final Duration UPLOAD = Duration.ofMinutes(5);
@@ -53,7 +62,8 @@ final class RemoteInstall {
         } else {
             log.info("ssh: the gateway jar on {} is current", host);
         }
-        return new Installed(facts, RemoteShell.quote(facts.java()) + " -jar " + RemoteShell.quote(facts.jarPath()));
+        return new Installed(facts, RemoteShell.quote(facts.java()) + " " + String.join(" ", REMOTE_JVM_FLAGS)
+                + " -jar " + RemoteShell.quote(facts.jarPath()));
     }
 
     private static RemoteFacts inspect(LinkPlan plan, AttemptProcesses procs) {
