@@ -5,7 +5,6 @@ import dev.previewtunnel.ingress.ssh.IssuedGrant;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -17,9 +16,11 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Keeps each granted target of the session attached with a live grant: mints one, attaches it, and mints the next
- * when half its lifetime is left, so a grant never expires under a page while the remote answers (issue 19, item 4).
- * A failed renewal is retried (2 s doubling to 30 s, never past the grant's expiry) and remembered in words for the
- * status page and the grant_expired page ({@link #problem}) until a renewal succeeds.
+ * when half its lifetime has passed, so a grant never expires under a page while the remote answers (issue 19, item
+ * 4). Half the lifetime is counted on this machine's clock from the grant's arrival, never from its {@code exp}: that
+ * is the remote's clock, and a skew between the two would make renewals late, or one a second. A failed renewal is
+ * retried (2 s doubling to 30 s) and remembered in words for the status page and the grant_expired page
+ * ({@link #problem}) until a renewal succeeds.
  *
  * <p>Attaching a newer grant for the same target replaces the older one in the session's authority map without
  * touching streams already open (the gateway checks a grant when a stream opens, never afterwards).
@@ -52,7 +53,7 @@ final class GrantRenewals implements AutoCloseable {
     private static final class Kept {
         final String target;
         volatile Instant expiresAt = Instant.EPOCH;
-        volatile Runnable cancel;
+        Runnable cancel; // guarded by this Kept
         volatile String problem;
         volatile int renewals;
         Duration retry = FIRST_RETRY;
@@ -66,16 +67,14 @@ final class GrantRenewals implements AutoCloseable {
     private final Minter minter;
     private final Duration ttl;
     private final Timer timer;
-    private final Clock clock;
     private final Map<String, Kept> kept = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
-    GrantRenewals(BrowserSession session, Minter minter, Duration ttl, Timer timer, Clock clock) {
+    GrantRenewals(BrowserSession session, Minter minter, Duration ttl, Timer timer) {
         this.session = session;
         this.minter = minter;
         this.ttl = ttl;
         this.timer = timer;
-        this.clock = clock;
     }
 
     /** Grants {@code target} ({@code host:port}) to the session now and keeps it renewed; completes once attached. */
@@ -139,14 +138,16 @@ final class GrantRenewals implements AutoCloseable {
                         .addArgument(grant.expiresAt()).addKeyValue("event", "grant_renewed")
                         .addKeyValue("grantId", grant.grantId()).log();
             }
-            schedule(k, renewalDelay(grant.expiresAt()));
+            schedule(k, renewalDelay());
         });
     }
 
-    /** Half the remaining lifetime, at least one second: a 10-minute grant is renewed with 5 minutes left. */
-    private Duration renewalDelay(Instant expiresAt) {
-        Duration left = Duration.between(clock.instant(), expiresAt);
-        Duration half = left.dividedBy(2);
+    /**
+     * Half the lifetime, at least one second: a 10-minute grant is renewed after 5 minutes. The gateway mints exactly
+     * the lifetime asked for (a longer one than its maximum is refused, not shortened).
+     */
+    private Duration renewalDelay() {
+        Duration half = ttl.dividedBy(2);
         return half.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : half;
     }
 
@@ -165,24 +166,29 @@ final class GrantRenewals implements AutoCloseable {
         schedule(k, wait);
     }
 
+    /** One pending renewal per target: a renewNow racing the timer's renewal must not leave two timers. */
     private void schedule(Kept k, Duration delay) {
-        if (closed) {
-            return;
+        synchronized (k) {
+            if (closed) {
+                return;
+            }
+            Runnable previous = k.cancel;
+            if (previous != null) {
+                previous.run();
+            }
+            k.cancel = timer.schedule(() -> mintAndAttach(k), delay);
         }
-        Runnable previous = k.cancel;
-        if (previous != null) {
-            previous.run();
-        }
-        k.cancel = timer.schedule(() -> mintAndAttach(k), delay);
     }
 
     @Override
     public void close() {
         closed = true;
         kept.values().forEach(k -> {
-            Runnable cancel = k.cancel;
-            if (cancel != null) {
-                cancel.run();
+            synchronized (k) {
+                Runnable cancel = k.cancel;
+                if (cancel != null) {
+                    cancel.run();
+                }
             }
         });
     }

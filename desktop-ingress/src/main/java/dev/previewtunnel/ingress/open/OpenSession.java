@@ -20,7 +20,6 @@ import org.slf4j.LoggerFactory;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -133,7 +132,7 @@ public final class OpenSession implements AutoCloseable {
         session = s;
         in.sessions().add(s);
         GrantRenewals r = new GrantRenewals(s, (sid, target, ttl) -> link.control().grant(sid, target, ttl),
-                config.grantTtl(), GrantRenewals.Timer.of(timer), Clock.systemUTC());
+                config.grantTtl(), GrantRenewals.Timer.of(timer));
         renewals = own(r);
         in.grantRefresher((sid, target, grantId, why) -> why == TunnelError.GRANT_EXPIRED && sid.equals(s.id())
                 ? r.renewNow(target)

@@ -31,11 +31,20 @@ class GrantRenewalsTest {
     @TempDir
     static Path keys;
     static GrantIssuer issuer;
+    static KeyDirectory keyDirectory;
 
     @BeforeAll
     static void keys() throws Exception {
-        issuer = new GrantIssuer(KeyDirectory.init(keys.resolve("k")).signingKey(),
-                Clock.fixed(NOW, ZoneOffset.UTC));
+        keyDirectory = KeyDirectory.init(keys.resolve("k"));
+        issuer = new GrantIssuer(keyDirectory.signingKey(), Clock.fixed(NOW, ZoneOffset.UTC));
+    }
+
+    private static dev.previewtunnel.grants.SigningKey issuerKey() {
+        try {
+            return keyDirectory.signingKey();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** The tasks scheduled and their delays; {@link #runNext} runs the oldest not cancelled. */
@@ -96,14 +105,13 @@ class GrantRenewalsTest {
     private final BrowserSession session = BrowserSession.create("s");
     private final ManualTimer timer = new ManualTimer();
     private final ScriptedMinter minter = new ScriptedMinter();
-    private final GrantRenewals renewals = new GrantRenewals(session, minter, Duration.ofSeconds(20), timer,
-            Clock.fixed(NOW, ZoneOffset.UTC));
+    private final GrantRenewals renewals = new GrantRenewals(session, minter, Duration.ofSeconds(20), timer);
 
     @Test
     void aKeptTargetIsAttachedAndRenewedAtHalfItsLifeReplacingTheOldGrant() {
         IssuedGrant first = renewals.keep("localhost:5173").join();
         assertEquals(List.of(first.grantId()), grantIds(), "attached to the session");
-        assertEquals(Duration.ofSeconds(10), timer.lastDelay(), "renewal at half of the 20 s left");
+        assertEquals(Duration.ofSeconds(10), timer.lastDelay(), "renewal after half of the 20 s lifetime");
 
         timer.runNext();
         assertEquals(2, minter.minted.size());
@@ -131,6 +139,22 @@ class GrantRenewalsTest {
         assertNull(renewals.problem("localhost:5173"), "cleared by the success");
         assertEquals(1, renewals.renewals("localhost:5173"));
         assertEquals(Duration.ofSeconds(10), timer.lastDelay(), "back to half the life");
+    }
+
+    /**
+     * The grants carry the remote's clock: minted an hour "in the past" as this machine sees it (the remote's clock
+     * an hour behind), the renewal still comes after half the lifetime, not at once and then every second.
+     */
+    @Test
+    void renewalTimingIgnoresTheRemotesClock() {
+        GrantIssuer behind = new GrantIssuer(issuerKey(), Clock.fixed(NOW.minusSeconds(3600), ZoneOffset.UTC));
+        GrantRenewals skewed = new GrantRenewals(session, (s, target, ttl) -> {
+            String jwt = behind.issueGrant(GrantSpec.tcp("ssh-h", s, "localhost", 5173), ttl);
+            UnverifiedGrantView view = UnverifiedGrantView.decode(jwt);
+            return CompletableFuture.completedFuture(new IssuedGrant(jwt, view.jti(), view.expiresAt()));
+        }, Duration.ofSeconds(20), timer);
+        skewed.keep("localhost:5173").join();
+        assertEquals(Duration.ofSeconds(10), timer.lastDelay());
     }
 
     @Test
