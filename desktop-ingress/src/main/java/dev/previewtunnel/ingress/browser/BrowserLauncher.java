@@ -25,7 +25,7 @@ public final class BrowserLauncher {
     /** Looked up on {@code PATH} in this order when no binary is given. */
     public static final List<String> NAMES =
             List.of("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome");
-    static final String LOG_FILE = "preview-tunnel-browser.log";
+    public static final String LOG_FILE = "preview-tunnel-browser.log";
 
     private BrowserLauncher() {
     }

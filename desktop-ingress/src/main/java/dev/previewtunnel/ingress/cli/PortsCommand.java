@@ -92,6 +92,8 @@ final class PortsCommand implements Callable<Integer> {
             int forward = link.gatewayUri().getPort(); // listed too when the host is this machine: not the user's
             ports = link.control().ports().get(ms, TimeUnit.MILLISECONDS).stream()
                     .filter(p -> p.port() != forward).toList();
+        } catch (SshLinkException e) {
+            throw new CliException(ExitCodes.UNREACHABLE, e.getMessage());
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             throw new CliException(ExitCodes.UNREACHABLE, cause instanceof SshLinkException ? cause.getMessage()

@@ -43,8 +43,10 @@ final class SshTargetOptions {
     Path gatewayJar;
 
     @Option(names = "--connect-timeout", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
-            defaultValue = "2m",
-            description = "How long the first SSH connection and the gateway's start may take (default: 2m).")
+            defaultValue = "10m",
+            description = "How long the first connection may take in all: SSH (a passphrase or host key asked on "
+                    + "the terminal included), the gateway jar's first upload and the gateway's start (default: "
+                    + "10m; each step has its own shorter limit).")
     Duration connectTimeout;
 
     @Option(names = "--state-dir", paramLabel = "DIR",

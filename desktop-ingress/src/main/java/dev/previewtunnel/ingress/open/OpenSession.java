@@ -1,5 +1,6 @@
 package dev.previewtunnel.ingress.open;
 
+import dev.previewtunnel.cli.ServiceRunner;
 import dev.previewtunnel.ingress.Ingress;
 import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.ingress.browser.BrowserLauncher;
@@ -26,6 +27,7 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
@@ -106,18 +108,12 @@ public final class OpenSession implements AutoCloseable {
         Path hostDir = config.stateDir().resolve("open").resolve(config.destination().key());
         String host = config.destination().shown();
         log.info("open: connecting to {} over ssh", host);
-        SshLink l = SshLink.start(config.destination(), config.ssh(), config.remote(), hostDir, new SshLink.Listener() {
-            @Override
-            public void up(GatewayControl control) {
-                mintToken(control);
-            }
-
-            @Override
-            public void down(String why) {
-                log.atWarn().setMessage("open: SSH link to {} lost ({}); reconnecting").addArgument(host)
-                        .addArgument(why).addKeyValue("event", "ssh_down").log();
-            }
-        });
+        SshLink l;
+        try {
+            l = SshLink.start(config.destination(), config.ssh(), config.remote(), hostDir, listener(host));
+        } catch (SshLinkException e) {
+            throw new OpenException(e.getMessage());
+        }
         link = own(l);
         await(l.firstUp(), config.firstConnectTimeout(), "connecting to " + host + " over ssh");
         token.set(await(l.control().token(TOKEN_TTL), STEP_TIMEOUT, "minting the connection token on " + host));
@@ -125,7 +121,10 @@ public final class OpenSession implements AutoCloseable {
                 TOKEN_TTL.toMinutes() / 2, TimeUnit.MINUTES);
 
         IngressConfig ic = IngressConfig.defaults(config.listen(), l.gatewayUri());
-        Ingress in = Ingress.start(ic, token::get, null);
+        // No token while the link is down: the forward's local port is free then, and whatever takes it must get
+        // neither the token nor a browser's request (TunnelDial dials nothing without one).
+        Ingress in = ServiceRunner.listen(() -> Ingress.start(ic,
+                () -> l.status().state() == SshLink.State.UP ? token.get() : null, null), "", config.listen());
         ingress = in;
         own(() -> in.close(Duration.ofSeconds(2), Duration.ofMillis(500)));
         BrowserSession s = BrowserSession.create(config.sessionId());
@@ -137,8 +136,8 @@ public final class OpenSession implements AutoCloseable {
         in.grantRefresher((sid, target, grantId, why) -> why == TunnelError.GRANT_EXPIRED && sid.equals(s.id())
                 ? r.renewNow(target)
                 : CompletableFuture.failedFuture(new IllegalStateException("not renewed: " + why.code())));
-        in.frontDoor(new SshFrontDoor(host, s.id(), l, r,
-                java.util.Set.of(in.proxyAddress().getPort(), l.gatewayUri().getPort())));
+        in.frontDoor(new SshFrontDoor(host, s.id(), l, r, Set.of(in.proxyAddress().getPort(),
+                l.gatewayUri().getPort())));
 
         // The browser starts while the grants are minted and the first tunnel connection comes up: its own start
         // (a second or so) is then off the path to the first page; it navigates once the tunnel is up.
@@ -147,7 +146,8 @@ public final class OpenSession implements AutoCloseable {
                         BrowserLauncher.profileDir(config.stateDir(), config.destination().key(), s.id()),
                         in.proxyAddress(), s.username(), s.password(), config.browser().extraArgs(), List.of(),
                         STEP_TIMEOUT)), runnable -> new Thread(runnable, "ptun-open-browser").start());
-        List<Integer> ports = config.ports().isEmpty() ? discover(l) : config.ports();
+        List<Integer> ports = config.ports().isEmpty()
+                ? discover(l, Set.of(in.proxyAddress().getPort(), l.gatewayUri().getPort())) : config.ports();
         List<URI> opening = new ArrayList<>();
         for (int port : ports) {
             await(r.keep(target(port)), STEP_TIMEOUT, "minting the grant for port " + port + " on " + host);
@@ -158,14 +158,37 @@ public final class OpenSession implements AutoCloseable {
         if (browser != null) {
             LaunchedBrowser b = await(browser, STEP_TIMEOUT.multipliedBy(2), "starting the browser");
             b.exited().whenComplete((code, e) -> browserExited.complete(null));
-            b.open(urls);
+            try {
+                b.open(urls);
+            } catch (RuntimeException e) {
+                throw new OpenException("the browser did not open " + urls.get(0) + " (" + e.getMessage()
+                        + "); its output is in " + BrowserLauncher.profileDir(config.stateDir(),
+                        config.destination().key(), s.id()).resolve(BrowserLauncher.LOG_FILE));
+            }
         }
     }
 
+    /** The link's ups and downs: a fresh token at each up, the loss in the log (the pages say it in words). */
+    private SshLink.Listener listener(String host) {
+        return new SshLink.Listener() {
+            @Override
+            public void up(GatewayControl control) {
+                mintToken(control);
+            }
+
+            @Override
+            public void down(String why) {
+                log.atWarn().setMessage("open: SSH link to {} lost ({}); reconnecting").addArgument(host)
+                        .addArgument(why).addKeyValue("event", "ssh_down").log();
+            }
+        };
+    }
+
     /** Every listener of the SSH user on the remote; none is fine: the status page opens them as they start. */
-    private static List<Integer> discover(SshLink l) throws InterruptedException {
+    private static List<Integer> discover(SshLink l, Set<Integer> own) throws InterruptedException {
         List<RemotePort> found = await(l.control().ports(), STEP_TIMEOUT, "listing the remote's ports");
-        List<Integer> ports = found.stream().map(RemotePort::port).distinct().sorted().toList();
+        List<Integer> ports = found.stream().map(RemotePort::port).filter(p -> !own.contains(p))
+                .distinct().sorted().toList();
         if (ports.isEmpty()) {
             log.info("open: nothing of yours listens on the remote's loopback yet; the status page "
                     + "http://preview.localhost/ opens a port once it listens");

@@ -39,13 +39,6 @@ class GrantRenewalsTest {
         issuer = new GrantIssuer(keyDirectory.signingKey(), Clock.fixed(NOW, ZoneOffset.UTC));
     }
 
-    private static dev.previewtunnel.grants.SigningKey issuerKey() {
-        try {
-            return keyDirectory.signingKey();
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
 
     /** The tasks scheduled and their delays; {@link #runNext} runs the oldest not cancelled. */
     private static final class ManualTimer implements GrantRenewals.Timer {
@@ -147,7 +140,7 @@ class GrantRenewalsTest {
      */
     @Test
     void renewalTimingIgnoresTheRemotesClock() {
-        GrantIssuer behind = new GrantIssuer(issuerKey(), Clock.fixed(NOW.minusSeconds(3600), ZoneOffset.UTC));
+        GrantIssuer behind = new GrantIssuer(keyDirectory.signingKey(), Clock.fixed(NOW.minusSeconds(3600), ZoneOffset.UTC));
         GrantRenewals skewed = new GrantRenewals(session, (s, target, ttl) -> {
             String jwt = behind.issueGrant(GrantSpec.tcp("ssh-h", s, "localhost", 5173), ttl);
             UnverifiedGrantView view = UnverifiedGrantView.decode(jwt);
