@@ -104,7 +104,8 @@ class StatusPageBrowserTest {
 
         page.evaluate("document.querySelector('#ports button').click()");
         page.waitFor("location.href === 'http://localhost:" + discovered.port() + "/hello' && document.body"
-                + " && document.body.innerText.includes('" + SampleApp.HELLO_BODY.strip() + "')", Duration.ofSeconds(30));
+                + " && document.body.innerText.includes('" + SampleApp.HELLO_BODY.strip() + "')",
+                Duration.ofSeconds(30));
         assertEquals(List.of(discovered.port()), opened);
     }
 }
