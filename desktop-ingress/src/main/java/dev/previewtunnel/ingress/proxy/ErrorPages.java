@@ -108,10 +108,10 @@ public final class ErrorPages {
     /**
      * The page for a tunnel error, with a title a person can act on. {@code detail}: the ingress's own words for
      * what happened, or null for the error's generic words; {@code fix}: the action that fixes it, or null for the
-     * generic one.
+     * generic one; {@code renewals}: a renewal of an expired or revoked grant may come ({@link ErrorWords#clears}).
      */
     public static FullHttpResponse forError(ByteBufAllocator alloc, TunnelError error, String authority, String detail,
-                                            String fix, boolean html) {
+                                            String fix, boolean renewals, boolean html) {
         String title = switch (error) {
             case NOT_GRANTED -> authority + " is not granted to this browser session";
             case GRANT_EXPIRED -> "The grant for " + authority + " has expired";
@@ -131,7 +131,7 @@ public final class ErrorPages {
         };
         String happened = detail == null || detail.isBlank() ? ErrorWords.happened(error) : detail;
         Words words = new Words(title, happened, fix == null ? ErrorWords.fix(error, authority, null) : fix,
-                ErrorWords.clears(error));
+                ErrorWords.clears(error, renewals));
         FullHttpResponse response = page(alloc, error.httpStatus(), error.code(), words, html);
         if (error.httpStatus() == 401) {
             // 401 must name a challenge (RFC 9110); this scheme is not one a browser prompts for, so the page shows.

@@ -47,11 +47,11 @@ final class ErrorWords {
             case NOT_GRANTED -> "Open one of this session's previews from http://preview.localhost/, or issue a "
                     + "grant for the target in the environment (env-gateway grant issue --keys DIR --env ENV "
                     + "--session " + session + " --target HOST:PORT > FILE) and attach it here: desktop-ingress "
-                    + "grant add --session " + session + " --grant-file FILE. This page reloads when it is attached.";
+                    + "grant add --session " + session + " --grant-file FILE; then reload this page.";
             case GRANT_EXPIRED, GRANT_REVOKED -> "Issue a new grant in the environment (env-gateway grant issue "
                     + "... --session " + session + ") and attach it: desktop-ingress grant add --session " + session
                     + " --grant-file FILE; or start the ingress with --grant-refresh-command so that grants are "
-                    + "renewed before they expire. This page reloads when a grant works.";
+                    + "renewed before they expire.";
             case GRANT_REFUSED -> "Issue the grant with the environment's own keys, for its --env and for session "
                     + session + " (env-gateway grant issue), and attach it again.";
             case POLICY_REFUSED -> "Grant a loopback target in the environment, or widen the gateway's policy "
@@ -72,10 +72,16 @@ final class ErrorWords {
         };
     }
 
-    /** Whether the condition can clear without the browser doing anything, so the page reloads itself. */
-    static boolean clears(TunnelError error) {
+    /**
+     * Whether the condition can clear without the browser doing anything, so the page reloads itself: the target or
+     * gateway coming back, a connection freeing up; an expired or revoked grant only when a renewal may come
+     * ({@code renewals}: a grant refresher or a front door is set). Not a request the browser got wrong, a grant or
+     * address the environment refuses, nor a grant never attached (its page would poll for as long as it is open).
+     */
+    static boolean clears(TunnelError error, boolean renewals) {
         return switch (error) {
-            case BAD_REQUEST, GRANT_REFUSED, POLICY_REFUSED, PROTOCOL_ERROR -> false;
+            case GRANT_EXPIRED, GRANT_REVOKED -> renewals;
+            case BAD_REQUEST, GRANT_REFUSED, POLICY_REFUSED, PROTOCOL_ERROR, NOT_GRANTED -> false;
             default -> true;
         };
     }

@@ -63,18 +63,20 @@ record Refusal(TunnelError error, String code, String authority, String detail, 
 
     /** The page for this refusal under plain {@code run}, or null when the connection is closed unanswered. */
     FullHttpResponse page(ByteBufAllocator alloc, boolean html) {
-        return page(alloc, html, null, null);
+        return page(alloc, html, null, null, false);
     }
 
     /**
      * The page, its fix from {@code frontDoor} when that has one for this error, else the generic fix naming
-     * {@code sessionId}.
+     * {@code sessionId}; {@code refresher}: a grant refresher is set, so a renewal may come (as with a front door).
      */
-    FullHttpResponse page(ByteBufAllocator alloc, boolean html, FrontDoor frontDoor, String sessionId) {
+    FullHttpResponse page(ByteBufAllocator alloc, boolean html, FrontDoor frontDoor, String sessionId,
+                          boolean refresher) {
         if (error != null) {
             String fix = frontDoor == null ? null : frontDoor.fix(error, authority);
             return ErrorPages.forError(alloc, error, authority, detail,
-                    fix != null ? fix : ErrorWords.fix(error, authority, sessionId), html);
+                    fix != null ? fix : ErrorWords.fix(error, authority, sessionId), refresher || frontDoor != null,
+                    html);
         }
         if (UNANSWERED.equals(detail)) {
             return null;
@@ -92,8 +94,9 @@ record Refusal(TunnelError error, String code, String authority, String detail, 
     }
 
     /**
-     * Audits, records it among the session's recent errors (for its status page), then answers with the page and closes. Once a response has started it is too late for a page: the
-     * browser learns from the connection ending after what it was sent.
+     * Audits, records it among the session's recent errors (for its status page), then answers with the page and
+     * closes. Once a response has started it is too late for a page: the browser learns from the connection ending
+     * after what it was sent.
      */
     void send(Channel browser, IngressContext context, BrowserSession session, boolean html,
               boolean responseStarted) {
@@ -103,8 +106,9 @@ record Refusal(TunnelError error, String code, String authority, String detail, 
             context.recentErrors().record(sessionId, new RecentErrors.Entry(Instant.now(), authority, code,
                     detail == null || detail.isBlank() ? ErrorWords.happened(error) : detail));
         }
+        boolean refresher = context.refresher().get() != null;
         FullHttpResponse page = responseStarted ? null
-                : page(browser.alloc(), html, context.frontDoor().get(), sessionId);
+                : page(browser.alloc(), html, context.frontDoor().get(), sessionId, refresher);
         if (page != null) {
             browser.writeAndFlush(page).addListener(ChannelFutureListener.CLOSE);
         } else if (responseStarted) {

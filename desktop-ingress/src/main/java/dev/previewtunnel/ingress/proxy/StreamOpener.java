@@ -138,8 +138,7 @@ final class StreamOpener {
                     + "addresses; ask for a grant if this is a preview.";
         }
         if (t.error() == TunnelError.GRANT_EXPIRED || t.error() == TunnelError.GRANT_REVOKED) {
-            String problem = renewalProblem(route);
-            return problem == null ? null : renewalFailed(route);
+            return renewalProblem(route) == null ? null : renewalFailed(route);
         }
         return null;
     }
@@ -154,6 +153,6 @@ final class StreamOpener {
     private String renewalFailed(Route r) {
         String problem = renewalProblem(r);
         return "The grant could not be renewed: " + (problem != null ? problem
-                : "the grant refresher gave no new grant for this target (see the ingress log).");
+                : "the grant refresher gave no new grant for this target (the ingress's log and audit say why).");
     }
 }

@@ -40,8 +40,14 @@ class ErrorPagesTest {
         }
     }
 
+    /** The page when a renewal may come (a refresher or a front door is set). */
     private static String html(TunnelError error) {
-        return body(ErrorPages.forError(UnpooledByteBufAllocator.DEFAULT, error, "localhost:5173", null, null, true));
+        return html(error, true);
+    }
+
+    private static String html(TunnelError error, boolean renewals) {
+        return body(ErrorPages.forError(UnpooledByteBufAllocator.DEFAULT, error, "localhost:5173", null, null,
+                renewals, true));
     }
 
     @Test
@@ -68,9 +74,16 @@ class ErrorPagesTest {
             assertTrue(page.contains("<script>" + SelfReload.SCRIPT + "</script>"), error + ": " + page);
             assertTrue(page.contains("<noscript><meta http-equiv=\"refresh\" content=\"10\"></noscript>"), page);
         }
-        String badRequest = html(TunnelError.BAD_REQUEST);
-        assertFalse(badRequest.contains("<script"), badRequest);
-        assertFalse(badRequest.contains("http-equiv=\"refresh\""), badRequest);
+        for (TunnelError error : new TunnelError[] {TunnelError.BAD_REQUEST, TunnelError.GRANT_REFUSED,
+                TunnelError.POLICY_REFUSED, TunnelError.NOT_GRANTED}) {
+            String page = html(error);
+            assertFalse(page.contains("<script"), error + ": " + page);
+            assertFalse(page.contains("http-equiv=\"refresh\""), error + ": " + page);
+        }
+        // Without a refresher or a front door no renewal comes: an expired grant's page does not poll.
+        assertTrue(html(TunnelError.TARGET_REFUSED, false).contains("<script>"));
+        assertFalse(html(TunnelError.GRANT_EXPIRED, false).contains("<script"));
+        assertFalse(html(TunnelError.GRANT_REVOKED, false).contains("<script"));
         String auth = body(Refusal.proxyAuthRequired().page(UnpooledByteBufAllocator.DEFAULT, true));
         assertFalse(auth.contains("<script"), auth);
     }
@@ -81,7 +94,7 @@ class ErrorPagesTest {
         assertTrue(SelfReload.SCRIPT.contains("var d=1000") && SelfReload.SCRIPT.contains("Math.min(d*2,10000)"));
         assertTrue(SelfReload.SCRIPT.contains("r.headers.has(\"ptun-error\")"), SelfReload.SCRIPT);
         FullHttpResponse r = ErrorPages.forError(UnpooledByteBufAllocator.DEFAULT, TunnelError.TARGET_REFUSED,
-                "localhost:5173", null, null, true);
+                "localhost:5173", null, null, true, true);
         String policy = r.headers().get("content-security-policy");
         r.release();
         // Only this script (by its hash) may run, and it may fetch only this origin.
@@ -93,7 +106,7 @@ class ErrorPagesTest {
     @Test
     void textAnswersStayOneShortLine() {
         String text = body(ErrorPages.forError(UnpooledByteBufAllocator.DEFAULT, TunnelError.TARGET_REFUSED,
-                "localhost:5173", null, null, false));
+                "localhost:5173", null, null, true, false));
         assertTrue(text.startsWith("Nothing is listening on localhost:5173 in the environment: "), text);
         assertTrue(text.endsWith(" [target_refused]\n") && text.lines().count() == 1, text);
         assertFalse(text.contains("What to do") || text.contains("<"), text);
@@ -102,7 +115,7 @@ class ErrorPagesTest {
     @Test
     void aFixFromTheFrontDoorIsEscaped() {
         String page = body(ErrorPages.forError(UnpooledByteBufAllocator.DEFAULT, TunnelError.TARGET_REFUSED,
-                "localhost:5173", null, "Run <b>vite</b> & \"reload\"", true));
+                "localhost:5173", null, "Run <b>vite</b> & \"reload\"", true, true));
         assertTrue(page.contains("Run &lt;b&gt;vite&lt;/b&gt; &amp; &quot;reload&quot;"), page);
     }
 

@@ -142,7 +142,7 @@ class ErrorPageScreenshotsTest {
         AtomicBoolean sshUp = new AtomicBoolean(false);
         stack.ingress().grantRefresher((session, t, grantId, why) -> sshUp.get()
                 ? CompletableFuture.completedFuture(stack.issueGrant("localhost", app.port(), Duration.ofMinutes(10)))
-                : CompletableFuture.failedFuture(new IllegalStateException("ssh: connect to host: Connection refused")));
+                : CompletableFuture.failedFuture(new IllegalStateException("ssh: connect: Connection refused")));
         stack.ingress().frontDoor(new RenewalFrontDoor(sshUp));
         page.navigate("http://" + target + "/hello");
         assertTrue(page.evaluateString("document.title").contains("The grant for " + target + " has expired"),
