@@ -109,8 +109,14 @@ class OpenCommandRunTest {
                 Path profile = BrowserLauncher.profileDir(state, dest.key(), "default");
                 try (DevTools cdp = DevTools.connect(devTools(profile))) {
                     Page page = Page.attach(cdp, targetWithUrl(cdp, url));
-                    hmrEditAppliesWithoutReload(page, vite);
+                    Journeys.waitForValue(page, vite, ViteDevServer.INITIAL_VALUE);
                     renewalsPassWithNoFailedRequest(page, open, 6);
+                    // After the renewals, so the edit also shows that the page's first HMR socket outlived them.
+                    try {
+                        hmrEditAppliesWithoutReload(page, vite);
+                    } catch (AssertionError e) {
+                        throw new AssertionError(e.getMessage() + "; open's stderr: " + open.stderr(), e);
+                    }
                     statusPageOpensANewListener(cdp, vite.port());
                     pageRecoversAfterSshDies(page, open, vite);
                 }
