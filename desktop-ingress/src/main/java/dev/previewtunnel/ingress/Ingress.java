@@ -7,6 +7,7 @@ import dev.previewtunnel.ingress.proxy.IngressContext;
 import dev.previewtunnel.ingress.proxy.ProxyServer;
 import dev.previewtunnel.ingress.refresh.GrantRefresher;
 import dev.previewtunnel.ingress.session.AuthorityMap;
+import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.SessionRegistry;
 import dev.previewtunnel.ingress.status.FrontDoor;
 import dev.previewtunnel.ingress.tunnel.EnvironmentGateway;
@@ -29,6 +30,7 @@ import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -126,6 +128,15 @@ public final class Ingress implements AutoCloseable {
 
     public SessionRegistry sessions() {
         return sessions;
+    }
+
+    /**
+     * Removes a closed session: from the registry, and its last errors from the status page's memory, so a new
+     * session that takes the same id starts with none.
+     */
+    public Optional<BrowserSession> removeSession(String id) {
+        context.recentErrors().forget(id);
+        return sessions.remove(id);
     }
 
     /** The pool to the default gateway ({@code config().gateway()}). */

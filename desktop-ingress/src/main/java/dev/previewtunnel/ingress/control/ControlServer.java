@@ -117,7 +117,7 @@ public final class ControlServer implements AutoCloseable {
         BrowserSession session = ingress.sessions().find(parts[3])
                 .orElseThrow(() -> new ApiException(404, "no_such_session", "no session with that id"));
         if (parts.length == 4 && "DELETE".equals(method)) {
-            ingress.sessions().remove(session.id());
+            ingress.removeSession(session.id());
             int closed = session.closeAll();
             deleteQuietly(StateFiles.credentialsFile(stateDir, session.id()));
             saved();
