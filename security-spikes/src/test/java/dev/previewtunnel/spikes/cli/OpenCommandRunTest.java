@@ -155,8 +155,10 @@ class OpenCommandRunTest {
 
     private static void hmrEditAppliesWithoutReload(Page page, ViteDevServer vite) {
         Journeys.waitForValue(page, vite, ViteDevServer.INITIAL_VALUE);
-        page.waitFor("window.__hmrConnected === true || performance.getEntriesByType('resource')"
-                + ".some(e => e.name.includes('@vite/client'))", WAIT);
+        // An edit before the HMR socket is up is lost (Vite sends the update to no one): wait for its client's
+        // "[vite] connected." (Runtime.enable replays what was logged before this test attached).
+        Processes.await("Vite's HMR client to log [vite] connected", WAIT,
+                () -> page.console().stream().anyMatch(m -> m.contains("[vite] connected")));
         String marker = page.evaluateString("window.__marker = 'kept-' + Math.random(); window.__marker");
         double timeOrigin = page.evaluate("performance.timeOrigin").asDouble();
         String edited = "edited-" + UUID.randomUUID().toString().substring(0, 8);
