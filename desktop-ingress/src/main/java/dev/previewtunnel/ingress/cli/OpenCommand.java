@@ -128,7 +128,6 @@ final class OpenCommand implements Callable<Integer> {
     Path auditFile;
 
     private final ServiceRunner runner = new ServiceRunner(log, "open", () -> IngressMain.standalone);
-    private volatile OpenSession open; // for tests
 
     @Override
     public Integer call() {
@@ -183,8 +182,7 @@ final class OpenCommand implements Callable<Integer> {
             }
         }
         runner.open(session);
-        Path credentials = withBrowser ? null : writeCredentials(dir.resolve("open").resolve(dest.key()), session);
-        open = session;
+        Path credentials = withBrowser ? null : writeCredentials(OpenSession.hostDir(dir, dest), session);
         runner.serve("ptun-open-shutdown", () -> {
             ObjectNode line = Cli.json().put("event", "open");
             ArrayNode urls = line.putArray("urls");
@@ -251,18 +249,5 @@ final class OpenCommand implements Callable<Integer> {
             throw new CliException(ExitCodes.REFUSED, "cannot write the credentials file in " + dir + " ("
                     + e.getClass().getSimpleName() + ")");
         }
-    }
-
-    /** The running session, or null (tests). */
-    OpenSession session() {
-        return open;
-    }
-
-    void stop() {
-        runner.stop();
-    }
-
-    boolean awaitStarted(long timeout, java.util.concurrent.TimeUnit unit) throws InterruptedException {
-        return runner.awaitStarted(timeout, unit);
     }
 }

@@ -8,6 +8,7 @@ import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.cli.SettingsProvider;
 import dev.previewtunnel.cli.StateDirectory;
+import dev.previewtunnel.ingress.open.OpenSession;
 import dev.previewtunnel.ingress.ssh.RemotePort;
 import dev.previewtunnel.ingress.ssh.SshDestination;
 import dev.previewtunnel.ingress.ssh.SshLink;
@@ -78,7 +79,7 @@ final class PortsCommand implements Callable<Integer> {
         StateDirectory.prepare(dir, "the ssh control socket");
         List<RemotePort> ports;
         try (SshLink link = SshLink.start(dest, target.ssh(s), target.remote(dest),
-                dir.resolve("open").resolve(dest.key()), new SshLink.Listener() {
+                OpenSession.hostDir(dir, dest), new SshLink.Listener() {
                     @Override
                     public void up(dev.previewtunnel.ingress.ssh.GatewayControl control) {
                     }

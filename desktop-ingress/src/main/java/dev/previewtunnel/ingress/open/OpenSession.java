@@ -26,7 +26,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -67,7 +66,6 @@ public final class OpenSession implements AutoCloseable {
     private volatile SshLink link;
     private volatile Ingress ingress;
     private volatile BrowserSession session;
-    private volatile GrantRenewals renewals;
     private volatile List<URI> urls = List.of();
     private boolean closed; // guarded by this
 
@@ -105,7 +103,7 @@ public final class OpenSession implements AutoCloseable {
     }
 
     private void startAll() throws InterruptedException {
-        Path hostDir = config.stateDir().resolve("open").resolve(config.destination().key());
+        Path hostDir = hostDir(config.stateDir(), config.destination());
         String host = config.destination().shown();
         log.info("open: connecting to {} over ssh", host);
         SshLink l;
@@ -132,7 +130,7 @@ public final class OpenSession implements AutoCloseable {
         in.sessions().add(s);
         GrantRenewals r = new GrantRenewals(s, (sid, target, ttl) -> link.control().grant(sid, target, ttl),
                 config.grantTtl(), GrantRenewals.Timer.of(timer));
-        renewals = own(r);
+        own(r);
         in.grantRefresher((sid, target, grantId, why) -> why == TunnelError.GRANT_EXPIRED && sid.equals(s.id())
                 ? r.renewNow(target)
                 : CompletableFuture.failedFuture(new IllegalStateException("not renewed: " + why.code())));
@@ -207,6 +205,11 @@ public final class OpenSession implements AutoCloseable {
         });
     }
 
+    /** What {@code open} and {@code ports} keep per host: the ssh control socket, the remote gateway's log. */
+    public static Path hostDir(Path stateDir, SshDestination destination) {
+        return stateDir.resolve("open").resolve(destination.key());
+    }
+
     static String target(int port) {
         return "localhost:" + port;
     }
@@ -243,21 +246,6 @@ public final class OpenSession implements AutoCloseable {
 
     public BrowserSession session() {
         return session;
-    }
-
-    public Ingress ingress() {
-        return ingress;
-    }
-
-    public SshLink link() {
-        return link;
-    }
-
-    /** How many renewals succeeded per target (for tests and the status page). */
-    public Map<String, Integer> renewals() {
-        Map<String, Integer> out = new java.util.TreeMap<>();
-        renewals.expiries().keySet().forEach(t -> out.put(t, renewals.renewals(t)));
-        return out;
     }
 
     /** Completes when the browser this session started exits (never without one). */
