@@ -41,22 +41,41 @@ public abstract class VersionProvider implements IVersionProvider {
 
     /** The version as described in the class comment; never null. */
     public static String projectVersion(Class<?> anchor, String resource) {
-        if (resource != null) {
-            try (InputStream in = anchor.getResourceAsStream(resource)) {
-                if (in != null) {
-                    Properties p = new Properties();
-                    p.load(in);
-                    String v = p.getProperty("version");
-                    if (v != null && !v.isBlank() && !v.startsWith("${")) {
-                        return v.trim();
-                    }
-                }
-            } catch (IOException e) {
-                // fall through to the manifest
-            }
+        String v = filtered(anchor, resource, "version");
+        if (v != null) {
+            return v;
         }
         Package pkg = anchor.getPackage();
-        String v = pkg == null ? null : pkg.getImplementationVersion();
+        v = pkg == null ? null : pkg.getImplementationVersion();
         return v == null || v.isBlank() ? UNKNOWN : v;
+    }
+
+    /**
+     * The commit the program was built from ({@code commit} in the same resource, set by the build from
+     * {@code git describe}: an abbreviated hash, {@code -dirty} for a modified tree), else "unknown"; never null.
+     */
+    public static String commit(Class<?> anchor, String resource) {
+        String c = filtered(anchor, resource, "commit");
+        return c == null ? UNKNOWN : c;
+    }
+
+    /** {@code key} of the build-filtered resource; null if missing, blank or left unfiltered ({@code ${...}}). */
+    private static String filtered(Class<?> anchor, String resource, String key) {
+        if (resource == null) {
+            return null;
+        }
+        try (InputStream in = anchor.getResourceAsStream(resource)) {
+            if (in != null) {
+                Properties p = new Properties();
+                p.load(in);
+                String v = p.getProperty(key);
+                if (v != null && !v.isBlank() && !v.startsWith("${")) {
+                    return v.trim();
+                }
+            }
+        } catch (IOException e) {
+            // as if missing
+        }
+        return null;
     }
 }

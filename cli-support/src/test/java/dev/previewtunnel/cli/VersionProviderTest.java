@@ -29,6 +29,15 @@ class VersionProviderTest {
     }
 
     @Test
+    void theCommitComesFromTheSameResourceElseUnknown() {
+        assertEquals("09eddf2abcde-dirty", VersionProvider.commit(VersionProviderTest.class, "good-version.properties"));
+        // The build leaves "${ptun.commit}" where git is missing: that is unknown, never the placeholder.
+        assertEquals(VersionProvider.UNKNOWN,
+                VersionProvider.commit(VersionProviderTest.class, "unfiltered-version.properties"));
+        assertEquals(VersionProvider.UNKNOWN, VersionProvider.commit(VersionProviderTest.class, "missing.properties"));
+    }
+
+    @Test
     void readsImplementationVersionFromAJarManifest() {
         // picocli's own jar declares Implementation-Version in its manifest.
         String v = VersionProvider.projectVersion(picocli.CommandLine.class, null);

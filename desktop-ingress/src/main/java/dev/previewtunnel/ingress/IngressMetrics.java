@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * docs/operations.md:
  *
  * <pre>
+ *   ptun_ingress_build_info{version,commit,protocol} gauge 1; which build runs (registered by run)
  *   ptun_ingress_tunnel_connections            gauge     tunnel connections up now (default gateway)
  *   ptun_ingress_tunnel_connections_configured gauge     pool size (--pool)
  *   ptun_ingress_tunnel_up                     gauge     1 while at least one connection is up, else 0
@@ -31,7 +32,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   ptun_ingress_tunnel_connections_by_state{state}
  *                                              gauge     connected / connecting / draining connections, and
  *                                                        waiting (slots waiting out their reconnect backoff)
- *   ptun_ingress_tunnel_disconnected_since_seconds
+ *   ptun_ingress_tunnel_disconnected_since_timestamp_seconds
  *                                              gauge     while no connection is up: since when (epoch seconds);
  *                                                        0 while connected
  *   ptun_ingress_streams_live                  gauge     tunnel streams open now, on any connection (draining
@@ -47,7 +48,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *                                                        which the histogram records only at its end)
  *   ptun_ingress_environment_tunnel_connections{environment}, ..._tunnel_connections_configured{environment},
  *   ..._tunnel_up{environment}, ..._streams_live{environment},
- *   ..._tunnel_connections_by_state{environment,state}, ..._tunnel_disconnected_since_seconds{environment},
+ *   ..._tunnel_connections_by_state{environment,state},
+ *   ..._tunnel_disconnected_since_timestamp_seconds{environment},
  *   ..._tunnel_reconnects_total{environment}
  *                                              the pool meters above, for each environment with a gateway of its
  *                                              own (--environment-gateway); the untagged ones are the default's
@@ -110,10 +112,10 @@ public final class IngressMetrics implements TunnelPool.StreamObserver {
         stateGauge(registry, prefix, tags, whose, pool, "connecting", TunnelPool.Status::connecting);
         stateGauge(registry, prefix, tags, whose, pool, "draining", TunnelPool.Status::draining);
         stateGauge(registry, prefix, tags, whose, pool, "waiting", TunnelPool.Status::waiting);
-        Gauge.builder(prefix + ".tunnel.disconnected.since.seconds", pool, p -> {
+        Gauge.builder(prefix + ".tunnel.disconnected.since.timestamp", pool, p -> {
                     java.time.Instant since = p.status().downSince();
                     return since == null ? 0 : since.getEpochSecond();
-                }).tags(tags)
+                }).tags(tags).baseUnit("seconds")
                 .description("while no tunnel connection is up: since when, in seconds since the epoch; 0 while "
                         + "connected" + whose).register(registry);
         FunctionCounter.builder(prefix + ".tunnel.reconnects", pool, p -> p.status().reconnects()).tags(tags)

@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * docs/operations.md:
  *
  * <pre>
+ *   ptun_gateway_build_info{version,commit,protocol} gauge 1; which build runs (registered by serve)
  *   ptun_gateway_connections                      gauge    tunnel connections open now
  *   ptun_gateway_connections_by_state{state}      gauge    of those: open (taking streams) or draining (GOAWAY
  *                                                          sent at shutdown, streams in flight finishing)
@@ -159,6 +160,7 @@ public final class GatewayMetrics {
 
     void refused(TunnelError error, String detail) {
         Counter.builder("ptun.gateway.streams.refused")
+                .description("streams refused, by ptun-error code and detail")
                 .tag("code", error.code())
                 .tag("reason", detail == null ? "" : detail)
                 .register(registry)

@@ -18,4 +18,9 @@ public final class IngressVersionProvider extends VersionProvider {
     static String projectVersion() {
         return VersionProvider.projectVersion(IngressVersionProvider.class, RESOURCE);
     }
+
+    /** The commit this build came from (see {@link VersionProvider#commit}), for the build_info metric. */
+    static String commit() {
+        return VersionProvider.commit(IngressVersionProvider.class, RESOURCE);
+    }
 }

@@ -8,6 +8,7 @@ import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.local.http.MetricsServer;
+import dev.previewtunnel.local.metrics.BuildInfo;
 import dev.previewtunnel.local.http.LocalHttpServer;
 import dev.previewtunnel.cli.ServiceRunner;
 import dev.previewtunnel.cli.Settings;
@@ -290,6 +291,10 @@ final class RunCommand implements Callable<Integer> {
         // listener (so a replacement on the same addresses can bind them while this one drains), then the drain.
         ServiceRunner.logLimits(log, LimitOptions.describe(ingressConfig, localLimits));
         PrometheusMeterRegistry registry = metricsAddress == null ? null : MetricsServer.newRegistry();
+        if (registry != null) {
+            BuildInfo.register(registry, "ptun.ingress", IngressVersionProvider.projectVersion(),
+                    IngressVersionProvider.commit(), MuxProtocol.SUBPROTOCOL);
+        }
         IngressConfig startWith = ingressConfig;
         Ingress running = ServiceRunner.listen(() -> Ingress.start(startWith, () -> tokenValue, ssl, registry,
                 ownGateways), "", listenAddress);

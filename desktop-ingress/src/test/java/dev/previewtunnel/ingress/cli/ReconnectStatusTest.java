@@ -71,7 +71,7 @@ class ReconnectStatusTest {
                 assertEquals(0, value(before, "ptun_ingress_tunnel_reconnects_total"), before);
                 assertEquals(2, value(before, "ptun_ingress_tunnel_connections_by_state{state=\"connected\"}"), before);
                 assertEquals(0, value(before, "ptun_ingress_tunnel_connections_by_state{state=\"draining\"}"), before);
-                assertEquals(0, value(before, "ptun_ingress_tunnel_disconnected_since_seconds"), before);
+                assertEquals(0, value(before, "ptun_ingress_tunnel_disconnected_since_timestamp_seconds"), before);
                 assertEquals(200, get(client, hello).statusCode());
 
                 InetSocketAddress address = stack.gateway.address();
@@ -99,7 +99,7 @@ class ReconnectStatusTest {
                         + value(downMetrics, "ptun_ingress_tunnel_connections_by_state{state=\"connecting\"}");
                 assertEquals(2, waitingOrConnecting, downMetrics);
                 assertEquals((double) since.getEpochSecond(),
-                        value(downMetrics, "ptun_ingress_tunnel_disconnected_since_seconds"), downMetrics);
+                        value(downMetrics, "ptun_ingress_tunnel_disconnected_since_timestamp_seconds"), downMetrics);
                 assertTrue(value(downMetrics, "ptun_ingress_tunnel_reconnects_total") >= 1, downMetrics);
                 // The human form says the same.
                 Result table = run("status", "--state-dir", dir);
@@ -124,7 +124,7 @@ class ReconnectStatusTest {
                 assertEquals(1, value(upMetrics, "ptun_ingress_tunnel_up"), upMetrics);
                 assertEquals(2, value(upMetrics, "ptun_ingress_tunnel_connections_by_state{state=\"connected\"}"),
                         upMetrics);
-                assertEquals(0, value(upMetrics, "ptun_ingress_tunnel_disconnected_since_seconds"), upMetrics);
+                assertEquals(0, value(upMetrics, "ptun_ingress_tunnel_disconnected_since_timestamp_seconds"), upMetrics);
             } finally {
                 running.close();
                 if (returned != null) {

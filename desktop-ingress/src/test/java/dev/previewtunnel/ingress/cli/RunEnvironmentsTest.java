@@ -328,27 +328,27 @@ class RunEnvironmentsTest {
                     assertEquals(0, value(up, byState(environment, "connecting")), up);
                     assertEquals(0, value(up, byState(environment, "draining")), up);
                     assertEquals(0, value(up, byState(environment, "waiting")), up);
-                    assertEquals(0, value(up, environmentSample("tunnel_disconnected_since_seconds", environment)), up);
+                    assertEquals(0, value(up, environmentSample("tunnel_disconnected_since_timestamp_seconds", environment)), up);
                     assertEquals(0, value(up, environmentSample("tunnel_reconnects_total", environment)), up);
                     assertEquals(2, value(up, environmentSample("tunnel_connections_configured", environment)), up);
                     assertEquals(1, value(up, environmentSample("tunnel_up", environment)), up);
                 }
                 // The default pool's series keep their names and have no environment tag.
-                assertEquals(0, value(up, "ptun_ingress_tunnel_disconnected_since_seconds"), up);
+                assertEquals(0, value(up, "ptun_ingress_tunnel_disconnected_since_timestamp_seconds"), up);
                 assertEquals(0, value(up, "ptun_ingress_tunnel_reconnects_total"), up);
                 assertEquals(1, value(up, "ptun_ingress_tunnel_up"), up);
 
                 Instant killedAt = Instant.now().minusSeconds(1);
                 e2.kill();
                 until("e2's pool is down on /metrics", Duration.ofSeconds(20), () -> value(scrape(metrics),
-                        environmentSample("tunnel_disconnected_since_seconds", "e2")) > 0);
+                        environmentSample("tunnel_disconnected_since_timestamp_seconds", "e2")) > 0);
                 String down = scrape(metrics);
-                double since = value(down, environmentSample("tunnel_disconnected_since_seconds", "e2"));
+                double since = value(down, environmentSample("tunnel_disconnected_since_timestamp_seconds", "e2"));
                 report.append("{\"test\":\"environment_pool_metrics_down\",\"e2_disconnected_since\":")
                         .append((long) since).append(",\"e2_reconnects\":")
                         .append(value(down, environmentSample("tunnel_reconnects_total", "e2")))
                         .append(",\"e3_disconnected_since\":")
-                        .append(value(down, environmentSample("tunnel_disconnected_since_seconds", "e3")))
+                        .append(value(down, environmentSample("tunnel_disconnected_since_timestamp_seconds", "e3")))
                         .append("}\n");
                 assertTrue(since >= killedAt.getEpochSecond() && since <= Instant.now().getEpochSecond(), down);
                 JsonNode e2Status = statusJson(dir).path("environments").path("e2").path("tunnel");
@@ -361,10 +361,10 @@ class RunEnvironmentsTest {
                         down);
                 assertTrue(value(down, environmentSample("tunnel_reconnects_total", "e2")) >= 1, down);
                 // The other environment's pool and the default pool did not notice.
-                assertEquals(0, value(down, environmentSample("tunnel_disconnected_since_seconds", "e3")), down);
+                assertEquals(0, value(down, environmentSample("tunnel_disconnected_since_timestamp_seconds", "e3")), down);
                 assertEquals(2, value(down, byState("e3", "connected")), down);
                 assertEquals(0, value(down, environmentSample("tunnel_reconnects_total", "e3")), down);
-                assertEquals(0, value(down, "ptun_ingress_tunnel_disconnected_since_seconds"), down);
+                assertEquals(0, value(down, "ptun_ingress_tunnel_disconnected_since_timestamp_seconds"), down);
                 assertEquals(2, value(down, "ptun_ingress_tunnel_connections_by_state{state=\"connected\"}"), down);
             } finally {
                 running.close();

@@ -6,6 +6,7 @@ import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.local.http.MetricsServer;
+import dev.previewtunnel.local.metrics.BuildInfo;
 import dev.previewtunnel.cli.StateDirectory;
 import dev.previewtunnel.local.http.LocalHttpServer;
 import dev.previewtunnel.cli.ServiceRunner;
@@ -283,6 +284,8 @@ final class ServeCommand implements Callable<Integer> {
         // 4. Start (gateway, then admin and metrics endpoints), announce, wait.
         PrometheusMeterRegistry prometheus = metricsAddress == null ? null : MetricsServer.newRegistry();
         MeterRegistry registry = prometheus != null ? prometheus : new SimpleMeterRegistry();
+        BuildInfo.register(registry, "ptun.gateway", GatewayVersionProvider.projectVersion(),
+                GatewayVersionProvider.commit(), MuxProtocol.SUBPROTOCOL);
         RevocationStore revocationStore = adminAddress != null || Files.exists(state) ? openRevocations(state) : null;
         String where = listenAddress instanceof UnixDomainSocketAddress socket
                 ? new UnixSocketPath(socket.getPath()).toString() : Cli.hostPort((InetSocketAddress) listenAddress);

@@ -1,12 +1,7 @@
 package dev.previewtunnel.local.http;
 
 import dev.previewtunnel.local.http.LocalHttpServer.Reply;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
-import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
-import io.micrometer.core.instrument.binder.system.UptimeMetrics;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
+import dev.previewtunnel.local.metrics.PrometheusRegistries;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 import java.nio.charset.StandardCharsets;
@@ -39,18 +34,12 @@ public final class MetricsEndpoint implements LocalHttpServer.Handler {
         this.scrapes = scrapes;
     }
 
-    /** A registry to serve, with JVM memory, thread, CPU and uptime meters bound. */
+    /**
+     * A registry to serve, following the Prometheus naming conventions ({@link PrometheusRegistries}); the JVM and
+     * process meters are bound by {@link MetricsServer#start} for as long as it serves.
+     */
     public static PrometheusMeterRegistry newRegistry() {
-        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        bindJvm(registry);
-        return registry;
-    }
-
-    static void bindJvm(MeterRegistry registry) {
-        new JvmMemoryMetrics().bindTo(registry);
-        new JvmThreadMetrics().bindTo(registry);
-        new ProcessorMetrics().bindTo(registry);
-        new UptimeMetrics().bindTo(registry);
+        return PrometheusRegistries.newRegistry();
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.previewtunnel.local.http;
 
+import dev.previewtunnel.local.metrics.RuntimeMeters;
 import dev.previewtunnel.local.net.ListenAddress;
 import dev.previewtunnel.local.shutdown.Shutdown;
 import dev.previewtunnel.mux.relay.Transports;
@@ -22,11 +23,13 @@ public final class MetricsServer implements AutoCloseable {
     private final EventLoopGroup group;
     private final Channel channel;
     private final ExecutorService scrapes;
+    private final RuntimeMeters runtime;
 
-    private MetricsServer(EventLoopGroup group, Channel channel, ExecutorService scrapes) {
+    private MetricsServer(EventLoopGroup group, Channel channel, ExecutorService scrapes, RuntimeMeters runtime) {
         this.group = group;
         this.channel = channel;
         this.scrapes = scrapes;
+        this.runtime = runtime;
     }
 
     /** {@link MetricsEndpoint#newRegistry()}: the registry a program hands to {@link #start}. */
@@ -40,7 +43,8 @@ public final class MetricsServer implements AutoCloseable {
     }
 
     /**
-     * Binds {@code listen} (must be loopback) and serves {@code registry} within {@code limits}.
+     * Binds {@code listen} (must be loopback) and serves {@code registry} within {@code limits}, with the JVM and
+     * process meters ({@link RuntimeMeters}) bound to it until {@link #close()}.
      *
      * @throws IllegalArgumentException if {@code listen} is not a loopback address
      * @throws IOException              if it cannot be bound (e.g. {@link java.net.BindException})
@@ -60,7 +64,7 @@ public final class MetricsServer implements AutoCloseable {
         try {
             Channel channel = LocalHttpServer.bind(group, transports.serverSocketChannel(), listen, limits,
                     "metrics endpoint", new MetricsEndpoint(registry, scrapes));
-            return new MetricsServer(group, channel, scrapes);
+            return new MetricsServer(group, channel, scrapes, RuntimeMeters.bindTo(registry));
         } catch (Throwable e) {
             Shutdown.begin(group);
             scrapes.shutdownNow();
@@ -96,5 +100,6 @@ public final class MetricsServer implements AutoCloseable {
         Shutdown.close(channel);
         scrapes.shutdownNow();
         Shutdown.andWait(group);
+        runtime.close();
     }
 }
