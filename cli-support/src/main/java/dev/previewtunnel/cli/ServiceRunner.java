@@ -19,12 +19,15 @@ import java.util.function.IntSupplier;
  * body opens its resources with {@link #open}, then {@link #serve} prints the ready line, installs the shutdown
  * hook and blocks. The first stop (signal, {@link #stop()}, or the body failing) closes every opened resource
  * exactly once, in reverse order of opening; later stops wait for it. Whatever happens, nobody waiting for start
- * or stop waits forever. Tests run the command on a thread and call {@link #stop()} instead of a signal.
+ * or stop waits forever. Tests run the command on a thread and call {@link #stop()} instead of a signal. Under
+ * systemd ({@code Type=notify}) it sends READY=1 after the ready line and STOPPING=1 when the stop begins
+ * ({@link SystemdNotify}).
  */
 public final class ServiceRunner {
     private final Logger log;
     private final String what;
     private final BooleanSupplier standalone;
+    private final SystemdNotify notify;
     private final CountDownLatch started = new CountDownLatch(1);
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Object lock = new Object();
@@ -38,9 +41,15 @@ public final class ServiceRunner {
      * @param standalone true when run as the main program: a signal's stop then halts with 0 (4 if it failed)
      */
     public ServiceRunner(Logger log, String what, BooleanSupplier standalone) {
+        this(log, what, standalone, SystemdNotify.fromEnvironment());
+    }
+
+    /** As above, telling systemd through {@code notify} (READY=1 once announced, STOPPING=1 at the stop). */
+    ServiceRunner(Logger log, String what, BooleanSupplier standalone, SystemdNotify notify) {
         this.log = log;
         this.what = what;
         this.standalone = standalone;
+        this.notify = notify;
     }
 
     /**
@@ -92,6 +101,7 @@ public final class ServiceRunner {
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             announce.run();
+            notify.ready(what + " serving");
             started.countDown();
             awaitStopped();
         } finally {
@@ -138,6 +148,7 @@ public final class ServiceRunner {
 
     private void shutdown(String reason) {
         long t0 = System.nanoTime();
+        notify.stopping(what + " draining (" + reason + ")");
         try {
             closeAll(reason);
         } finally {

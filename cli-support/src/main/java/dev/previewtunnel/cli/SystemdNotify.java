@@ -1,0 +1,115 @@
+package dev.previewtunnel.cli;
+
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.unix.Socket;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+
+/**
+ * systemd's readiness protocol ({@code Type=notify}, sd_notify(3)) spoken by the JVM itself: when
+ * {@code NOTIFY_SOCKET} is set, {@code READY=1} once the service listens and {@code STOPPING=1} when it starts to
+ * drain, each with a {@code STATUS=} line, as one datagram on that AF_UNIX socket. Sent from this process, never
+ * through a {@code systemd-notify} child: systemd accepts a message only from the unit's main PID (NotifyAccess=main)
+ * and a short-lived child's may arrive after it has exited and be dropped.
+ *
+ * <p>An abstract socket name ({@code @name}) is sent to as Linux' abstract namespace (a leading NUL byte); a
+ * relative path or a missing native transport (not Linux) is logged once and then nothing is sent. A failed send
+ * is a warning, never a failure of the service.
+ */
+public final class SystemdNotify {
+    /** The environment variable systemd sets for a Type=notify service. */
+    public static final String NOTIFY_SOCKET = "NOTIFY_SOCKET";
+    private static final Logger LOG = LoggerFactory.getLogger(SystemdNotify.class);
+    private static final SystemdNotify NONE = new SystemdNotify(null);
+
+    private final byte[] address; // null: not under systemd (or cannot send)
+
+    private SystemdNotify(byte[] address) {
+        this.address = address;
+    }
+
+    /** From this process' {@code NOTIFY_SOCKET}. */
+    public static SystemdNotify fromEnvironment() {
+        return of(System.getenv());
+    }
+
+    /** From {@code env}'s {@code NOTIFY_SOCKET}; a no-op notifier when it is unset or unusable. */
+    public static SystemdNotify of(Map<String, String> env) {
+        String socket = env.get(NOTIFY_SOCKET);
+        if (socket == null || socket.isEmpty()) {
+            return NONE;
+        }
+        byte[] address;
+        if (socket.startsWith("@")) {
+            address = ("\0" + socket.substring(1)).getBytes(StandardCharsets.UTF_8);
+        } else if (socket.startsWith("/")) {
+            address = socket.getBytes(StandardCharsets.UTF_8);
+        } else {
+            LOG.warn("{}={} is neither an absolute path nor an abstract name (@...): readiness is not signalled",
+                    NOTIFY_SOCKET, socket);
+            return NONE;
+        }
+        if (address.length > Socket.UDS_SUN_PATH_SIZE) {
+            LOG.warn("{} is longer than an AF_UNIX address can be: readiness is not signalled", NOTIFY_SOCKET);
+            return NONE;
+        }
+        if (!Epoll.isAvailable()) {
+            LOG.warn("{} is set but the native transport is unavailable ({}): readiness is not signalled",
+                    NOTIFY_SOCKET, Epoll.unavailabilityCause().toString());
+            return NONE;
+        }
+        return new SystemdNotify(address);
+    }
+
+    /** True when messages are sent (NOTIFY_SOCKET set and usable). */
+    public boolean enabled() {
+        return address != null;
+    }
+
+    /** {@code READY=1}: the service listens; {@code status} is what {@code systemctl status} shows. */
+    public void ready(String status) {
+        send("READY=1\nSTATUS=" + oneLine(status) + "\n");
+    }
+
+    /** {@code STOPPING=1}: the service is draining and will exit. */
+    public void stopping(String status) {
+        send("STOPPING=1\nSTATUS=" + oneLine(status) + "\n");
+    }
+
+    /** A newline inside STATUS would start another assignment. */
+    private static String oneLine(String status) {
+        return status.replace('\n', ' ').replace('\r', ' ');
+    }
+
+    /** One datagram of newline-separated assignments. */
+    void send(String message) {
+        if (address == null) {
+            return;
+        }
+        byte[] bytes = message.getBytes(StandardCharsets.UTF_8);
+        ByteBuffer buffer = ByteBuffer.allocateDirect(bytes.length).put(bytes).flip();
+        Socket socket = null;
+        try {
+            socket = Socket.newSocketDomainDgram();
+            int sent = socket.sendToDomainSocket(buffer, 0, bytes.length, address);
+            if (sent != bytes.length) {
+                LOG.warn("{}: sent {} of {} bytes", NOTIFY_SOCKET, sent, bytes.length);
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("cannot notify systemd through {} ({})", NOTIFY_SOCKET, e.toString());
+        } finally {
+            if (socket != null) {
+                try {
+                    socket.close();
+                } catch (IOException e) {
+                    // nothing was kept open
+                }
+            }
+        }
+    }
+}
