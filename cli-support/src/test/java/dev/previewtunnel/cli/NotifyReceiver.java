@@ -20,12 +20,12 @@ import java.util.concurrent.TimeUnit;
  * What systemd's end of NOTIFY_SOCKET is: a real AF_UNIX datagram socket (Netty's epoll transport) bound to a
  * path, or to an abstract name when the address starts with a NUL byte; each datagram received is queued as text.
  */
-final class NotifyReceiver implements AutoCloseable {
+public final class NotifyReceiver implements AutoCloseable {
     private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
     private final BlockingQueue<String> messages = new LinkedBlockingQueue<>();
     private final Channel channel;
 
-    NotifyReceiver(String address) throws InterruptedException {
+    public NotifyReceiver(String address) throws InterruptedException {
         channel = new Bootstrap().group(group).channel(EpollDomainDatagramChannel.class)
                 .handler(new SimpleChannelInboundHandler<DomainDatagramPacket>() {
                     @Override
@@ -37,7 +37,7 @@ final class NotifyReceiver implements AutoCloseable {
     }
 
     /** The next datagram, waiting up to 20 s for it; fails when none came. */
-    String next() throws InterruptedException {
+    public String next() throws InterruptedException {
         String m = messages.poll(20, TimeUnit.SECONDS);
         if (m == null) {
             throw new AssertionError("no notification datagram arrived");
@@ -46,7 +46,7 @@ final class NotifyReceiver implements AutoCloseable {
     }
 
     /** A datagram already received and not taken, else null (no waiting). */
-    String pending() {
+    public String pending() {
         return messages.poll();
     }
 

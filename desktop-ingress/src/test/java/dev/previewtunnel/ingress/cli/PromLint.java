@@ -15,9 +15,9 @@ import java.util.regex.Pattern;
  * abbreviations; no type name in a name; names and label names snake_case; {@code le} only on histograms and
  * {@code quantile} only on summaries; {@code _bucket}/{@code _count}/{@code _sum} only as a histogram's or
  * summary's series; our own families start with {@code ptun_} (only Micrometer's {@code jvm_}, {@code process_},
- * {@code system_} do not); {@code _info} families are gauges whose samples are 1; timestamps end in
- * {@code _timestamp_seconds} (Prometheus' {@code process_start_time_seconds} excepted); no {@code _max} series
- * except the ones the registry keeps on purpose.
+ * {@code system_} do not); {@code _info} families are gauges whose samples are 1; a name that says {@code timestamp} or
+ * {@code _since} ends in {@code _timestamp_seconds} (Prometheus' own {@code process_start_time_seconds} says
+ * neither); no {@code _max} series except the ones the registry keeps on purpose.
  *
  * <p>Reads the exposition line by line: the family name from HELP/TYPE, the sample name, label names and, for
  * {@code _info} only, the value. Returns every problem found, one line each (empty: clean).

@@ -24,7 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class SystemdExamplesTest {
     private static final Path EXAMPLE = Path.of("..", "docs", "systemd", "ingress.json");
-    private static final Path UNIT = Path.of("..", "docs", "systemd", "preview-tunnel-ingress@.service");
+    private static final Path UNIT = Path.of("..", "docs", "systemd", "preview-tunnel-ingress.service");
 
     @TempDir
     Path tmp;
