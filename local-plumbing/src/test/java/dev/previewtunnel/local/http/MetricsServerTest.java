@@ -1,6 +1,7 @@
 package dev.previewtunnel.local.http;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.Test;
 
@@ -14,8 +15,10 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -49,6 +52,25 @@ class MetricsServerTest {
                     .statusCode(), "a web page cannot read it");
             assertEquals(403, rawStatus(server.address(), "evil.example:80"), "DNS rebinding: non-loopback Host");
             assertEquals(200, rawStatus(server.address(), "localhost:" + server.address().getPort()));
+        }
+    }
+
+    @Test
+    void servesBaseUnitsAndNoRollingMax() throws Exception {
+        PrometheusMeterRegistry registry = MetricsServer.newRegistry();
+        Timer.builder("ptun.test.open").description("open").serviceLevelObjectives(Duration.ofMillis(5))
+                .register(registry).record(Duration.ofMillis(3));
+        try (MetricsServer server = MetricsServer.start(new InetSocketAddress("127.0.0.1", 0), registry)) {
+            String body = client.send(HttpRequest.newBuilder(URI.create(server.url())).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+            assertTrue(body.contains("# TYPE ptun_test_open_seconds histogram"), body);
+            assertFalse(body.contains("ptun_test_open_seconds_max"), "a timer's rolling max is not served");
+            assertTrue(body.contains("# TYPE process_cpu_seconds_total counter"), "CPU time in seconds");
+            assertFalse(body.contains("process_cpu_time_ns"), "not in nanoseconds");
+            assertTrue(body.contains("# TYPE process_open_fds gauge"), "Prometheus' standard name, no unit");
+            assertTrue(body.contains("# TYPE system_cpus gauge"), "no gauge ending in _count");
+            assertTrue(body.contains("# TYPE jvm_classes_loaded_classes gauge"), "class loading");
+            assertTrue(body.contains("# TYPE jvm_gc_memory_allocated_bytes_total counter"), "GC");
         }
     }
 
