@@ -17,9 +17,9 @@ import java.util.Map;
  * through a {@code systemd-notify} child: systemd accepts a message only from the unit's main PID (NotifyAccess=main)
  * and a short-lived child's may arrive after it has exited and be dropped.
  *
- * <p>An abstract socket name ({@code @name}) is sent to as Linux' abstract namespace (a leading NUL byte); a
- * relative path or a missing native transport (not Linux) is logged once and then nothing is sent. A failed send
- * is a warning, never a failure of the service.
+ * <p>An abstract socket name ({@code @name}) is sent to as Linux' abstract namespace (a leading NUL byte). A
+ * relative path is logged and nothing is sent; without the native transport (not Linux) each message is a
+ * warning instead. A failed send is a warning, never a failure of the service.
  */
 public final class SystemdNotify {
     /** The environment variable systemd sets for a Type=notify service. */
@@ -58,11 +58,6 @@ public final class SystemdNotify {
             LOG.warn("{} is longer than an AF_UNIX address can be: readiness is not signalled", NOTIFY_SOCKET);
             return NONE;
         }
-        if (!Epoll.isAvailable()) {
-            LOG.warn("{} is set but the native transport is unavailable ({}): readiness is not signalled",
-                    NOTIFY_SOCKET, Epoll.unavailabilityCause().toString());
-            return NONE;
-        }
         return new SystemdNotify(address);
     }
 
@@ -89,6 +84,13 @@ public final class SystemdNotify {
     /** One datagram of newline-separated assignments. */
     void send(String message) {
         if (address == null) {
+            return;
+        }
+        // Checked here, not when built: every command object builds one, and loading the native library would
+        // slow down short commands run with NOTIFY_SOCKET set.
+        if (!Epoll.isAvailable()) {
+            LOG.warn("{} is set but the native transport is unavailable ({}): systemd is not notified",
+                    NOTIFY_SOCKET, Epoll.unavailabilityCause().toString());
             return;
         }
         byte[] bytes = message.getBytes(StandardCharsets.UTF_8);
