@@ -49,7 +49,7 @@ final class GrantCommand {
             exitCodeOnExecutionException = ExitCodes.INTERNAL,
             footer = GatewayMain.FOOTER,
             description = {
-                    "Sign a grant and print it on stdout: exactly one line, the JWT.",
+                    "Sign a grant and print it on stdout (exactly one line, the JWT), or write it to -o FILE.",
                     "The grant lets SESSION open streams through the gateway of ENV to TARGET only. It is "
                             + "sent in the ptun-grant header of a stream, never in a URL; treat it as a secret "
                             + "until it expires. Grants should live minutes: the gateway refuses grants whose "
@@ -95,6 +95,12 @@ final class GrantCommand {
                 description = "Optional, informational: conversation/thread id (default: none).")
         String thread;
 
+        @Option(names = {"-o", "--output"}, paramLabel = "FILE",
+                description = "Write the grant to FILE instead of stdout: created rw------- before any byte is "
+                        + "written, an existing owner-only FILE is replaced atomically, one that group/others may "
+                        + "access is refused (exit 3). Nothing is printed on stdout then.")
+        Path output;
+
         @Override
         public Integer call() {
             Authority authority = parseTarget(spec, target);
@@ -123,7 +129,7 @@ final class GrantCommand {
 
             KeyDirectory dir = GatewayCli.openKeys(keys);
             String jwt = new GrantIssuer(dir.signingKey(), Clock.systemUTC()).issueGrant(grant, ttl);
-            Cli.printLine(jwt);
+            GatewayCli.emitSecret(output, jwt);
             return ExitCodes.OK;
         }
 
