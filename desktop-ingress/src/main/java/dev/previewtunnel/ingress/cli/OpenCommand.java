@@ -46,7 +46,11 @@ import java.util.concurrent.Callable;
         versionProvider = IngressVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = OpenCommand.FOOTER,
+        footerHeading = IngressMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  desktop-ingress open ssh://dev.example.com --port 5173",
+                "  desktop-ingress open ssh://me@10.0.0.5:2222 --port auto --identity ~/.ssh/id_ed25519",
+                "  desktop-ingress open ssh://devbox --port 5173 --no-browser   # then use the printed proxy and "
+                        + "credentials file"},
         sortOptions = false,
         description = {
                 "Open a dev server that listens on an SSH host's loopback in a browser on this desktop: "
@@ -65,14 +69,9 @@ import java.util.concurrent.Callable;
                 "Prints one JSON line on stdout once the first page can be loaded: event (\"open\"), urls, proxy "
                         + "(HOST:PORT), session, host (and credentialsFile with --no-browser). Runs until SIGINT or "
                         + "SIGTERM, or until the browser it started exits; then stops everything it started here "
-                        + "and on the host."},
-        footerHeading = "%nExamples:%n")
+                        + "and on the host."})
 final class OpenCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(OpenCommand.class);
-    static final String FOOTER = "  desktop-ingress open ssh://dev.example.com --port 5173%n"
-            + "  desktop-ingress open ssh://me@10.0.0.5:2222 --port auto --identity ~/.ssh/id_ed25519%n"
-            + "  desktop-ingress open ssh://devbox --port 5173 --no-browser   (then use the printed proxy and "
-            + "credentials file)%n%n" + IngressMain.FOOTER;
     static final Set<String> CONFIG_KEYS = SettingsProvider.keysOf(new OpenCommand(),
             IngressSettingsProvider.NOT_SETTINGS);
 

@@ -29,7 +29,8 @@ import java.util.concurrent.Callable;
         versionProvider = GatewayVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = GatewayMain.FOOTER,
+        footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  env-gateway grant issue --keys ~/.ptun-keys --env dev1 --session web --target localhost:5173 -o ~/ptun-grant"},
         synopsisSubcommandLabel = "issue",
         description = {
                 "Issue grants: signed, short-lived permissions for one session to open tunnel streams to one "
@@ -47,7 +48,9 @@ final class GrantCommand {
             versionProvider = GatewayVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,
             exitCodeOnExecutionException = ExitCodes.INTERNAL,
-            footer = GatewayMain.FOOTER,
+            footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
+            footer = {"  env-gateway grant issue --keys ~/.ptun-keys --env dev1 --session web --target localhost:5173 -o ~/ptun-grant",
+                    "  env-gateway grant issue --keys ~/.ptun-keys --env dev1 --session web --target 127.0.0.1:8080 --protocol http --ttl 5m"},
             description = {
                     "Sign a grant and print it on stdout (exactly one line, the JWT), or write it to -o FILE.",
                     "The grant lets SESSION open streams through the gateway of ENV to TARGET only. It is "

@@ -70,7 +70,10 @@ import static java.util.Objects.requireNonNullElse;
         versionProvider = GatewayVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = GatewayMain.FOOTER,
+        footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  env-gateway serve --keys ~/.ptun-keys --env dev1 --listen 127.0.0.1:7443 --admin-listen 127.0.0.1:7444",
+                "  env-gateway serve --keys ~/.ptun-keys --env dev1 --listen 0.0.0.0:7443 --tls-cert cert.pem "
+                        + "--tls-key key.pem"},
         sortOptions = false,
         description = {
                 "Run the tunnel endpoint of one environment until SIGTERM or SIGINT.",

@@ -21,7 +21,8 @@ import java.util.concurrent.Callable;
         versionProvider = GatewayVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = GatewayMain.FOOTER,
+        footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  env-gateway token issue --keys ~/.ptun-keys --env dev1 -o ~/ptun-token"},
         synopsisSubcommandLabel = "issue",
         description = {
                 "Issue connection tokens: they let a desktop open a tunnel connection to the gateway of one "
@@ -36,7 +37,9 @@ final class TokenCommand {
             versionProvider = GatewayVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,
             exitCodeOnExecutionException = ExitCodes.INTERNAL,
-            footer = GatewayMain.FOOTER,
+            footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
+            footer = {"  env-gateway token issue --keys ~/.ptun-keys --env dev1 -o ~/ptun-token",
+                    "  env-gateway token issue --keys ~/.ptun-keys --env dev1 --ttl 1h"},
             description = {
                     "Sign a connection token for ENV and print it on stdout (exactly one line), or write it to -o FILE.",
                     "The desktop sends it as 'Authorization: Bearer <token>' on the WebSocket upgrade; never "
