@@ -68,6 +68,7 @@ public final class IngressMain {
             + "  3  refused: cannot read or write a file or directory it needs (token or%n"
             + "     grant file, state directory, credentials file), permission denied,%n"
             + "     a state directory or control.json another user owns or may change,%n"
+            + "     a state directory another run (or open of the host) is using,%n"
             + "     the control API refused its token, or a doctor check found such a problem%n"
             + ExitCodes.FOOTER_INTERNAL
             + ExitCodes.FOOTER_ERRORS + "desktop-ingress: <reason>";

@@ -11,6 +11,7 @@ import dev.previewtunnel.cli.ServiceRunner;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.cli.SettingsProvider;
 import dev.previewtunnel.cli.StateDirectory;
+import dev.previewtunnel.cli.StateLock;
 import dev.previewtunnel.ingress.browser.BrowserLauncher;
 import dev.previewtunnel.ingress.open.OpenSession;
 import dev.previewtunnel.ingress.session.StateFiles;
@@ -157,8 +158,14 @@ final class OpenCommand implements Callable<Integer> {
             }
         }
         RemoteSetup remote = target.remote(dest);
-        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, auditFile));
+        // One open per host and state directory: the host's directory (credentials, the remote gateway's log)
+        // and browser profiles are its own. Other hosts open side by side.
         StateDirectory.prepare(dir, "the browser profiles");
+        Path hostDir = OpenSession.hostDir(dir, dest);
+        StateDirectory.prepare(hostDir, "the credentials file");
+        runner.open(StateLock.acquire(hostDir, "desktop-ingress open of " + dest.shown(),
+                "give this one another --state-dir"));
+        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, auditFile));
         OpenSession.Config cfg = new OpenSession.Config(dest, target.ssh(s), remote, dir, sessionId, portList, ttl,
                 listenAddress, browserToStart, target.connectTimeout);
         OpenSession session = OpenSession.of(cfg);
@@ -181,7 +188,7 @@ final class OpenCommand implements Callable<Integer> {
             }
         }
         runner.open(session);
-        Path credentials = withBrowser ? null : writeCredentials(OpenSession.hostDir(dir, dest), session);
+        Path credentials = withBrowser ? null : writeCredentials(hostDir, session);
         runner.serve("ptun-open-shutdown", () -> {
             ObjectNode line = Cli.json().put("event", "open");
             ArrayNode urls = line.putArray("urls");

@@ -66,9 +66,11 @@ public final class GatewayMain {
     static final String FOOTER = ExitCodes.FOOTER_START
             + "  3  refused: key directory problem (keys missing or already present,%n"
             + "     key file readable by group/others, invalid key file, permission denied),%n"
-            + "     a state directory or state file another user owns or may change, a corrupt%n"
-            + "     revocations.json, a full revocation list (--max-revocations),%n"
-            + "     the admin endpoint refused its token, or a doctor check found such a problem%n"
+            + "     a state directory or state file another user owns or may change, a state%n"
+            + "     directory another serve --admin-listen is using, an -o file others may%n"
+            + "     read, a corrupt revocations.json, a full revocation list%n"
+            + "     (--max-revocations), the admin endpoint refused its token, or a doctor%n"
+            + "     check found such a problem%n"
             + ExitCodes.FOOTER_INTERNAL
             + ExitCodes.FOOTER_ERRORS + "env-gateway: <reason>";
     /** Heading of every command's footer: the exit codes, then "Examples:"; the footer lines are the examples. */
