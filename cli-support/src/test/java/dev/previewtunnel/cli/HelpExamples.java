@@ -12,9 +12,14 @@ import java.util.function.Supplier;
  * Checks the examples that end every command's help (the footer lines, after "Examples:"): each command and
  * subcommand has at least one, each starts with the program's name, and picocli parses it (its words name existing
  * subcommands and options, its values convert, required options are there) into that command or one below it.
- * Text after " # " is a comment. Used by both programs' ExamplesTest.
+ * As in a shell, a line ending in " \\" continues on the next and text after " # " is a comment. No line is wider
+ * than the help (80 columns): picocli would wrap it, and a wrapped example no longer pastes. Used by both programs'
+ * ExamplesTest.
  */
 public final class HelpExamples {
+    /** picocli's default usage width, which both programs keep. */
+    private static final int WIDTH = 80;
+
     private HelpExamples() {
     }
 
@@ -45,7 +50,24 @@ public final class HelpExamples {
         if (!heading.endsWith("Examples:%n") || examples.length == 0) {
             problems.add(qualified + ": no examples at the end of its help");
         }
-        for (String example : examples) {
+        List<String> joined = new ArrayList<>();
+        StringBuilder current = new StringBuilder();
+        for (String line : examples) {
+            if (line.length() > WIDTH) {
+                problems.add(qualified + ": example line wider than " + WIDTH + " columns: '" + line + "'");
+            }
+            current.append(current.length() == 0 ? line : " " + line.strip());
+            if (line.endsWith(" \\")) {
+                current.setLength(current.length() - 1);
+            } else {
+                joined.add(current.toString());
+                current.setLength(0);
+            }
+        }
+        if (current.length() > 0) {
+            problems.add(qualified + ": the last example line ends with a continuation: '" + current + "'");
+        }
+        for (String example : joined) {
             String line = example.contains(" # ") ? example.substring(0, example.indexOf(" # ")) : example;
             List<String> words = new ArrayList<>(Arrays.asList(line.strip().split("\\s+")));
             if (!line.startsWith("  " + name + " ") || words.isEmpty()) {

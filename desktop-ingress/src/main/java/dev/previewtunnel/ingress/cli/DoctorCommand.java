@@ -40,7 +40,8 @@ import java.util.concurrent.Callable;
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
         footerHeading = IngressMain.EXIT_CODES_THEN_EXAMPLES,
         footer = {"  desktop-ingress doctor",
-                "  desktop-ingress doctor --gateway ws://127.0.0.1:7443/tunnel --token-file ~/ptun-token --grant-file ~/ptun-grant"},
+                "  desktop-ingress doctor --gateway ws://127.0.0.1:7443/tunnel \\",
+                "      --token-file ~/ptun-token --grant-file ~/ptun-grant"},
         sortOptions = false,
         description = {
                 "Check the desktop side and say what to fix: the state directory and credentials files, the "

@@ -50,8 +50,7 @@ import java.util.concurrent.Callable;
         footerHeading = IngressMain.EXIT_CODES_THEN_EXAMPLES,
         footer = {"  desktop-ingress open ssh://dev.example.com --port 5173",
                 "  desktop-ingress open ssh://me@10.0.0.5:2222 --port auto --identity ~/.ssh/id_ed25519",
-                "  desktop-ingress open ssh://devbox --port 5173 --no-browser   # then use the printed proxy and "
-                        + "credentials file"},
+                "  desktop-ingress open ssh://devbox --port 5173 --no-browser"},
         sortOptions = false,
         description = {
                 "Open a dev server that listens on an SSH host's loopback in a browser on this desktop: "

@@ -66,9 +66,10 @@ import static java.util.Objects.requireNonNullElse;
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
         footerHeading = IngressMain.EXIT_CODES_THEN_EXAMPLES,
-        footer = {"  desktop-ingress run --gateway ws://127.0.0.1:7443/tunnel --token-file ~/ptun-token --grant-file ~/ptun-grant",
-                "  desktop-ingress run --gateway wss://env.example.com/tunnel --gateway-ca ca.pem --token-file ~/ptun-token "
-                        + "--metrics-listen 127.0.0.1:9465"},
+        footer = {"  desktop-ingress run --gateway ws://127.0.0.1:7443/tunnel --token-file ~/ptun-token \\",
+                "      --grant-file ~/ptun-grant",
+                "  desktop-ingress run --gateway wss://env.example.com/tunnel --gateway-ca ca.pem \\",
+                "      --token-file ~/ptun-token --metrics-listen 127.0.0.1:9465"},
         sortOptions = false,
         description = {
                 "Run the proxy for browser sessions until SIGTERM or SIGINT.",

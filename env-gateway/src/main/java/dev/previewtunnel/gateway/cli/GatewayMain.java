@@ -44,8 +44,7 @@ import picocli.CommandLine.Model.CommandSpec;
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
         footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
         footer = {"  env-gateway keys init --dir ~/.ptun-keys",
-                "  env-gateway serve --keys ~/.ptun-keys --env dev1 --listen 127.0.0.1:7443 --admin-listen "
-                        + "127.0.0.1:7444",
+                "  env-gateway serve --keys ~/.ptun-keys --env dev1 --listen 127.0.0.1:7443",
                 "  env-gateway help grant issue"},
         synopsisSubcommandLabel = "COMMAND",
         description = {

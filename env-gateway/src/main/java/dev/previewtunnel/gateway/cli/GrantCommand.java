@@ -30,7 +30,8 @@ import java.util.concurrent.Callable;
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
         footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
-        footer = {"  env-gateway grant issue --keys ~/.ptun-keys --env dev1 --session web --target localhost:5173 -o ~/ptun-grant"},
+        footer = {"  env-gateway grant issue --keys ~/.ptun-keys --env dev1 --session web \\",
+                        "      --target localhost:5173 -o ~/ptun-grant"},
         synopsisSubcommandLabel = "issue",
         description = {
                 "Issue grants: signed, short-lived permissions for one session to open tunnel streams to one "
@@ -49,8 +50,10 @@ final class GrantCommand {
             exitCodeOnInvalidInput = ExitCodes.USAGE,
             exitCodeOnExecutionException = ExitCodes.INTERNAL,
             footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
-            footer = {"  env-gateway grant issue --keys ~/.ptun-keys --env dev1 --session web --target localhost:5173 -o ~/ptun-grant",
-                    "  env-gateway grant issue --keys ~/.ptun-keys --env dev1 --session web --target 127.0.0.1:8080 --protocol http --ttl 5m"},
+            footer = {"  env-gateway grant issue --keys ~/.ptun-keys --env dev1 --session web \\",
+                        "      --target localhost:5173 -o ~/ptun-grant",
+                    "  env-gateway grant issue --keys ~/.ptun-keys --env dev1 --session api \\",
+                    "      --target 127.0.0.1:8080 --protocol http --ttl 5m"},
             description = {
                     "Sign a grant and print it on stdout (exactly one line, the JWT), or write it to -o FILE.",
                     "The grant lets SESSION open streams through the gateway of ENV to TARGET only. It is "

@@ -72,9 +72,10 @@ import static java.util.Objects.requireNonNullElse;
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
         footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
-        footer = {"  env-gateway serve --keys ~/.ptun-keys --env dev1 --listen 127.0.0.1:7443 --admin-listen 127.0.0.1:7444",
-                "  env-gateway serve --keys ~/.ptun-keys --env dev1 --listen 0.0.0.0:7443 --tls-cert cert.pem "
-                        + "--tls-key key.pem"},
+        footer = {"  env-gateway serve --keys ~/.ptun-keys --env dev1 --listen 127.0.0.1:7443 \\",
+                "      --admin-listen 127.0.0.1:7444",
+                "  env-gateway serve --keys ~/.ptun-keys --env dev1 --listen 0.0.0.0:7443 \\",
+                "      --tls-cert cert.pem --tls-key key.pem"},
         sortOptions = false,
         description = {
                 "Run the tunnel endpoint of one environment until SIGTERM or SIGINT.",

@@ -41,7 +41,8 @@ final class TokenCommand {
             footer = {"  env-gateway token issue --keys ~/.ptun-keys --env dev1 -o ~/ptun-token",
                     "  env-gateway token issue --keys ~/.ptun-keys --env dev1 --ttl 1h"},
             description = {
-                    "Sign a connection token for ENV and print it on stdout (exactly one line), or write it to -o FILE.",
+                    "Sign a connection token for ENV and print it on stdout (exactly one line), or write it to "
+                            + "-o FILE.",
                     "The desktop sends it as 'Authorization: Bearer <token>' on the WebSocket upgrade; never "
                             + "put it in a URL or query string (URLs end up in logs and browser history). Treat "
                             + "it as a secret until it expires."})
