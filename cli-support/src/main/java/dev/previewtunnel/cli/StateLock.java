@@ -46,7 +46,7 @@ public final class StateLock implements AutoCloseable {
      * refuses with exit 3 in one line naming the directory, the holder's pid and {@code fix}.
      */
     public static StateLock acquire(Path dir, String command, String fix) {
-        Path file = dir.toAbsolutePath().normalize().resolve(FILE);
+        Path file = realPath(dir).resolve(FILE);
         synchronized (HELD) {
             if (HELD.contains(file)) {
                 throw inUse(dir, command, String.valueOf(ProcessHandle.current().pid()), fix);
@@ -76,6 +76,15 @@ public final class StateLock implements AutoCloseable {
             } finally {
                 closeQuietly(channel);
             }
+        }
+    }
+
+    /** The directory without symbolic links, so that two names of one directory are one key of the registry. */
+    private static Path realPath(Path dir) {
+        try {
+            return dir.toRealPath();
+        } catch (IOException e) {
+            return dir.toAbsolutePath().normalize(); // opening the file then fails and says so
         }
     }
 

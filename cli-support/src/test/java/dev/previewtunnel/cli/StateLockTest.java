@@ -33,6 +33,13 @@ class StateLockTest {
             assertEquals("state directory " + dir + " is in use by another desktop-ingress run (pid " + pid
                     + "); stop it, or give this one another --state-dir", e.getMessage());
         }
+        Path alias = Files.createSymbolicLink(dir.resolveSibling(dir.getFileName() + "-alias"), dir);
+        try (StateLock first = StateLock.acquire(dir, "desktop-ingress run", "x")) {
+            assertThrows(CliException.class, () -> StateLock.acquire(alias, "desktop-ingress run", "x"),
+                    "another name of the same directory");
+        } finally {
+            Files.delete(alias);
+        }
         StateLock.acquire(dir, "desktop-ingress run", "x").close();
         assertTrue(Files.exists(dir.resolve(StateLock.FILE)), "the file stays; only the lock counts");
     }
