@@ -49,7 +49,8 @@ import java.util.concurrent.Callable;
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
         footerHeading = IngressMain.EXIT_CODES_THEN_EXAMPLES,
         footer = {"  desktop-ingress open ssh://dev.example.com --port 5173",
-                "  desktop-ingress open ssh://me@10.0.0.5:2222 --port auto --identity ~/.ssh/id_ed25519",
+                "  desktop-ingress open ssh://me@10.0.0.5:2222 --port auto \\",
+                "      --identity ~/.ssh/id_ed25519",
                 "  desktop-ingress open ssh://devbox --port 5173 --no-browser"},
         sortOptions = false,
         description = {
