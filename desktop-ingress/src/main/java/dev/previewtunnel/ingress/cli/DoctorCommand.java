@@ -38,7 +38,10 @@ import java.util.concurrent.Callable;
         versionProvider = IngressVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = IngressMain.FOOTER,
+        footerHeading = IngressMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  desktop-ingress doctor",
+                "  desktop-ingress doctor --gateway ws://127.0.0.1:7443/tunnel \\",
+                "      --token-file ~/ptun-token --grant-file ~/ptun-grant"},
         sortOptions = false,
         description = {
                 "Check the desktop side and say what to fix: the state directory and credentials files, the "

@@ -11,7 +11,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 import java.nio.file.Path;
@@ -25,7 +24,9 @@ import java.util.concurrent.Callable;
         versionProvider = IngressVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = IngressMain.FOOTER,
+        footerHeading = IngressMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  desktop-ingress grant add --session web --grant-file ~/ptun-grant",
+                "  desktop-ingress grant remove --session web --id 3fQk2_Zr9mXb1yWcA4uT0g"},
         synopsisSubcommandLabel = "(add | remove)",
         description = {
                 "Attach grants to a browser session of a running ingress, or detach them.",
@@ -51,7 +52,9 @@ final class GrantCommand {
             versionProvider = IngressVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,
             exitCodeOnExecutionException = ExitCodes.INTERNAL,
-            footer = IngressMain.FOOTER,
+            footerHeading = IngressMain.EXIT_CODES_THEN_EXAMPLES,
+            footer = {"  desktop-ingress grant add --session web --grant-file ~/ptun-grant",
+                    "  desktop-ingress grant add --session web --grant-file ~/api-grant --name api"},
             description = {
                     "Attach grants to a session; prints one JSON line per grant: grantId, environment, target, "
                             + "virtualHost, expiresAt and authorities, the host:port names the browser can use for "
@@ -128,12 +131,12 @@ final class GrantCommand {
     }
 
     @Command(name = "remove",
-            modelTransformer = IdsMayStartWithDash.class,
             mixinStandardHelpOptions = true,
             versionProvider = IngressVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,
             exitCodeOnExecutionException = ExitCodes.INTERNAL,
-            footer = IngressMain.FOOTER,
+            footerHeading = IngressMain.EXIT_CODES_THEN_EXAMPLES,
+            footer = {"  desktop-ingress grant remove --session web --id 3fQk2_Zr9mXb1yWcA4uT0g"},
             description = "Detach a grant from a session; the session's live connections that used it end at once. "
                     + "Prints {\"detached\":GRANT_ID,\"closedConnections\":N}.")
     static final class Remove implements Callable<Integer> {
@@ -146,14 +149,20 @@ final class GrantCommand {
         @Option(names = "--session", paramLabel = "ID", required = true, description = "The session (required).")
         String session;
 
-        @Parameters(paramLabel = "GRANT_ID", description = "The grant's id (grantId in 'grant add' and 'session list').")
+        @Option(names = "--id", paramLabel = "GRANT_ID",
+                description = "The grant's id (grantId in 'grant add' and 'session list') (required).")
         String grantId;
+
+        @Mixin
+        MovedToOptions moved;
 
         @Override
         public Integer call() {
+            moved.require(spec, grantId, "--id", "desktop-ingress grant remove --session "
+                    + Cli.shown(session).replace("%", "%%") + " --id %s");
             IngressCli.sessionId(spec, "--session", session);
             if (!grantId.matches(GRANT_ID)) {
-                throw Cli.usage(spec, "GRANT_ID must be a grant id as printed by 'grant add', got '"
+                throw Cli.usage(spec, "--id must be a grant id as printed by 'grant add', got '"
                         + Cli.shown(grantId) + "'");
             }
             Cli.printLine(control.client(spec).delete("/v1/sessions/" + session + "/grants/" + grantId).toString());

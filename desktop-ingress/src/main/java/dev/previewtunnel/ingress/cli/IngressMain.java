@@ -3,6 +3,7 @@ package dev.previewtunnel.ingress.cli;
 import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.cli.ErrorHandling;
 import dev.previewtunnel.cli.ExitCodes;
+import dev.previewtunnel.cli.HelpSubcommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IModelTransformer;
@@ -19,11 +20,15 @@ import java.util.Set;
  *       [--listen 127.0.0.1:0] [--pool 2] [--gateway-ca PEM] [--state-dir DIR] [--session-id ID]
  *       [--control-listen 127.0.0.1:0 | --no-control] [--metrics-listen 127.0.0.1:PORT] [--drain-timeout 2s]
  *       [--grant-refresh-command PROGRAM [--grant-refresh-arg ARG]... | --grant-refresh-url URL] [--config FILE]
- *   session create [--id ID] [--egress deny|direct] | session list | session close ID
- *   grant add --session ID (--grant G | --grant-file F) [--name LABEL] | grant remove --session ID GRANT_ID
+ *   session create [--id ID] [--egress deny|direct] | session list | session close --id ID | session rotate --id ID
+ *   grant add --session ID (--grant G | --grant-file F) [--name LABEL] | grant remove --session ID --id GRANT_ID
  *   status [--json]
  *   doctor [--gateway URL] [--token-file F] [--grant-file F]... [--state-dir DIR] [--config FILE] [--json]
+ *   help [COMMAND...]
  * </pre>
+ *
+ * Objects are named by options ({@code session close --id ID}); only a command's subject by nature is an argument
+ * ({@code open ssh://HOST}). Every command's help ends with examples that parse (ExamplesTest).
  *
  * Error handling and exit codes ({@link ExitCodes}, shared with env-gateway through cli-support) are installed
  * by a picocli model transformer, so {@code new CommandLine(new IngressMain())} behaves exactly like the jar's
@@ -36,7 +41,9 @@ import java.util.Set;
         modelTransformer = IngressMain.InstallErrorHandling.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = IngressMain.FOOTER,
+        footerHeading = IngressMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  desktop-ingress open ssh://dev.example.com --port 5173",
+                "  desktop-ingress help session close"},
         synopsisSubcommandLabel = "COMMAND",
         description = {
                 "Desktop side of the preview tunnel: an authenticating HTTP proxy on this machine's loopback "
@@ -54,16 +61,19 @@ import java.util.Set;
                         + "'grant' and 'status --json' print JSON lines, 'status' a table and 'doctor' one line per check. Logs are JSON lines "
                         + "on stderr."},
         subcommands = {OpenCommand.class, PortsCommand.class, RunCommand.class, SessionCommand.class,
-                GrantCommand.class, StatusCommand.class, DoctorCommand.class})
+                GrantCommand.class, StatusCommand.class, DoctorCommand.class, HelpSubcommand.class})
 public final class IngressMain {
     /** Usage footer shared by every command (picocli format string: %n is a line break). */
     static final String FOOTER = ExitCodes.FOOTER_START
             + "  3  refused: cannot read or write a file or directory it needs (token or%n"
             + "     grant file, state directory, credentials file), permission denied,%n"
             + "     a state directory or control.json another user owns or may change,%n"
+            + "     a state directory another run (or open of the host) is using,%n"
             + "     the control API refused its token, or a doctor check found such a problem%n"
             + ExitCodes.FOOTER_INTERNAL
             + ExitCodes.FOOTER_ERRORS + "desktop-ingress: <reason>";
+    /** Heading of every command's footer: the exit codes, then "Examples:"; the footer lines are the examples. */
+    static final String EXIT_CODES_THEN_EXAMPLES = FOOTER + "%n%nExamples:%n";
 
     /** Options whose values are secrets: redacted from error lines. */
     static final Set<String> SECRET_OPTIONS = Set.of("--token", "--grant");
@@ -82,6 +92,8 @@ public final class IngressMain {
     public static final class InstallErrorHandling implements IModelTransformer {
         @Override
         public CommandSpec transform(CommandSpec spec) {
+            HelpSubcommand.describe(spec, EXIT_CODES_THEN_EXAMPLES, "  desktop-ingress help session close",
+                    "  desktop-ingress help grant add");
             return new ErrorHandling("desktop-ingress", SECRET_OPTIONS).installOn(spec);
         }
     }

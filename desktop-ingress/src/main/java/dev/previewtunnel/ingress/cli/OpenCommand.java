@@ -11,6 +11,7 @@ import dev.previewtunnel.cli.ServiceRunner;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.cli.SettingsProvider;
 import dev.previewtunnel.cli.StateDirectory;
+import dev.previewtunnel.cli.StateLock;
 import dev.previewtunnel.ingress.browser.BrowserLauncher;
 import dev.previewtunnel.ingress.open.OpenSession;
 import dev.previewtunnel.ingress.session.StateFiles;
@@ -46,7 +47,11 @@ import java.util.concurrent.Callable;
         versionProvider = IngressVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = OpenCommand.FOOTER,
+        footerHeading = IngressMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  desktop-ingress open ssh://dev.example.com --port 5173",
+                "  desktop-ingress open ssh://me@10.0.0.5:2222 --port auto \\",
+                "      --identity ~/.ssh/id_ed25519",
+                "  desktop-ingress open ssh://devbox --port 5173 --no-browser"},
         sortOptions = false,
         description = {
                 "Open a dev server that listens on an SSH host's loopback in a browser on this desktop: "
@@ -65,14 +70,9 @@ import java.util.concurrent.Callable;
                 "Prints one JSON line on stdout once the first page can be loaded: event (\"open\"), urls, proxy "
                         + "(HOST:PORT), session, host (and credentialsFile with --no-browser). Runs until SIGINT or "
                         + "SIGTERM, or until the browser it started exits; then stops everything it started here "
-                        + "and on the host."},
-        footerHeading = "%nExamples:%n")
+                        + "and on the host."})
 final class OpenCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(OpenCommand.class);
-    static final String FOOTER = "  desktop-ingress open ssh://dev.example.com --port 5173%n"
-            + "  desktop-ingress open ssh://me@10.0.0.5:2222 --port auto --identity ~/.ssh/id_ed25519%n"
-            + "  desktop-ingress open ssh://devbox --port 5173 --no-browser   (then use the printed proxy and "
-            + "credentials file)%n%n" + IngressMain.FOOTER;
     static final Set<String> CONFIG_KEYS = SettingsProvider.keysOf(new OpenCommand(),
             IngressSettingsProvider.NOT_SETTINGS);
 
@@ -158,8 +158,14 @@ final class OpenCommand implements Callable<Integer> {
             }
         }
         RemoteSetup remote = target.remote(dest);
-        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, auditFile));
+        // One open per host and state directory: the host's directory (credentials, the remote gateway's log)
+        // and browser profiles are its own. Other hosts open side by side.
         StateDirectory.prepare(dir, "the browser profiles");
+        Path hostDir = OpenSession.hostDir(dir, dest);
+        StateDirectory.prepare(hostDir, "the credentials file");
+        runner.open(StateLock.acquire(hostDir, "desktop-ingress open of " + dest.shown(),
+                "give this one another --state-dir"));
+        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, auditFile));
         OpenSession.Config cfg = new OpenSession.Config(dest, target.ssh(s), remote, dir, sessionId, portList, ttl,
                 listenAddress, browserToStart, target.connectTimeout);
         OpenSession session = OpenSession.of(cfg);
@@ -182,7 +188,7 @@ final class OpenCommand implements Callable<Integer> {
             }
         }
         runner.open(session);
-        Path credentials = withBrowser ? null : writeCredentials(OpenSession.hostDir(dir, dest), session);
+        Path credentials = withBrowser ? null : writeCredentials(hostDir, session);
         runner.serve("ptun-open-shutdown", () -> {
             ObjectNode line = Cli.json().put("event", "open");
             ArrayNode urls = line.putArray("urls");

@@ -44,8 +44,9 @@ import java.util.concurrent.TimeoutException;
                 "Starts the gateway on the host over SSH the way 'open' does (uploading its jar once), asks it, "
                         + "and stops it again. One line per port (PORT ADDRESS), or with --json one JSON object "
                         + "{\"host\":...,\"ports\":[...]}."},
-        footerHeading = "%nExamples:%n",
-        footer = {"  desktop-ingress ports ssh://dev.example.com", "", IngressMain.FOOTER})
+        footerHeading = IngressMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  desktop-ingress ports ssh://dev.example.com",
+                "  desktop-ingress ports ssh://me@dev.example.com:2222 --json"})
 final class PortsCommand implements Callable<Integer> {
     static final Set<String> CONFIG_KEYS = SettingsProvider.keysOf(new PortsCommand(),
             IngressSettingsProvider.NOT_SETTINGS);

@@ -14,6 +14,7 @@ import dev.previewtunnel.cli.ServiceRunner;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.cli.SettingsProvider;
 import dev.previewtunnel.cli.StateDirectory;
+import dev.previewtunnel.cli.StateLock;
 import dev.previewtunnel.ingress.Ingress;
 import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.ingress.control.ControlServer;
@@ -65,7 +66,12 @@ import static java.util.Objects.requireNonNullElse;
         versionProvider = IngressVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = IngressMain.FOOTER,
+        footerHeading = IngressMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  desktop-ingress run --gateway ws://127.0.0.1:7443/tunnel \\",
+                "      --token-file ~/ptun-token --grant-file ~/ptun-grant",
+                "  desktop-ingress run --gateway wss://env.example.com/tunnel \\",
+                "      --gateway-ca ca.pem --token-file ~/ptun-token \\",
+                "      --metrics-listen 127.0.0.1:9465"},
         sortOptions = false,
         description = {
                 "Run the proxy for browser sessions until SIGTERM or SIGINT.",
@@ -154,7 +160,8 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--state-dir", paramLabel = "DIR",
             description = "Directory for the credentials files and control.json; created rwx------ if missing "
                     + "(default: $XDG_STATE_HOME/preview-tunnel when XDG_STATE_HOME is set, else "
-                    + "~/.local/state/preview-tunnel).")
+                    + "~/.local/state/preview-tunnel). One run per directory: a second one refuses (exit 3, "
+                    + "run.lock).")
     Path stateDir;
 
     @Option(names = "--session-id", paramLabel = "ID", defaultValue = "default",
@@ -252,6 +259,9 @@ final class RunCommand implements Callable<Integer> {
         IngressConfig ingressConfig = limits.applyTo(
                 IngressConfig.defaults(listenAddress, gatewayUri).withPoolSize(poolSize), s);
         LocalHttpServer.Limits localLimits = limits.localLimits(s);
+        // One run per state directory, before anything in it is read or written (the control file, credentials).
+        StateDirectory.prepare(dir, "the credentials file");
+        runner.open(StateLock.acquire(dir, "desktop-ingress run", "give this one another --state-dir"));
         runner.open(AuditDestination.apply(s, AuditLog.LOGGER, auditFile));
 
         // 2. Secrets, TLS, refresh hook. Nothing here may echo a token or a grant.
@@ -264,7 +274,6 @@ final class RunCommand implements Callable<Integer> {
         }
         SslContext ssl = tls ? IngressCli.clientTls(spec, ca) : null;
         GrantRefresher refresher = grantRefresh.refresher(spec, s, runner);
-        StateDirectory.prepare(dir, "the credentials file");
         Path credentials = StateFiles.credentialsFile(dir, session);
         // Sessions outlive the process: the first one keeps its credential, the saved ones come back, and the
         // proxy listens on the port of the previous run when it may choose, so open browsers keep working.

@@ -8,7 +8,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 import java.util.Locale;
@@ -20,7 +19,9 @@ import java.util.concurrent.Callable;
         versionProvider = IngressVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = IngressMain.FOOTER,
+        footerHeading = IngressMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  desktop-ingress session create --id web",
+                "  desktop-ingress session close --id web"},
         synopsisSubcommandLabel = "(create | list | close | rotate)",
         description = {
                 "Create, list and close the browser sessions of a running ingress ('desktop-ingress run').",
@@ -39,7 +40,9 @@ final class SessionCommand {
             versionProvider = IngressVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,
             exitCodeOnExecutionException = ExitCodes.INTERNAL,
-            footer = IngressMain.FOOTER,
+            footerHeading = IngressMain.EXIT_CODES_THEN_EXAMPLES,
+            footer = {"  desktop-ingress session create --id web",
+                    "  desktop-ingress session create --id crawler --egress direct"},
             description = {
                     "Create a browser session and print it as one JSON line: id, username, egress, grants and "
                             + "credentialsFile, the owner-only file with the proxy username and password (the "
@@ -88,7 +91,9 @@ final class SessionCommand {
             versionProvider = IngressVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,
             exitCodeOnExecutionException = ExitCodes.INTERNAL,
-            footer = IngressMain.FOOTER,
+            footerHeading = IngressMain.EXIT_CODES_THEN_EXAMPLES,
+            footer = {"  desktop-ingress session list",
+                    "  desktop-ingress session list --state-dir /tmp/ptun-state"},
             description = "Print every session as one JSON line: {\"sessions\":[{id, username, egress, "
                     + "liveConnections, liveStreams, grants}...]} (never a password or a grant).")
     static final class ListSessions implements Callable<Integer> {
@@ -106,12 +111,12 @@ final class SessionCommand {
     }
 
     @Command(name = "close",
-            modelTransformer = IdsMayStartWithDash.class,
             mixinStandardHelpOptions = true,
             versionProvider = IngressVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,
             exitCodeOnExecutionException = ExitCodes.INTERNAL,
-            footer = IngressMain.FOOTER,
+            footerHeading = IngressMain.EXIT_CODES_THEN_EXAMPLES,
+            footer = {"  desktop-ingress session close --id web"},
             description = "Close a session: its live connections end at once, its credential stops working and its "
                     + "credentials file is deleted. Prints {\"closed\":ID,\"closedConnections\":N}.")
     static final class Close implements Callable<Integer> {
@@ -121,24 +126,28 @@ final class SessionCommand {
         @Mixin
         ControlClient.Options control;
 
-        @Parameters(paramLabel = "ID", description = "The session to close.")
+        @Option(names = "--id", paramLabel = "ID", description = "The session to close (required).")
         String id;
+
+        @Mixin
+        MovedToOptions moved;
 
         @Override
         public Integer call() {
-            IngressCli.sessionId(spec, "ID", id);
+            moved.require(spec, id, "--id", "desktop-ingress session close --id %s");
+            IngressCli.sessionId(spec, "--id", id);
             Cli.printLine(control.client(spec).delete("/v1/sessions/" + id).toString());
             return ExitCodes.OK;
         }
     }
 
     @Command(name = "rotate",
-            modelTransformer = IdsMayStartWithDash.class,
             mixinStandardHelpOptions = true,
             versionProvider = IngressVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,
             exitCodeOnExecutionException = ExitCodes.INTERNAL,
-            footer = IngressMain.FOOTER,
+            footerHeading = IngressMain.EXIT_CODES_THEN_EXAMPLES,
+            footer = {"  desktop-ingress session rotate --id web"},
             description = "Give a session a new proxy password (a credential is otherwise stable for the life of "
                     + "the session, across ingress restarts): its credentials file is rewritten, the old password "
                     + "stops working and the connections opened with it end at once. Prints "
@@ -150,12 +159,17 @@ final class SessionCommand {
         @Mixin
         ControlClient.Options control;
 
-        @Parameters(paramLabel = "ID", description = "The session whose credential to replace.")
+        @Option(names = "--id", paramLabel = "ID",
+                description = "The session whose credential to replace (required).")
         String id;
+
+        @Mixin
+        MovedToOptions moved;
 
         @Override
         public Integer call() {
-            IngressCli.sessionId(spec, "ID", id);
+            moved.require(spec, id, "--id", "desktop-ingress session rotate --id %s");
+            IngressCli.sessionId(spec, "--id", id);
             Cli.printLine(control.client(spec).post("/v1/sessions/" + id + "/rotate", Cli.json()).toString());
             return ExitCodes.OK;
         }

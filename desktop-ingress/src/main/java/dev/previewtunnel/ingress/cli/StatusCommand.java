@@ -21,7 +21,9 @@ import java.util.concurrent.Callable;
         versionProvider = IngressVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = IngressMain.FOOTER,
+        footerHeading = IngressMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  desktop-ingress status",
+                "  desktop-ingress status --json"},
         description = {
                 "Show a running ingress: proxy address, gateway, tunnel state (connected, or reconnecting since "
                         + "when and why), live streams, reconnects, the same for each environment with a gateway "

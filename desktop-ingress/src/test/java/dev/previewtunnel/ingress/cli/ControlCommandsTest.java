@@ -130,19 +130,19 @@ class ControlCommandsTest {
             assertTrue(st.get("tunnel").has("state"));
 
             String grantId = attached.get("grantId").asText();
-            Result removed = run("grant", "remove", "--session", "web", grantId, "--state-dir", dir);
+            Result removed = run("grant", "remove", "--session", "web", "--id", grantId, "--state-dir", dir);
             assertEquals(0, removed.exitCode(), removed::toString);
             assertEquals(grantId, JSON.readTree(removed.out()).get("detached").asText());
             assertEquals(403, get(TestStack.proxiedClient(proxy, credentials), url).statusCode(), "grant detached");
 
-            Result unknown = run("grant", "remove", "--session", "web", grantId, "--state-dir", dir);
+            Result unknown = run("grant", "remove", "--session", "web", "--id", grantId, "--state-dir", dir);
             assertEquals(1, unknown.exitCode(), unknown::toString);
             assertTrue(unknown.cliErrorLine().contains("no_such_grant"), unknown::toString);
 
-            Result closed = run("session", "close", "web", "--state-dir", dir);
+            Result closed = run("session", "close", "--id", "web", "--state-dir", dir);
             assertEquals(0, closed.exitCode(), closed::toString);
             assertFalse(Files.exists(credentials), "the credentials file goes with the session");
-            Result again = run("session", "close", "web", "--state-dir", dir);
+            Result again = run("session", "close", "--id", "web", "--state-dir", dir);
             assertEquals(1, again.exitCode(), again::toString);
             assertTrue(again.cliErrorLine().contains("no_such_session"), again::toString);
 
@@ -157,6 +157,22 @@ class ControlCommandsTest {
             assertNoSecrets(out, "", token, grant, password);
         }
         assertNoSecrets(running.captured.out(), running.captured.err(), token, grant, password);
+    }
+
+    @Test
+    void theOldPositionalFormsAreAOneLineUsageErrorThatShowsTheNewForm() {
+        String dir = tmp.resolve("nothing-here").toString();
+        Result close = run("session", "close", "web", "--state-dir", dir);
+        assertTrue(close.usageError().contains("names its object with --id, not as an argument; use: "
+                + "desktop-ingress session close --id web"), close::toString);
+        Result rotate = run("session", "rotate", "web", "--state-dir", dir);
+        assertTrue(rotate.usageError().contains("use: desktop-ingress session rotate --id web"), rotate::toString);
+        Result remove = run("grant", "remove", "--session", "web", "Qz0_k", "--state-dir", dir);
+        assertTrue(remove.usageError().contains("use: desktop-ingress grant remove --session web --id Qz0_k"),
+                remove::toString);
+        Result missing = run("session", "close", "--state-dir", dir);
+        assertTrue(missing.usageError().contains("Missing required option: '--id'"), missing::toString);
+        assertFalse(java.nio.file.Files.exists(java.nio.file.Path.of(dir)), "refused before anything is touched");
     }
 
     @Test
@@ -178,9 +194,10 @@ class ControlCommandsTest {
     void noRunningIngressIsExit2WithWhatToDo() throws Exception {
         String dir = tmp.resolve("nothing-here").toString();
         for (String[] args : new String[][] {{"status"}, {"status", "--json"}, {"session", "list"},
-                {"session", "create"}, {"session", "close", "x"}, {"grant", "remove", "--session", "s", "g"},
-                // Ids may start with '-' (one grant id in 64 does): parsed as the id, not as an unknown option.
-                {"session", "close", "-x"}, {"grant", "remove", "--session", "s", "-Qz0_k"}}) {
+                {"session", "create"}, {"session", "close", "--id", "x"}, {"session", "rotate", "--id", "x"},
+                {"grant", "remove", "--session", "s", "--id", "g"},
+                // Ids may start with '-' (one grant id in 64 does): parsed as the option's value.
+                {"session", "close", "--id", "-x"}, {"grant", "remove", "--session", "s", "--id", "-Qz0_k"}}) {
             String[] all = java.util.Arrays.copyOf(args, args.length + 2);
             all[args.length] = "--state-dir";
             all[args.length + 1] = dir;

@@ -53,8 +53,8 @@ class IngressMainTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"open", "ports", "run", "session", "session create", "session list", "session close", "grant",
-            "grant add", "grant remove", "status", "doctor"})
+    @ValueSource(strings = {"open", "ports", "run", "session", "session create", "session list", "session close",
+            "session rotate", "grant", "grant add", "grant remove", "status", "doctor", "help"})
     void everyCommandHasHelpWithExitCodes(String command) {
         Result r = run((command + " --help").split(" "));
         assertEquals(0, r.exitCode(), r::toString);

@@ -1,6 +1,7 @@
 package dev.previewtunnel.ingress.cli;
 
 import dev.previewtunnel.cli.InProcessCli.Result;
+import dev.previewtunnel.cli.StateLock;
 import dev.previewtunnel.ingress.ssh.SshDestination;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -58,6 +59,21 @@ class OpenCommandTest {
             assertEquals(1, r.exitCode(), () -> args + ": " + r);
             assertEquals(1, r.errLines().size(), () -> args + ": one line: " + r);
             assertTrue(r.err().startsWith("desktop-ingress: "), () -> args + ": " + r);
+        }
+    }
+
+    @Test
+    void aSecondOpenOfTheSameHostOnTheSameStateDirectoryRefusesBeforeConnecting() throws Exception {
+        SshDestination host = SshDestination.parse("ssh://dev.example.invalid");
+        Path hostDir = dev.previewtunnel.ingress.open.OpenSession.hostDir(dir, host);
+        java.nio.file.Files.createDirectories(hostDir);
+        try (StateLock first = StateLock.acquire(hostDir, "desktop-ingress open of " + host.shown(), "x")) {
+            Result r = run("open", "ssh://dev.example.invalid", "--port", "5173", "--no-browser", "--state-dir",
+                    dir.toString(), "--connect-timeout", "1s", "--remote-gateway", "env-gateway");
+            assertEquals(3, r.exitCode(), r::toString);
+            assertEquals("desktop-ingress: state directory " + hostDir + " is in use by another desktop-ingress "
+                    + "open of " + host.shown() + " (pid " + ProcessHandle.current().pid() + "); stop it, or give "
+                    + "this one another --state-dir", r.cliErrorLine());
         }
     }
 

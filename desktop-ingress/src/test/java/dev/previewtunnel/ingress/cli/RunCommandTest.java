@@ -203,6 +203,43 @@ class RunCommandTest {
     }
 
     @Test
+    void aSecondRunOnTheSameStateDirectoryRefusesInOneLineAndTouchesNothing() throws Exception {
+        Path stateDir = tmp.resolve("state");
+        String[] args = {"run", "--gateway", gateway.url(false), "--token", token, "--pool", "1",
+                "--state-dir", stateDir.toString()};
+        RunningIngress first = RunningIngress.start(args);
+        try {
+            first.readyLine();
+            Path control = stateDir.resolve("control.json");
+            Path credentials = stateDir.resolve("session-default.credentials.json");
+            String controlBefore = Files.readString(control);
+            String credentialsBefore = Files.readString(credentials);
+            var modified = Files.getLastModifiedTime(credentials);
+
+            Result second = run(args);
+            assertEquals(3, second.exitCode(), second::toString);
+            assertEquals("", second.out(), second::toString);
+            assertEquals("desktop-ingress: state directory " + stateDir.toAbsolutePath() + " is in use by another "
+                    + "desktop-ingress run (pid " + ProcessHandle.current().pid() + "); stop it, or give this one "
+                    + "another --state-dir", second.cliErrorLine());
+            assertEquals(controlBefore, Files.readString(control), "the first one's control file is untouched");
+            assertEquals(credentialsBefore, Files.readString(credentials));
+            assertEquals(modified, Files.getLastModifiedTime(credentials), "not even rewritten");
+            assertNoSecrets(second.out(), second.err(), token);
+        } finally {
+            first.close();
+        }
+        assertEquals(0, first.result().exitCode(), () -> first.captured.err());
+        // Stopped: the lock went with it, and the next run on the same directory starts.
+        RunningIngress next = RunningIngress.start(args);
+        try {
+            assertEquals("default", next.readyLine().get("session").asText());
+        } finally {
+            next.close();
+        }
+    }
+
+    @Test
     void inlineTokenAndRepeatedGrantsWithTheDefaultSessionId() throws Exception {
         int otherPort = closedPort();
         String other = issuer.issueGrant(GrantSpec.tcp(ENV, "default", "127.0.0.1", otherPort), Duration.ofMinutes(5));

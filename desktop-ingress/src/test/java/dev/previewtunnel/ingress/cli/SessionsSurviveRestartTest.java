@@ -147,7 +147,7 @@ class SessionsSurviveRestartTest {
                 tunnel.getOutputStream().write(("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n" + auth
                         + "\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
                 assertTrue(IngressCliHarness.readHead(tunnel.getInputStream()).startsWith("HTTP/1.1 200"));
-                Result rotated = run("session", "rotate", "web", "--state-dir", dir);
+                Result rotated = run("session", "rotate", "--id", "web", "--state-dir", dir);
                 assertEquals(0, rotated.exitCode(), rotated::toString);
                 outputs.add(rotated.out());
                 assertEquals("web", JSON.readTree(rotated.out()).get("rotated").asText());
@@ -168,7 +168,7 @@ class SessionsSurviveRestartTest {
             assertEquals(407, status(TestStack.proxiedClient(proxy, oldCopy), url), "the old password is refused");
             assertEquals(200, status(TestStack.proxiedClient(proxy, webCredentials), url));
 
-            Result closed = run("session", "close", "web", "--state-dir", dir);
+            Result closed = run("session", "close", "--id", "web", "--state-dir", dir);
             assertEquals(0, closed.exitCode(), closed::toString);
             assertFalse(Files.exists(webCredentials), "closing ends the session for good");
             webPassword = webPassword + "|" + newPassword;

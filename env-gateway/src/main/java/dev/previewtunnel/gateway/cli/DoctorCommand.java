@@ -38,7 +38,10 @@ import java.util.concurrent.Callable;
         versionProvider = GatewayVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = GatewayMain.FOOTER,
+        footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  env-gateway doctor --keys ~/.ptun-keys --env dev1",
+                "  env-gateway doctor --keys ~/.ptun-keys --env dev1 --listen 127.0.0.1:7443 \\",
+                "      --target localhost:5173"},
         sortOptions = false,
         description = {
                 "Check the gateway's setup and say what to fix: the key directory, the signing key's permissions, "

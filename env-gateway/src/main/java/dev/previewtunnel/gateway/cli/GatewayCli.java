@@ -1,7 +1,9 @@
 package dev.previewtunnel.gateway.cli;
 
+import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.ExitCodes;
+import dev.previewtunnel.cli.SecretOutputFile;
 import dev.previewtunnel.grants.KeyDirectory;
 
 import java.io.IOException;
@@ -68,6 +70,15 @@ final class GatewayCli {
         } catch (IOException e) {
             throw new CliException(ExitCodes.REFUSED, "cannot create keys in " + dir + ": "
                     + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : " " + e.getMessage()));
+        }
+    }
+
+    /** The one output of {@code token issue} / {@code grant issue}: stdout, or the owner-only {@code -o} file. */
+    static void emitSecret(Path output, String secret) {
+        if (output == null) {
+            Cli.printLine(secret);
+        } else {
+            SecretOutputFile.write(output, "--output", secret);
         }
     }
 }

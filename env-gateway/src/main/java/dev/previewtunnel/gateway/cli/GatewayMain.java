@@ -3,6 +3,7 @@ package dev.previewtunnel.gateway.cli;
 import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.cli.ErrorHandling;
 import dev.previewtunnel.cli.ExitCodes;
+import dev.previewtunnel.cli.HelpSubcommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IModelTransformer;
@@ -26,7 +27,11 @@ import picocli.CommandLine.Model.CommandSpec;
  *   doctor      [--keys DIR] [--env ENV] [--listen HOST:PORT] [--target HOST:PORT]... [--token-file F]
  *               [--grant-file F] [--config FILE] [--json]
  *   ports       [--json]
+ *   help        [COMMAND...]
  * </pre>
+ *
+ * Objects are named by options ({@code revoke --grant JTI}); every command's help ends with examples that parse
+ * (ExamplesTest).
  *
  * Error handling and exit codes ({@link ExitCodes}, shared with desktop-ingress through cli-support) are installed by a picocli model transformer, so
  * {@code new CommandLine(new GatewayMain())} behaves exactly like the jar's entry point.
@@ -37,7 +42,10 @@ import picocli.CommandLine.Model.CommandSpec;
         modelTransformer = GatewayMain.InstallErrorHandling.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = GatewayMain.FOOTER,
+        footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  env-gateway keys init --dir ~/.ptun-keys",
+                "  env-gateway serve --keys ~/.ptun-keys --env dev1 --listen 127.0.0.1:7443",
+                "  env-gateway help grant issue"},
         synopsisSubcommandLabel = "COMMAND",
         description = {
                 "Environment side of the preview tunnel: manages the keys that sign grants and connection tokens, "
@@ -51,17 +59,21 @@ import picocli.CommandLine.Model.CommandSpec;
                         + "--stdio-control', which answers its parent's requests there; logs are JSON lines on "
                         + "stderr."},
         subcommands = {KeysCommand.class, GrantCommand.class, TokenCommand.class, ServeCommand.class,
-                RevokeCommand.class, DoctorCommand.class, PortsCommand.class})
+                RevokeCommand.class, DoctorCommand.class, PortsCommand.class, HelpSubcommand.class})
 public final class GatewayMain {
     /** Usage footer shared by every command (picocli format string: %n is a line break). */
     static final String FOOTER = ExitCodes.FOOTER_START
             + "  3  refused: key directory problem (keys missing or already present,%n"
             + "     key file readable by group/others, invalid key file, permission denied),%n"
-            + "     a state directory or state file another user owns or may change, a corrupt%n"
-            + "     revocations.json, a full revocation list (--max-revocations),%n"
-            + "     the admin endpoint refused its token, or a doctor check found such a problem%n"
+            + "     a state directory or state file another user owns or may change, a state%n"
+            + "     directory another serve --admin-listen is using, an -o file others may%n"
+            + "     read, a corrupt revocations.json, a full revocation list%n"
+            + "     (--max-revocations), the admin endpoint refused its token, or a doctor%n"
+            + "     check found such a problem%n"
             + ExitCodes.FOOTER_INTERNAL
             + ExitCodes.FOOTER_ERRORS + "env-gateway: <reason>";
+    /** Heading of every command's footer: the exit codes, then "Examples:"; the footer lines are the examples. */
+    static final String EXIT_CODES_THEN_EXAMPLES = FOOTER + "%n%nExamples:%n";
 
     /** True when running as the process entry point (not in-process, as in tests). */
     static volatile boolean standalone;
@@ -81,6 +93,8 @@ public final class GatewayMain {
     public static final class InstallErrorHandling implements IModelTransformer {
         @Override
         public CommandSpec transform(CommandSpec spec) {
+            HelpSubcommand.describe(spec, EXIT_CODES_THEN_EXAMPLES, "  env-gateway help grant issue",
+                    "  env-gateway help keys");
             return new ErrorHandling("env-gateway").installOn(spec);
         }
     }

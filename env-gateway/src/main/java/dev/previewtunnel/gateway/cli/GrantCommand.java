@@ -29,7 +29,9 @@ import java.util.concurrent.Callable;
         versionProvider = GatewayVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = GatewayMain.FOOTER,
+        footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  env-gateway grant issue --keys ~/.ptun-keys --env dev1 --session web \\",
+                        "      --target localhost:5173 -o ~/ptun-grant"},
         synopsisSubcommandLabel = "issue",
         description = {
                 "Issue grants: signed, short-lived permissions for one session to open tunnel streams to one "
@@ -47,9 +49,13 @@ final class GrantCommand {
             versionProvider = GatewayVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,
             exitCodeOnExecutionException = ExitCodes.INTERNAL,
-            footer = GatewayMain.FOOTER,
+            footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
+            footer = {"  env-gateway grant issue --keys ~/.ptun-keys --env dev1 --session web \\",
+                        "      --target localhost:5173 -o ~/ptun-grant",
+                    "  env-gateway grant issue --keys ~/.ptun-keys --env dev1 --session api \\",
+                    "      --target 127.0.0.1:8080 --protocol http --ttl 5m"},
             description = {
-                    "Sign a grant and print it on stdout: exactly one line, the JWT.",
+                    "Sign a grant and print it on stdout (exactly one line, the JWT), or write it to -o FILE.",
                     "The grant lets SESSION open streams through the gateway of ENV to TARGET only. It is "
                             + "sent in the ptun-grant header of a stream, never in a URL; treat it as a secret "
                             + "until it expires. Grants should live minutes: the gateway refuses grants whose "
@@ -95,6 +101,12 @@ final class GrantCommand {
                 description = "Optional, informational: conversation/thread id (default: none).")
         String thread;
 
+        @Option(names = {"-o", "--output"}, paramLabel = "FILE",
+                description = "Write the grant to FILE instead of stdout: created rw------- before any byte is "
+                        + "written, an existing owner-only FILE is replaced atomically, one that group/others may "
+                        + "access is refused (exit 3). Nothing is printed on stdout then.")
+        Path output;
+
         @Override
         public Integer call() {
             Authority authority = parseTarget(spec, target);
@@ -123,7 +135,7 @@ final class GrantCommand {
 
             KeyDirectory dir = GatewayCli.openKeys(keys);
             String jwt = new GrantIssuer(dir.signingKey(), Clock.systemUTC()).issueGrant(grant, ttl);
-            Cli.printLine(jwt);
+            GatewayCli.emitSecret(output, jwt);
             return ExitCodes.OK;
         }
 

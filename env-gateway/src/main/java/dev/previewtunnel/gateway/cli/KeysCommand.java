@@ -24,7 +24,9 @@ import java.util.concurrent.Callable;
         versionProvider = GatewayVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = GatewayMain.FOOTER,
+        footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  env-gateway keys init --dir ~/.ptun-keys",
+                "  env-gateway keys rotate --dir ~/.ptun-keys"},
         synopsisSubcommandLabel = "(init | rotate)",
         description = {
                 "Create or rotate the Ed25519 key pair that signs grants and connection tokens.",
@@ -40,7 +42,8 @@ final class KeysCommand {
             versionProvider = GatewayVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,
             exitCodeOnExecutionException = ExitCodes.INTERNAL,
-            footer = GatewayMain.FOOTER,
+            footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
+            footer = {"  env-gateway keys init --dir ~/.ptun-keys"},
             description = {
                     "Create a key directory with a new signing key.",
                     "Creates DIR (rwx------) if missing, writes signing-key.jwk.json and verify-keys.jwks.json "
@@ -70,7 +73,8 @@ final class KeysCommand {
             versionProvider = GatewayVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,
             exitCodeOnExecutionException = ExitCodes.INTERNAL,
-            footer = GatewayMain.FOOTER,
+            footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
+            footer = {"  env-gateway keys rotate --dir ~/.ptun-keys"},
             description = {
                     "Replace the signing key with a new one.",
                     "Adds the new public key to verify-keys.jwks.json and keeps the old ones, so grants and "

@@ -19,15 +19,15 @@ import java.util.concurrent.Callable;
         versionProvider = GatewayVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = GatewayMain.FOOTER,
+        footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  env-gateway ports", "  env-gateway ports --json"},
         description = {
                 "List the TCP ports this user listens on that the gateway could dial: bound to a loopback address "
                         + "(127.0.0.0/8, ::1) or to every address (0.0.0.0, ::), read from /proc/net/tcp and "
                         + "/proc/net/tcp6. Other users' listeners are not shown.",
                 "Listing grants nothing: a desktop still needs a grant for each port ('grant issue').",
                 "Prints one line per port, 'PORT ADDRESS...', or with --json one JSON line: "
-                        + "{\"ports\":[{\"port\":5173,\"addresses\":[\"127.0.0.1\"]}]}."},
-        footerHeading = "%nExamples:%n  env-gateway ports%n  env-gateway ports --json%n")
+                        + "{\"ports\":[{\"port\":5173,\"addresses\":[\"127.0.0.1\"]}]}."})
 final class PortsCommand implements Callable<Integer> {
     @Option(names = "--json", description = "One JSON line instead of one text line per port.")
     boolean json;

@@ -23,7 +23,9 @@ import java.util.concurrent.Callable;
         versionProvider = GatewayVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = GatewayMain.FOOTER,
+        footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  env-gateway revoke --session web",
+                "  env-gateway revoke --grant 3fQk2_Zr9mXb1yWcA4uT0g --state-dir /var/lib/ptun-gw"},
         sortOptions = false,
         description = {
                 "Revoke a grant (by its id, the jti) or every grant of a browser session on a running gateway: "

@@ -8,6 +8,7 @@ import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.local.http.MetricsServer;
 import dev.previewtunnel.local.metrics.BuildInfo;
 import dev.previewtunnel.cli.StateDirectory;
+import dev.previewtunnel.cli.StateLock;
 import dev.previewtunnel.local.http.LocalHttpServer;
 import dev.previewtunnel.cli.ServiceRunner;
 import dev.previewtunnel.cli.Settings;
@@ -71,7 +72,11 @@ import static java.util.Objects.requireNonNullElse;
         versionProvider = GatewayVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = GatewayMain.FOOTER,
+        footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  env-gateway serve --keys ~/.ptun-keys --env dev1 --listen 127.0.0.1:7443 \\",
+                "      --admin-listen 127.0.0.1:7444",
+                "  env-gateway serve --keys ~/.ptun-keys --env dev1 --listen 0.0.0.0:7443 \\",
+                "      --tls-cert cert.pem --tls-key key.pem"},
         sortOptions = false,
         description = {
                 "Run the tunnel endpoint of one environment until SIGTERM or SIGINT.",
@@ -193,7 +198,8 @@ final class ServeCommand implements Callable<Integer> {
             description = "Where the admin token, the admin address (" + GatewayCli.ADMIN_STATE_FILE
                     + ") and the revocations (" + RevocationStore.FILE + ", read at start) go; created rwx------ "
                     + "if missing, refused (exit 3) if another user owns it or group/others may write it "
-                    + "(default: $XDG_STATE_HOME/preview-tunnel-gateway, else ~/.local/state/preview-tunnel-gateway).")
+                    + "(default: $XDG_STATE_HOME/preview-tunnel-gateway, else ~/.local/state/preview-tunnel-gateway). "
+                    + "One serve --admin-listen per directory: a second one refuses (exit 3, run.lock).")
     Path stateDir;
 
     @Option(names = "--metrics-listen", paramLabel = "HOST:PORT",
@@ -252,6 +258,12 @@ final class ServeCommand implements Callable<Integer> {
         Path state = stateDir != null ? stateDir : GatewayCli.defaultStateDir();
         GatewayConfig limited = limits.applyTo(GatewayConfig.defaults(env, listenAddress), s);
         LocalHttpServer.Limits localLimits = limits.localLimits(s);
+        if (adminAddress != null) {
+            // The admin endpoint's files (admin.json, its token) are the state directory's: one serve writes them.
+            StateDirectory.prepare(state, "the admin token file");
+            runner.open(StateLock.acquire(state, "env-gateway serve --admin-listen",
+                    "give this one another --state-dir"));
+        }
         runner.open(AuditDestination.apply(s, AuditLog.LOGGER, auditFile));
 
         // 2. TLS and keys.

@@ -21,7 +21,8 @@ import java.util.concurrent.Callable;
         versionProvider = GatewayVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,
         exitCodeOnExecutionException = ExitCodes.INTERNAL,
-        footer = GatewayMain.FOOTER,
+        footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
+        footer = {"  env-gateway token issue --keys ~/.ptun-keys --env dev1 -o ~/ptun-token"},
         synopsisSubcommandLabel = "issue",
         description = {
                 "Issue connection tokens: they let a desktop open a tunnel connection to the gateway of one "
@@ -36,9 +37,12 @@ final class TokenCommand {
             versionProvider = GatewayVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,
             exitCodeOnExecutionException = ExitCodes.INTERNAL,
-            footer = GatewayMain.FOOTER,
+            footerHeading = GatewayMain.EXIT_CODES_THEN_EXAMPLES,
+            footer = {"  env-gateway token issue --keys ~/.ptun-keys --env dev1 -o ~/ptun-token",
+                    "  env-gateway token issue --keys ~/.ptun-keys --env dev1 --ttl 1h"},
             description = {
-                    "Sign a connection token for ENV and print it on stdout: exactly one line.",
+                    "Sign a connection token for ENV and print it on stdout (exactly one line), or write it to "
+                            + "-o FILE.",
                     "The desktop sends it as 'Authorization: Bearer <token>' on the WebSocket upgrade; never "
                             + "put it in a URL or query string (URLs end up in logs and browser history). Treat "
                             + "it as a secret until it expires."})
@@ -59,13 +63,19 @@ final class TokenCommand {
                 description = "Lifetime: 90s, 5m, 2h, 1d or ISO-8601 like PT12H; 1s to 24h (default: ${DEFAULT-VALUE}).")
         Duration ttl;
 
+        @Option(names = {"-o", "--output"}, paramLabel = "FILE",
+                description = "Write the token to FILE instead of stdout: created rw------- before any byte is "
+                        + "written, an existing owner-only FILE is replaced atomically, one that group/others may "
+                        + "access is refused (exit 3). Nothing is printed on stdout then.")
+        Path output;
+
         @Override
         public Integer call() {
             Cli.requireNonBlank(spec, environment, "--env");
             Cli.requireRange(spec, ttl, "--ttl", Duration.ofSeconds(1), GrantIssuer.MAX_TTL);
             KeyDirectory dir = GatewayCli.openKeys(keys);
             String token = new GrantIssuer(dir.signingKey(), Clock.systemUTC()).issueConnectionToken(environment, ttl);
-            Cli.printLine(token);
+            GatewayCli.emitSecret(output, token);
             return ExitCodes.OK;
         }
     }

@@ -57,6 +57,37 @@ class RevokeCommandTest {
     }
 
     @Test
+    void aSecondServeWithAnAdminEndpointOnTheSameStateDirectoryRefusesInOneLine() throws Exception {
+        Path state = tmp.resolve("state");
+        String[] args = {"serve", "--keys", keys, "--env", "e1", "--listen", "127.0.0.1:0", "--admin-listen",
+                "127.0.0.1:0", "--state-dir", state.toString(), "--drain-timeout", "1s"};
+        RunningServe first = RunningServe.start(args);
+        try {
+            String adminState = Files.readString(state.resolve("admin.json"));
+            String adminToken = Files.readString(state.resolve("admin.token"));
+            Result second = run(args);
+            assertEquals(3, second.exitCode(), second::toString);
+            assertEquals("", second.out(), second::toString);
+            assertEquals("env-gateway: state directory " + state + " is in use by another env-gateway serve "
+                    + "--admin-listen (pid " + ProcessHandle.current().pid() + "); stop it, or give this one another "
+                    + "--state-dir", second.cliErrorLine());
+            assertEquals(adminState, Files.readString(state.resolve("admin.json")));
+            assertEquals(adminToken, Files.readString(state.resolve("admin.token")));
+            // Without an admin endpoint nothing is written there: no lock, several gateways may share it.
+            RunningServe plain = RunningServe.start("serve", "--keys", keys, "--env", "e1", "--listen",
+                    "127.0.0.1:0", "--state-dir", state.toString(), "--drain-timeout", "1s");
+            plain.close();
+            assertEquals(0, plain.result().exitCode(), () -> plain.captured.err());
+        } finally {
+            first.close();
+        }
+        assertEquals(0, first.result().exitCode(), () -> first.captured.err());
+        RunningServe next = RunningServe.start(args);
+        next.close();
+        assertEquals(0, next.result().exitCode(), () -> next.captured.err());
+    }
+
+    @Test
     void revokingAGrantClosesItsStreamAndRefusesNewOnes() throws Exception {
         Path state = tmp.resolve("state");
         String token = run("token", "issue", "--keys", keys, "--env", "e1").outLines().get(0);

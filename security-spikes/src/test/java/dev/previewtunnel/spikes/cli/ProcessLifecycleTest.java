@@ -118,6 +118,50 @@ class ProcessLifecycleTest {
     }
 
     @Test
+    void aSecondRunOnOneStateDirectoryRefusesInOneLineAndAKilledOneDoesNotBlockTheNext() throws Exception {
+        Path keys = dir.resolve("lock-keys");
+        Path token = dir.resolve("lock-token");
+        assertEquals(0, CliProcess.run(CLI, "env-gateway", "keys", "init", "--dir", keys.toString())
+                .process.exitValue());
+        CliProcess issue = CliProcess.run(CLI, "env-gateway", "token", "issue", "--keys", keys.toString(), "--env",
+                "cli-env", "-o", token.toString());
+        assertEquals(0, issue.process.exitValue(), issue.stderr());
+        assertEquals("", issue.stdout(), "with -o the token goes to the file only");
+        assertEquals(Set.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE),
+                Files.getPosixFilePermissions(token));
+        Path state = dir.resolve("lock-state");
+        try (CliProcess gateway = CliProcess.start("env-gateway", "serve", "--keys", keys.toString(),
+                "--env", "cli-env", "--listen", "127.0.0.1:0")) {
+            String url = gateway.awaitReady(CLI).get("url").asText();
+            String[] run = {"run", "--gateway", url, "--token-file", token.toString(), "--listen", "127.0.0.1:0",
+                    "--pool", "1", "--state-dir", state.toString()};
+            try (CliProcess first = CliProcess.start("desktop-ingress", run)) {
+                first.awaitReady(CLI);
+                String control = Files.readString(state.resolve("control.json"));
+                String credentials = Files.readString(state.resolve("session-default.credentials.json"));
+
+                CliProcess second = CliProcess.run(CLI, "desktop-ingress", run);
+                System.out.printf("{\"test\":\"second_run\",\"exit\":%d,\"stderr\":%s}%n",
+                        second.process.exitValue(), JSON.writeValueAsString(second.stderrLines()));
+                assertEquals(3, second.process.exitValue(), second.stderr());
+                assertEquals("", second.stdout());
+                assertEquals(List.of("desktop-ingress: state directory " + state + " is in use by another "
+                        + "desktop-ingress run (pid " + first.process.pid() + "); stop it, or give this one another "
+                        + "--state-dir"), second.stderrLines());
+                assertEquals(control, Files.readString(state.resolve("control.json")), "the first one's, untouched");
+                assertEquals(credentials, Files.readString(state.resolve("session-default.credentials.json")));
+
+                first.signal("KILL"); // no shutdown hook runs: control.json and run.lock stay behind
+                first.awaitExit(CLI);
+                assertTrue(Files.exists(state.resolve("run.lock")));
+            }
+            try (CliProcess next = CliProcess.start("desktop-ingress", run)) {
+                assertEquals("default", next.awaitReady(CLI).get("session").asText(), next.stderr());
+            }
+        }
+    }
+
+    @Test
     void badArgumentsExitNonZeroWithOneLineReason() throws Exception {
         List<List<String>> cases = List.of(
                 List.of("env-gateway", "serve", "--listen", "127.0.0.1:0"),           // no --keys
