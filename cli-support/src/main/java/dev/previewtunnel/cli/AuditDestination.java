@@ -81,7 +81,7 @@ public final class AuditDestination implements AutoCloseable {
             }
             d = toFile(s, loggerName, path, false);
         }
-        log.atInfo().setMessage("audit events go to {}").addArgument(d.where).addKeyValue("audit", d.where).log();
+        log.info("audit events go to {}", d.where);
         return d;
     }
 

@@ -66,7 +66,7 @@ class RunLogFormatTest {
                 assertTrue(line.matches("\\d\\d:\\d\\d:\\d\\d\\.\\d{3} (ERROR|WARN |INFO |DEBUG|TRACE) \\S+: .*"),
                         "a text log line: " + line);
             }
-            assertTrue(err.contains("INFO  AuditDestination: audit events go to " + audit + " audit=" + audit), err);
+            assertTrue(err.contains("INFO  AuditDestination: audit events go to " + audit + "\n"), err);
             assertTrue(err.contains("RunCommand: proxy ready on " + proxy + "; start a browser profile of its own "
                     + "with the line below"), err);
             assertTrue(err.contains("RunCommand: ingress stopped"), "the last line is text too:\n" + err);
