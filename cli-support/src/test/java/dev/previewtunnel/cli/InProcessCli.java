@@ -211,16 +211,17 @@ public final class InProcessCli {
 
     /**
      * {@code args} with {@code --audit-file -} added for a long-running command ({@code run}, {@code serve},
-     * {@code open}) given no --audit-file, --state-dir or --config: its audit default is audit.jsonl in the
-     * default state directory, the home of whoever runs the tests; on stderr it is where these tests read it.
-     * A command given a state directory writes its audit there, as it would for a user.
+     * {@code open}) given neither --audit-file nor --state-dir: its audit default is audit.jsonl in the default
+     * state directory, the home of whoever runs the tests; on stderr it is where these tests read it. A command
+     * given a state directory writes its audit there, as it would for a user. So a config file's audit-file
+     * counts only in a test that passes --state-dir too.
      */
     public static String[] auditToStderrUnlessPlaced(String... args) {
         if (args.length == 0 || !LONG_RUNNING.contains(args[0])) {
             return args;
         }
         for (String a : args) {
-            if (a.startsWith("--audit-file") || a.startsWith("--state-dir") || a.startsWith("--config")) {
+            if (a.startsWith("--audit-file") || a.startsWith("--state-dir")) {
                 return args;
             }
         }
