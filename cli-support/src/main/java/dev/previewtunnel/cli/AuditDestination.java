@@ -62,7 +62,8 @@ public final class AuditDestination implements AutoCloseable {
     /**
      * Applies the setting {@code setting} (as given; null when unset) for {@code loggerName}: to stderr, to the
      * file it names (relative to the config file's directory when it came from there) or to
-     * {@value #DEFAULT_FILE} in {@code stateDir} (prepared here: created rwx------ if missing), and logs where.
+     * {@value #DEFAULT_FILE} in {@code stateDir} (created rwx------ if missing, refused if untrusted: the checks
+     * of {@link StateDirectory}), and logs where.
      * Errors are usage errors naming the setting, or the state directory's own (exit 3).
      */
     public static AuditDestination apply(Settings s, String loggerName, String setting, Path stateDir) {
@@ -70,7 +71,7 @@ public final class AuditDestination implements AutoCloseable {
         if (STDERR.equals(setting == null ? null : setting.strip())) {
             d = new AuditDestination(null, List.of(), null, "stderr");
         } else if (setting == null) {
-            StateDirectory.prepare(stateDir, "the audit file");
+            StateDirectory.ensure(stateDir); // the command's own prepare() warns about loose modes, once
             d = toFile(s, loggerName, stateDir.resolve(DEFAULT_FILE), true);
         } else {
             Path path;
