@@ -136,7 +136,7 @@ final class FirstPaintBench {
         Files.deleteIfExists(profile.resolve("DevToolsActivePort"));
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-jar", ingressJar.toString(), "open", "ssh://" + sshd.destination() + ":" + sshd.port(),
-                "--port", String.valueOf(port), "--state-dir", state.toString(),
+                "--port", String.valueOf(port), "--state-dir", state.toString(), "--audit-file", "-",
                 "--gateway-jar", gatewayJar.toString(),
                 "--ssh", sshd.sshClientScript().toString(), "--identity", sshd.userKey().toString(),
                 "--browser", chromium.toString()));

@@ -201,10 +201,12 @@ final class Lab implements AutoCloseable {
         // As shipped (FatalErrors.JVM_FLAGS, spelled out: the runner jar has the programs' classes only at compile
         // time, env-gateway being a provided dependency): out of heap ends the process.
         jvm.add("-XX:+ExitOnOutOfMemoryError");
+        // The audit on stderr (into the process's log file) as when the figures in docs/performance.md were taken,
+        // and not in the user's default state directory: the gateway is given none.
         List<String> gw = new ArrayList<>(jvm);
         gw.addAll(config.gatewayJvmExtra);
         gw.addAll(List.of("-jar", gatewayJar.toString(), "serve", "--keys", dir.resolve("keys").toString(),
-                "--env", ENV, "--listen", "127.0.0.1:0"));
+                "--env", ENV, "--listen", "127.0.0.1:0", "--audit-file", "-"));
         if (tls) {
             gw.addAll(List.of("--tls-cert", cert.toString(), "--tls-key", key.toString()));
         }
@@ -218,7 +220,8 @@ final class Lab implements AutoCloseable {
             in.addAll(List.of("-jar", ingressJar.toString(), "run", "--gateway", url,
                     "--token-file", tokenFile.toString(), "--grant-file", grantFile.toString(),
                     "--listen", "127.0.0.1:0", "--pool", String.valueOf(config.pool),
-                    "--state-dir", dir.resolve("state-" + name).toString(), "--session-id", "bench-" + name));
+                    "--state-dir", dir.resolve("state-" + name).toString(), "--session-id", "bench-" + name,
+                    "--audit-file", "-"));
             if (tls) {
                 in.addAll(List.of("--gateway-ca", cert.toString()));
             }

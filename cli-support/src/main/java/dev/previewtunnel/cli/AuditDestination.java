@@ -6,11 +6,16 @@ import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.Appender;
 import ch.qos.logback.core.FileAppender;
+import ch.qos.logback.core.rolling.FixedWindowRollingPolicy;
+import ch.qos.logback.core.rolling.RollingFileAppender;
+import ch.qos.logback.core.rolling.SizeBasedTriggeringPolicy;
+import ch.qos.logback.core.util.FileSize;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -21,32 +26,77 @@ import java.util.Set;
 
 /**
  * Where the audit stream goes: the {@code audit-file} setting ({@code --audit-file}, {@code PTUN_*_AUDIT_FILE},
- * {@code "audit-file"} in the config file). Unset, the audit logger writes to stderr as each program's logback.xml
- * says; set, it is routed to that file alone, one JSON object per line, appended. The file is created owner-only
- * (rw-------); an existing one that group or others can read is refused at startup (the audit log names every
- * session, grant id and target). {@link #close()} puts the previous appenders back (in-process runs, tests).
+ * {@code "audit-file"} in the config file), always one JSON object per line, whatever the log format:
+ * <ul>
+ *   <li>unset: {@value #DEFAULT_FILE} in the command's state directory, appended, rotated at
+ *       {@value #ROTATE_AT_MIB} MiB keeping {@value #KEEP} older files ({@code audit.jsonl.1} newest) so that a
+ *       long-lived desktop cannot fill its disk;</li>
+ *   <li>{@code -}: stderr, as each program's logback.xml says (interleaved with the log: journald, tests);</li>
+ *   <li>a path: that file alone, appended, never rotated (rotate it with logrotate's copytruncate or a restart).</li>
+ * </ul>
+ * Files are created owner-only (rw-------), rotated ones too; an existing one that group or others can read is
+ * refused at startup (the audit log names every session, grant id and target). Where it goes is logged once.
+ * {@link #close()} puts the previous appenders back (in-process runs, tests).
  */
 public final class AuditDestination implements AutoCloseable {
     public static final String KEY = "audit-file";
+    public static final String STDERR = "-";
+    public static final String DEFAULT_FILE = "audit.jsonl";
+    static final int ROTATE_AT_MIB = 10;
+    static final int KEEP = 5;
+    private static final org.slf4j.Logger log = LoggerFactory.getLogger(AuditDestination.class);
 
     private final Logger logger;
     private final List<Appender<ILoggingEvent>> previous;
     private final FileAppender<ILoggingEvent> file;
+    private final String where;
 
-    private AuditDestination(Logger logger, List<Appender<ILoggingEvent>> previous, FileAppender<ILoggingEvent> file) {
+    private AuditDestination(Logger logger, List<Appender<ILoggingEvent>> previous, FileAppender<ILoggingEvent> file,
+                             String where) {
         this.logger = logger;
         this.previous = previous;
         this.file = file;
+        this.where = where;
     }
 
     /**
-     * Applies the setting: returns null when {@code path} is null (stderr), else routes {@code loggerName} to the
-     * file. Errors are usage errors naming the setting.
+     * Applies the setting {@code setting} (as given; null when unset) for {@code loggerName}: to stderr, to the
+     * file it names (relative to the config file's directory when it came from there) or to
+     * {@value #DEFAULT_FILE} in {@code stateDir} (created rwx------ if missing, refused if untrusted: the checks
+     * of {@link StateDirectory}), and logs where.
+     * Errors are usage errors naming the setting, or the state directory's own (exit 3).
      */
-    public static AuditDestination apply(Settings s, String loggerName, Path path) {
-        if (path == null) {
-            return null;
+    public static AuditDestination apply(Settings s, String loggerName, String setting, Path stateDir) {
+        AuditDestination d;
+        if (STDERR.equals(setting == null ? null : setting.strip())) {
+            d = new AuditDestination(null, List.of(), null, "stderr");
+        } else if (setting == null) {
+            StateDirectory.ensure(stateDir); // the command's own prepare() warns about loose modes, once
+            d = toFile(s, loggerName, stateDir.resolve(DEFAULT_FILE), true);
+        } else {
+            Path path;
+            try {
+                path = s.fromConfigDir(KEY, Path.of(setting.strip()));
+            } catch (InvalidPathException e) {
+                throw s.invalid(KEY, "is not a valid path: '" + Cli.shown(setting) + "'");
+            }
+            d = toFile(s, loggerName, path, false);
         }
+        log.info("audit events go to {}", d.where);
+        return d;
+    }
+
+    /** The appender writing the file, or null for stderr (tests). */
+    FileAppender<ILoggingEvent> appender() {
+        return file;
+    }
+
+    /** {@code stderr} or the file's absolute path. */
+    public String where() {
+        return where;
+    }
+
+    private static AuditDestination toFile(Settings s, String loggerName, Path path, boolean rotate) {
         Path parent = path.toAbsolutePath().getParent();
         if (parent == null || !Files.isDirectory(parent)) {
             throw s.invalid(KEY, "the directory of " + path + " does not exist");
@@ -62,7 +112,7 @@ public final class AuditDestination implements AutoCloseable {
         encoder.setContext(context);
         encoder.setPattern("%msg%n");
         encoder.start();
-        FileAppender<ILoggingEvent> appender = new FileAppender<>();
+        FileAppender<ILoggingEvent> appender = rotate ? rolling(context, path) : new FileAppender<>();
         appender.setContext(context);
         appender.setName("AUDIT_FILE");
         appender.setFile(path.toString());
@@ -83,7 +133,48 @@ public final class AuditDestination implements AutoCloseable {
         logger.addAppender(appender);
         previous.forEach(logger::detachAppender);
         logger.setAdditive(false);
-        return new AuditDestination(logger, previous, appender);
+        return new AuditDestination(logger, previous, appender, path.toAbsolutePath().toString());
+    }
+
+    /** Renames audit.jsonl to audit.jsonl.1 (.1 to .2, ...) past the size; renamed files keep their mode. */
+    private static FileAppender<ILoggingEvent> rolling(LoggerContext context, Path path) {
+        OwnerOnlyRollingFileAppender appender = new OwnerOnlyRollingFileAppender();
+        appender.setContext(context);
+        FixedWindowRollingPolicy policy = new FixedWindowRollingPolicy();
+        policy.setContext(context);
+        policy.setParent(appender);
+        policy.setFileNamePattern(path + ".%i");
+        policy.setMinIndex(1);
+        policy.setMaxIndex(KEEP);
+        SizeBasedTriggeringPolicy<ILoggingEvent> trigger = new SizeBasedTriggeringPolicy<>();
+        trigger.setContext(context);
+        trigger.setMaxFileSize(new FileSize(ROTATE_AT_MIB * FileSize.MB_COEFFICIENT));
+        appender.setRollingPolicy(policy);
+        appender.setTriggeringPolicy(trigger);
+        appender.setFile(path.toString()); // the policy reads the active file's name when it starts
+        policy.start();
+        trigger.start();
+        return appender;
+    }
+
+    /**
+     * A rolling appender whose new files are owner-only: logback would create them with the process's umask
+     * (usually group/other-readable) after each rollover.
+     */
+    static final class OwnerOnlyRollingFileAppender extends RollingFileAppender<ILoggingEvent> {
+        @Override
+        public void openFile(String fileName) throws IOException {
+            Path p = Path.of(fileName);
+            if (p.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+                try {
+                    Files.createFile(p, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(
+                            "rw-------")));
+                } catch (FileAlreadyExistsException e) {
+                    // the active file, created and checked at startup
+                }
+            }
+            super.openFile(fileName);
+        }
     }
 
     private static void createOwnerOnly(Settings s, Path path) {
@@ -115,9 +206,12 @@ public final class AuditDestination implements AutoCloseable {
         }
     }
 
-    /** Routes the audit logger back to its previous appenders and closes the file. */
+    /** Routes the audit logger back to its previous appenders and closes the file (nothing for stderr). */
     @Override
     public void close() {
+        if (file == null) {
+            return;
+        }
         previous.forEach(logger::addAppender);
         logger.detachAppender(file);
         file.stop();

@@ -26,6 +26,19 @@ public final class StateDirectory {
      * @param ownerOnly what in it is owner-only anyway, for the warning ({@code the credentials file})
      */
     public static void prepare(Path dir, String ownerOnly) {
+        ensure(dir);
+        String shared = OwnerOnlyCheck.sharedPermissions(dir);
+        if (shared != null) {
+            log.warn("state directory {} is accessible by group/others ({}); consider chmod 700 {} ({} itself is "
+                    + "owner-only)", dir, shared, dir, ownerOnly);
+        }
+    }
+
+    /**
+     * Prepares {@code dir} as above without the warning: for what comes before the command's own
+     * {@link #prepare} (the audit file), so that the warning is given once.
+     */
+    public static void ensure(Path dir) {
         try {
             if (Files.exists(dir) && !Files.isDirectory(dir)) {
                 throw new CliException(ExitCodes.REFUSED, "state directory " + dir + " exists and is not a directory");
@@ -40,11 +53,6 @@ public final class StateDirectory {
         } catch (IOException e) {
             throw new CliException(ExitCodes.REFUSED, "cannot create state directory " + dir + ": "
                     + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : " " + e.getMessage()));
-        }
-        String shared = OwnerOnlyCheck.sharedPermissions(dir);
-        if (shared != null) {
-            log.warn("state directory {} is accessible by group/others ({}); consider chmod 700 {} ({} itself is "
-                    + "owner-only)", dir, shared, dir, ownerOnly);
         }
     }
 }

@@ -207,10 +207,31 @@ public final class InProcessCli {
         }
     }
 
+    private static final java.util.Set<String> LONG_RUNNING = java.util.Set.of("run", "serve", "open");
+
+    /**
+     * {@code args} with {@code --audit-file -} added for a long-running command ({@code run}, {@code serve},
+     * {@code open}) given neither --audit-file nor --state-dir: its audit default is audit.jsonl in the default
+     * state directory, the home of whoever runs the tests; on stderr it is where these tests read it. A command
+     * given a state directory writes its audit there, as it would for a user. So a config file's audit-file
+     * counts only in a test that passes --state-dir too.
+     */
+    public static String[] auditToStderrUnlessPlaced(String... args) {
+        if (args.length == 0 || !LONG_RUNNING.contains(args[0])) {
+            return args;
+        }
+        for (String a : args) {
+            if (a.startsWith("--audit-file") || a.startsWith("--state-dir")) {
+                return args;
+            }
+        }
+        return concat(args, "--audit-file", "-");
+    }
+
     /** Runs the command line of {@code main} (the tool's top-level picocli command) with {@code args}. */
     public static Result run(Object main, String errorPrefix, String... args) {
         try (Captured c = new Captured()) {
-            int code = new CommandLine(main).execute(args);
+            int code = new CommandLine(main).execute(auditToStderrUnlessPlaced(args));
             return new Result(code, c.out(), c.err(), errorPrefix);
         }
     }
@@ -233,7 +254,8 @@ public final class InProcessCli {
             this.captured = new Captured(); // first: picocli binds System.out/err when the CommandLine is built
             CommandLine commandLine = new CommandLine(main);
             this.command = commandLine.getSubcommands().get(subcommand).getCommand();
-            this.task = new FutureTask<>(() -> commandLine.execute(args));
+            String[] placed = auditToStderrUnlessPlaced(args);
+            this.task = new FutureTask<>(() -> commandLine.execute(placed));
             Thread t = new Thread(task, threadName);
             t.setDaemon(true);
             t.start();

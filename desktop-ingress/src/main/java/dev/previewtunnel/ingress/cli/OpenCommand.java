@@ -3,6 +3,9 @@ package dev.previewtunnel.ingress.cli;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.cli.AuditDestination;
+import dev.previewtunnel.cli.ConsoleLogging;
+import dev.previewtunnel.cli.LogFormat;
+import dev.previewtunnel.cli.LogOptions;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Converters;
@@ -34,6 +37,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.stream.Collectors;
 import java.util.Set;
 import java.util.concurrent.Callable;
 
@@ -124,14 +128,24 @@ final class OpenCommand implements Callable<Integer> {
     String listen;
 
     @Option(names = "--audit-file", paramLabel = "FILE",
-            description = "Append the audit events to this owner-only file instead of stderr.")
-    Path auditFile;
+            description = "Append the audit events to this owner-only file, or write them to stderr with - "
+                    + "(default: STATE_DIR/audit.jsonl).")
+    String auditFile;
+
+    @Mixin
+    LogOptions logOptions = new LogOptions();
 
     private final ServiceRunner runner = new ServiceRunner(log, "open", () -> IngressMain.standalone);
 
+    private ConsoleLogging logging; // set by call() before run()
+
     @Override
     public Integer call() {
-        return runner.call(this::run);
+        // Closed after the runner's last line ("open stopped"), so that line is in the chosen format too.
+        try (ConsoleLogging applied = logOptions.apply()) {
+            logging = applied;
+            return runner.call(this::run);
+        }
     }
 
     private int run() {
@@ -165,7 +179,7 @@ final class OpenCommand implements Callable<Integer> {
         StateDirectory.prepare(hostDir, "the credentials file");
         runner.open(StateLock.acquire(hostDir, "desktop-ingress open of " + dest.shown(),
                 "give this one another --state-dir"));
-        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, auditFile));
+        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, auditFile, dir));
         OpenSession.Config cfg = new OpenSession.Config(dest, target.ssh(s), remote, dir, sessionId, portList, ttl,
                 listenAddress, browserToStart, target.connectTimeout);
         OpenSession session = OpenSession.of(cfg);
@@ -200,12 +214,24 @@ final class OpenCommand implements Callable<Integer> {
                 line.put("credentialsFile", credentials.toString());
             }
             Cli.printJson(line);
+            // stdout keeps its one JSON line for scripts in both formats; these lines are for the person.
+            String proxy = Cli.hostPort(session.proxyAddress());
+            log.atInfo().setMessage("open: {} on {} through the proxy {} (session {}); stop with Ctrl-C{}")
+                    .addArgument(session.urls().stream().map(Object::toString).collect(Collectors.joining(" ")))
+                    .addArgument(dest.shown()).addArgument(proxy).addArgument(session.session().id())
+                    .addArgument(credentials == null ? " or by closing the browser" : "")
+                    .log();
             if (credentials != null) {
-                log.info("no browser started: point a browser profile of its own at the proxy http://{} "
-                        + "(e.g. chromium --proxy-server=http://{} --proxy-bypass-list='<-loopback>' "
-                        + "--user-data-dir=DIR {}) with the username and password in {}",
-                        Cli.hostPort(session.proxyAddress()), Cli.hostPort(session.proxyAddress()),
-                        session.urls().get(0), credentials);
+                String browser = "chromium --proxy-server=http://" + proxy + " --proxy-bypass-list='<-loopback>' "
+                        + "--user-data-dir=$(mktemp -d) " + session.urls().get(0);
+                if (logging.format() == LogFormat.TEXT) {
+                    log.info("no browser started: start a browser profile of its own with the line below and give "
+                            + "it the username and password in {}", credentials);
+                    logging.plainLine(browser);
+                } else {
+                    log.info("no browser started: point a browser profile of its own at the proxy http://{} "
+                            + "(e.g. {}) with the username and password in {}", proxy, browser, credentials);
+                }
             }
             session.browserExited().thenRun(() -> {
                 log.info("open: the browser exited; stopping");

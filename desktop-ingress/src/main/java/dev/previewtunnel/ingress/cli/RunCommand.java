@@ -5,8 +5,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.cli.AuditDestination;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
+import dev.previewtunnel.cli.ConsoleLogging;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
+import dev.previewtunnel.cli.LogFormat;
+import dev.previewtunnel.cli.LogOptions;
 import dev.previewtunnel.local.http.MetricsServer;
 import dev.previewtunnel.local.metrics.BuildInfo;
 import dev.previewtunnel.local.http.LocalHttpServer;
@@ -113,8 +116,9 @@ import static java.util.Objects.requireNonNullElse;
                 "On SIGTERM/SIGINT: stops accepting browser connections, lets connections that move bytes finish "
                         + "within --drain-timeout and closes those idle for --drain-idle-timeout (502 for new "
                         + "requests meanwhile), deletes the control file, exits 0.",
-                "Logs are JSON lines on stderr. Audit events (one JSON object per line) go to stderr, or only to "
-                        + "the file given by --audit-file."})
+                "Logs go to stderr, as text lines on a terminal and JSON lines otherwise (--log-format). Audit "
+                        + "events (one JSON object per line) go to STATE_DIR/audit.jsonl, or to the file given by "
+                        + "--audit-file, or to stderr with --audit-file -; the log says where at startup."})
 final class RunCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
     /**
@@ -200,9 +204,13 @@ final class RunCommand implements Callable<Integer> {
     GrantRefreshOptions grantRefresh = new GrantRefreshOptions();
 
     @Option(names = "--audit-file", paramLabel = "FILE",
-            description = "Append the audit events (one JSON object per line) to this file instead of stderr; "
-                    + "created rw-------, an existing one must be owner-only (default: stderr).")
-    Path auditFile;
+            description = "Append the audit events (one JSON object per line) to this file, or write them to "
+                    + "stderr with -; created rw-------, an existing one must be owner-only (default: "
+                    + "STATE_DIR/audit.jsonl, rotated at 10 MiB keeping 5).")
+    String auditFile;
+
+    @Mixin
+    LogOptions logOptions = new LogOptions();
 
     @ArgGroup(validate = false, heading = "%nLimits and timeouts (each also PTUN_INGRESS_<NAME> and a config-file "
             + "key; see docs/security.md):%n")
@@ -214,10 +222,15 @@ final class RunCommand implements Callable<Integer> {
 
     private final ServiceRunner runner = new ServiceRunner(log, "ingress", () -> IngressMain.standalone);
     private volatile Ingress ingress; // set once started, for tests
+    private ConsoleLogging logging; // set by call() before run()
 
     @Override
     public Integer call() {
-        return runner.call(this::run);
+        // Closed after the runner's last line ("ingress stopped"), so that line is in the chosen format too.
+        try (ConsoleLogging applied = logOptions.apply()) {
+            logging = applied;
+            return runner.call(this::run);
+        }
     }
 
     private int run() {
@@ -262,7 +275,7 @@ final class RunCommand implements Callable<Integer> {
         // One run per state directory, before anything in it is read or written (the control file, credentials).
         StateDirectory.prepare(dir, "the credentials file");
         runner.open(StateLock.acquire(dir, "desktop-ingress run", "give this one another --state-dir"));
-        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, auditFile));
+        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, auditFile, dir));
 
         // 2. Secrets, TLS, refresh hook. Nothing here may echo a token or a grant.
         String tokenValue = secrets.readToken(spec, tokenPath);
@@ -359,16 +372,27 @@ final class RunCommand implements Callable<Integer> {
             }
             Cli.printJson(ready);
             String url = targets.isEmpty() ? "localhost:5173" : targets.iterator().next();
-            log.atInfo()
-                    .setMessage("proxy ready; start a browser profile of its own with: chromium "
-                            + "--proxy-server=http://{} --proxy-bypass-list='<-loopback>' "
-                            + "--user-data-dir=$(mktemp -d) http://{}/ and give the proxy username and password "
-                            + "from {} when asked (Playwright: proxy server "
-                            + "http://{} with the same username and password)")
-                    .addArgument(proxy).addArgument(url).addArgument(credentials.toAbsolutePath())
-                    .addArgument(proxy)
-                    .addKeyValue("event", "ready")
-                    .log();
+            String browser = "chromium --proxy-server=http://" + proxy + " --proxy-bypass-list='<-loopback>' "
+                    + "--user-data-dir=$(mktemp -d) http://" + url + "/";
+            if (logging.format() == LogFormat.TEXT) {
+                // The command on a line of its own, without time or level: a person copies it as it is.
+                log.atInfo()
+                        .setMessage("proxy ready on {}; start a browser profile of its own with the line below and "
+                                + "give it the proxy username and password from {} when asked (Playwright: proxy "
+                                + "server http://{} with the same username and password)")
+                        .addArgument(proxy).addArgument(credentials.toAbsolutePath()).addArgument(proxy)
+                        .addKeyValue("event", "ready")
+                        .log();
+                logging.plainLine(browser);
+            } else {
+                log.atInfo()
+                        .setMessage("proxy ready; start a browser profile of its own with: {} and give the proxy "
+                                + "username and password from {} when asked (Playwright: proxy server "
+                                + "http://{} with the same username and password)")
+                        .addArgument(browser).addArgument(credentials.toAbsolutePath()).addArgument(proxy)
+                        .addKeyValue("event", "ready")
+                        .log();
+            }
             if (targets.isEmpty()) {
                 log.info("session {} has no grants yet: attach one with: desktop-ingress grant add --session {} "
                         + "--grant-file FILE{}", first.id(), first.id(),

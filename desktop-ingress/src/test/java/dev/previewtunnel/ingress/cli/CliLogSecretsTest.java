@@ -130,7 +130,8 @@ class CliLogSecretsTest {
             Path webGrants = TestStack.secretFile(tmp, "web-grants", webGrant + "\n" + wrongEnvGrant + "\n");
             Path state = tmp.resolve("state");
             RunningIngress running = RunningIngress.start("run", "--gateway", stack.url(), "--token-file",
-                    tokenFile.toString(), "--grant-file", grantFile.toString(), "--state-dir", state.toString());
+                    tokenFile.toString(), "--grant-file", grantFile.toString(), "--state-dir", state.toString(),
+                    "--audit-file", "-"); // on the audit logger's own appenders: the capture sees every event
             try {
                 JsonNode ready = running.readyLine();
                 String proxy = ready.get("proxy").asText();

@@ -1,6 +1,8 @@
 package dev.previewtunnel.gateway.cli;
 
 import dev.previewtunnel.cli.AuditDestination;
+import dev.previewtunnel.cli.ConsoleLogging;
+import dev.previewtunnel.cli.LogOptions;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Converters;
@@ -38,6 +40,7 @@ import org.slf4j.LoggerFactory;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -98,8 +101,10 @@ import static java.util.Objects.requireNonNullElse;
                 "On SIGTERM/SIGINT: releases the admin and metrics listeners (a replacement can bind them), stops "
                         + "accepting, sends GOAWAY to every connection, lets streams that move bytes finish within "
                         + "--drain-timeout, cuts those idle for --drain-idle-timeout, then exits 0.",
-                "Logs are JSON lines on stderr. Audit events (one JSON object per line) go to stderr, or only to "
-                        + "the file given by --audit-file.",
+                "Logs go to stderr, as text lines on a terminal and JSON lines otherwise (--log-format). Audit "
+                        + "events (one JSON object per line) go to STATE_DIR/audit.jsonl, or to the file given by "
+                        + "--audit-file, or to stderr with --audit-file - (under systemd: the journal); the log "
+                        + "says where at startup.",
                 "--stdio-control is for a parent process, not for a person or a service manager: desktop-ingress "
                         + "open runs serve as the command of one ssh channel and, after the ready line, mints "
                         + "connection tokens and grants over serve's stdin and stdout (one JSON request and one "
@@ -208,9 +213,13 @@ final class ServeCommand implements Callable<Integer> {
     String metricsListen;
 
     @Option(names = "--audit-file", paramLabel = "FILE",
-            description = "Append the audit events (one JSON object per line) to this file instead of stderr; "
-                    + "created rw-------, an existing one must be owner-only (default: stderr).")
-    Path auditFile;
+            description = "Append the audit events (one JSON object per line) to this file, or write them to "
+                    + "stderr with -; created rw-------, an existing one must be owner-only (default: "
+                    + "STATE_DIR/audit.jsonl, rotated at 10 MiB keeping 5).")
+    String auditFile;
+
+    @Mixin
+    LogOptions logOptions = new LogOptions();
 
     @ArgGroup(validate = false, heading = "%nAbuse limits (each also PTUN_GATEWAY_<NAME> and a config-file key; "
             + "what each defends: docs/security.md):%n")
@@ -224,7 +233,10 @@ final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        return runner.call(this::run);
+        // Closed after the runner's last line ("gateway stopped"), so that line is in the chosen format too.
+        try (ConsoleLogging applied = logOptions.apply()) {
+            return runner.call(this::run);
+        }
     }
 
     private int run() {
@@ -264,7 +276,7 @@ final class ServeCommand implements Callable<Integer> {
             runner.open(StateLock.acquire(state, "env-gateway serve --admin-listen",
                     "give this one another --state-dir"));
         }
-        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, auditFile));
+        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, auditFile, state));
 
         // 2. TLS and keys.
         SslContext tls = cert == null ? null : ServeKeyFiles.serverTls(spec, cert, key);

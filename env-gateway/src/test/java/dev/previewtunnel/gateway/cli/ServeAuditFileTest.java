@@ -58,7 +58,8 @@ class ServeAuditFileTest {
         Settings.environmentForTests(Map.of("PTUN_GATEWAY_AUDIT_FILE", audit.toString()));
         RunningServe serve;
         try {
-            serve = RunningServe.start("serve", "--keys", keys, "--env", "env-1", "--listen", "127.0.0.1:0");
+            serve = RunningServe.start("serve", "--keys", keys, "--env", "env-1", "--listen", "127.0.0.1:0",
+                    "--state-dir", tmp.resolve("state").toString());
         } finally {
             Settings.environmentForTests(null);
         }

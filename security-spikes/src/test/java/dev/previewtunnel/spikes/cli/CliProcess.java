@@ -84,7 +84,25 @@ final class CliProcess implements AutoCloseable {
         stateHome = null;
     }
 
+    private static final java.util.Set<String> LONG_RUNNING = java.util.Set.of("run", "serve", "open");
+
+    /**
+     * Starts a command; a long-running one ({@code run}, {@code serve}, {@code open}) given no {@code --audit-file}
+     * gets {@code --audit-file -}: its audit events then come on stderr, where these tests read them (by default
+     * they would go to audit.jsonl in its state directory).
+     */
     static CliProcess start(String module, String... args) throws IOException {
+        if (args.length > 0 && LONG_RUNNING.contains(args[0])
+                && java.util.Arrays.stream(args).noneMatch(a -> a.startsWith("--audit-file"))) {
+            List<String> withAudit = new ArrayList<>(List.of(args));
+            withAudit.addAll(List.of("--audit-file", "-"));
+            return startAsGiven(module, withAudit.toArray(String[]::new));
+        }
+        return startAsGiven(module, args);
+    }
+
+    /** Starts a command with exactly {@code args} (the audit where the command's defaults put it). */
+    static CliProcess startAsGiven(String module, String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx128m"));
         command.addAll(FatalErrors.JVM_FLAGS); // the shipped launch flags
