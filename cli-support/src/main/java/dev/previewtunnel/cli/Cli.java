@@ -141,10 +141,13 @@ public final class Cli {
         }
     }
 
-    /** A file named by {@code option} must exist (else usage error, exit 1) and be readable (else exit 3). */
+    /**
+     * A file named by {@code option} must exist and be readable, else it is refused (exit 3, as ExitCodes.REFUSED
+     * and docs/operations.md define it; it was a usage error before issue 20, which no doc said).
+     */
     public static void requireReadableFile(CommandSpec spec, Path file, String option) {
         if (!Files.isRegularFile(file)) {
-            throw usage(spec, option + " file " + file + " does not exist or is not a file");
+            throw new CliException(ExitCodes.REFUSED, option + " file " + file + " does not exist or is not a file");
         }
         if (!Files.isReadable(file)) {
             throw new CliException(ExitCodes.REFUSED, option + " file " + file

@@ -7,14 +7,14 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Set;
 
-/** Whether group or others may access a file or directory that holds secrets (only ever a warning). */
+/** Whether group or others may access a file or directory that holds secrets (a warning, or a refusal: SecretFiles). */
 public final class OwnerOnlyCheck {
     private OwnerOnlyCheck() {
     }
 
     /**
      * The permissions of {@code path} ({@code rw-r--r--}) when group or others have any, else null; null too when
-     * they cannot be read or the file system has no POSIX permissions: the caller only warns.
+     * they cannot be read or the file system has no POSIX permissions.
      */
     public static String sharedPermissions(Path path) {
         try {

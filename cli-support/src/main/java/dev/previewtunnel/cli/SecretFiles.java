@@ -1,7 +1,5 @@
 package dev.previewtunnel.cli;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.IOException;
@@ -14,23 +12,23 @@ import java.util.List;
 
 /**
  * Files that hold secrets (tokens, grants): read without ever echoing their content (docs/security.md "Secrets"),
- * with a warning when others may read them.
+ * refused when others may read them.
  */
 public final class SecretFiles {
     /** A token or grant file is a few KiB at most; anything this big is the wrong file. */
     public static final long MAX_SIZE = 1024 * 1024;
-    private static final Logger log = LoggerFactory.getLogger(SecretFiles.class);
 
     private SecretFiles() {
     }
 
     /**
-     * The non-blank lines of a token or grant file that are not # comments, stripped. A missing file is a usage
-     * error (exit 1), an unreadable one a refusal (exit 3). Warns when others may read it.
+     * The non-blank lines of a token or grant file that are not # comments, stripped. A missing or unreadable file
+     * is refused (exit 3), and so is one group or others may access: it holds a secret, like the state files
+     * (docs/operations.md "Exit codes"; before issue 20 it was only warned about, while doctor failed it).
      */
     public static List<String> readLines(CommandSpec spec, Path file, String option) {
         Cli.requireReadableFile(spec, file, option);
-        warnIfShared(file, option);
+        requireOwnerOnly(file, option);
         String content;
         try {
             if (Files.size(file) > MAX_SIZE) {
@@ -50,12 +48,12 @@ public final class SecretFiles {
         return lines;
     }
 
-    /** Warns (naming {@code option} and the file, never the content) when group or others may access it. */
-    public static void warnIfShared(Path file, String option) {
+    /** Refuses (naming {@code option} and the file, never the content) a file group or others may access. */
+    public static void requireOwnerOnly(Path file, String option) {
         String shared = OwnerOnlyCheck.sharedPermissions(file);
         if (shared != null) {
-            log.warn("{} file {} is accessible by group/others ({}); it holds secrets: chmod 600 {}", option, file,
-                    shared, file);
+            throw new CliException(ExitCodes.REFUSED, option + " file " + file + " is accessible by group/others ("
+                    + shared + "); it holds secrets: chmod 600 " + file);
         }
     }
 }

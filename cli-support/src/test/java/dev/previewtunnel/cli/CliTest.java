@@ -93,10 +93,12 @@ class CliTest {
     @Test
     void readableFileChecks() throws Exception {
         Path missing = tmp.resolve("missing.pem");
-        assertEquals("--tls-cert file " + missing + " does not exist or is not a file",
-                assertThrows(ParameterException.class, () -> Cli.requireReadableFile(spec, missing, "--tls-cert"))
-                        .getMessage());
-        assertThrows(ParameterException.class, () -> Cli.requireReadableFile(spec, tmp, "--tls-cert"));
+        CliException absent = assertThrows(CliException.class, () -> Cli.requireReadableFile(spec, missing,
+                "--tls-cert"));
+        assertEquals("--tls-cert file " + missing + " does not exist or is not a file", absent.getMessage());
+        assertEquals(ExitCodes.REFUSED, absent.exitCode(), "a missing file is refused (exit 3), as documented");
+        assertEquals(ExitCodes.REFUSED, assertThrows(CliException.class,
+                () -> Cli.requireReadableFile(spec, tmp, "--tls-cert")).exitCode());
         Path file = Files.writeString(tmp.resolve("f"), "x");
         Cli.requireReadableFile(spec, file, "--tls-cert");
         if (!"root".equals(System.getProperty("user.name"))) { // root reads anything

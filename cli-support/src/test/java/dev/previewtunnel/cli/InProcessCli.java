@@ -60,6 +60,13 @@ public final class InProcessCli {
             return cliErrorLine();
         }
 
+        /** A refusal: exit 3, nothing on stdout, one line on stderr; returns that line. */
+        public String refusal() {
+            assertEquals(ExitCodes.REFUSED, exitCode, this::toString);
+            assertEquals("", out, this::toString);
+            return cliErrorLine();
+        }
+
         @Override
         public String toString() {
             return "exit " + exitCode + "\n--- stdout\n" + out + "--- stderr\n" + err;

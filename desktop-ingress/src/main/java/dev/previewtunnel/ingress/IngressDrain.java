@@ -39,7 +39,7 @@ final class IngressDrain {
     }
 
     private void cut(Channel browser, String reason) {
-        audit.event("drain_cut")
+        audit.event(IngressAuditEvent.DRAIN_CUT)
                 .put("browserPort", browser.remoteAddress() instanceof InetSocketAddress a ? a.getPort() : -1)
                 .put("reason", reason)
                 .put("bytes", ByteActivity.of(browser))
@@ -51,7 +51,7 @@ final class IngressDrain {
         int[] cut = watch.finish();
         long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
         int finished = Math.max(0, atStart - cut[0] - cut[1]);
-        audit.event("drain_finished").put("browserConnections", atStart).put("finished", finished)
+        audit.event(IngressAuditEvent.DRAIN_FINISHED).put("browserConnections", atStart).put("finished", finished)
                 .put("cutIdle", cut[0]).put("cutAtMaximum", cut[1]).put("millis", millis).write();
         log.atInfo().setMessage("drain over after {} ms: {} of {} browser connections finished, {} cut idle, {} cut "
                         + "at the drain maximum")

@@ -43,7 +43,7 @@ final class GatewayDrain {
 
     private void cut(Channel stream, String reason) {
         LiveStreams.Described d = context.liveStreams().describe(stream);
-        context.audit().event("drain_cut")
+        context.audit().event(GatewayAuditEvent.DRAIN_CUT)
                 .put("conn", d == null ? null : d.connection())
                 .put("stream", stream instanceof Http2StreamChannel h ? Integer.toString(h.stream().id()) : null)
                 .put("session", d == null ? null : d.session())
@@ -59,7 +59,7 @@ final class GatewayDrain {
         int[] cut = watch.finish();
         long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
         int finished = Math.max(0, streamsAtStart - cut[0] - cut[1]);
-        context.audit().event("drain_finished")
+        context.audit().event(GatewayAuditEvent.DRAIN_FINISHED)
                 .put("streams", streamsAtStart)
                 .put("finished", finished)
                 .put("cutIdle", cut[0])

@@ -245,13 +245,13 @@ public final class GatewayServer implements AutoCloseable {
             context.metrics().connectionOpened(parent);
             IdleConnectionReaper.watch(parent, config.limits().connectionIdleTimeout());
             VerifiedToken token = (VerifiedToken) principal;
-            context.audit().event("connection_opened")
+            context.audit().event(GatewayAuditEvent.CONNECTION_OPENED)
                     .put("conn", parent.attr(CONNECTION_ID).get())
                     .put("env", token.environment())
                     .put("tokenId", token.jti())
                     .put("remote", String.valueOf(parent.remoteAddress()))
                     .write();
-            parent.closeFuture().addListener(f -> context.audit().event("connection_closed")
+            parent.closeFuture().addListener(f -> context.audit().event(GatewayAuditEvent.CONNECTION_CLOSED)
                     .put("conn", parent.attr(CONNECTION_ID).get()).write());
         }
     }

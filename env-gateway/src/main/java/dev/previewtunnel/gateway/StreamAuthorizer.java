@@ -151,7 +151,7 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
             stream.pipeline().addLast(IdleStreamCloser.INSTANCE);
             stream.pipeline().addLast(new StreamByteAdapter());
             String remote = target.remoteAddress().toString();
-            gateway.audit().event("stream_opened")
+            gateway.audit().event(GatewayAuditEvent.STREAM_OPENED)
                     .put("conn", connectionId)
                     .put("stream", Integer.toString(stream.stream().id()))
                     .put("env", grant.environment())
@@ -163,7 +163,7 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
                     .write();
             long openedAt = System.nanoTime();
             RelayHandler.link(stream, target, (fromStream, fromTarget, end) ->
-                    gateway.audit().event("stream_closed")
+                    gateway.audit().event(GatewayAuditEvent.STREAM_CLOSED)
                             .put("conn", connectionId)
                             .put("stream", Integer.toString(stream.stream().id()))
                             .put("session", grant.session())
@@ -181,7 +181,7 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
                         String detail) {
         gateway.metrics().refused(error, detail);
         // A peer can repeat a refusal at will: one line per kind (token, code, detail), repeats summarized.
-        gateway.audit().refused("stream_refused", line -> line
+        gateway.audit().refused(GatewayAuditEvent.STREAM_REFUSED, line -> line
                         .put("conn", connectionId)
                         .put("stream", Integer.toString(stream.stream().id()))
                         .put("target", request == null ? null : request.authority().toString())

@@ -65,9 +65,9 @@ final class TokenAuthenticator implements ConnectionAuthenticator {
     private void refused(String tokenId, String code) {
         context.metrics().tokenRefused(code);
         if (tokenId == null) {
-            context.audit().refused("connection_refused", line -> { }, "code", code);
+            context.audit().refused(GatewayAuditEvent.CONNECTION_REFUSED, line -> { }, "code", code);
         } else {
-            context.audit().refused("connection_refused", line -> { }, "tokenId", tokenId, "code", code);
+            context.audit().refused(GatewayAuditEvent.CONNECTION_REFUSED, line -> { }, "tokenId", tokenId, "code", code);
         }
     }
 }

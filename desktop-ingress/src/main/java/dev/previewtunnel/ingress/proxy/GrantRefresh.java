@@ -1,5 +1,6 @@
 package dev.previewtunnel.ingress.proxy;
 
+import dev.previewtunnel.ingress.IngressAuditEvent;
 import dev.previewtunnel.grants.UnverifiedGrantView;
 import dev.previewtunnel.ingress.refresh.GrantRefresher;
 import dev.previewtunnel.ingress.session.AuthorityMap;
@@ -44,7 +45,7 @@ final class GrantRefresh {
                         return;
                     }
                     Route fresh = failure == null ? attach(s, old, grant, name, environment) : null;
-                    audit.event("grant_refresh").put("session", s.id())
+                    audit.event(IngressAuditEvent.GRANT_REFRESH).put("session", s.id())
                             .put("authority", old.requested().toString()).put("oldGrant", old.grantId())
                             .put("newGrant", fresh == null ? null : fresh.grantId())
                             .put("ok", fresh == null ? "false" : "true").write();

@@ -1,5 +1,6 @@
 package dev.previewtunnel.ingress.proxy;
 
+import dev.previewtunnel.ingress.IngressAuditEvent;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.Route;
 import dev.previewtunnel.mux.wire.TunnelError;
@@ -358,7 +359,7 @@ final class ProxyExchange implements Upstream.Listener {
     }
 
     private void retryOnFreshStream(String why) {
-        context.audit().event("request_retried")
+        context.audit().event(IngressAuditEvent.REQUEST_RETRIED)
                 .put("session", session.id())
                 .put("authority", opener.route().requested().toString())
                 .put("reason", why)

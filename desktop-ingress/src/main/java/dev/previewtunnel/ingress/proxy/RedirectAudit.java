@@ -1,5 +1,6 @@
 package dev.previewtunnel.ingress.proxy;
 
+import dev.previewtunnel.ingress.IngressAuditEvent;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.Route;
 import dev.previewtunnel.mux.wire.Authority;
@@ -36,7 +37,7 @@ final class RedirectAudit {
             int port = to.getPort() != -1 ? to.getPort() : "https".equalsIgnoreCase(to.getScheme()) ? 443 : 80;
             Authority target = new Authority(host, port);
             if (session.authorities().route(target).isEmpty()) {
-                audit.event("redirect_not_granted")
+                audit.event(IngressAuditEvent.REDIRECT_NOT_GRANTED)
                         .put("session", session.id())
                         .put("from", route.requested().toString())
                         .put("to", to.getScheme() + "://" + target)

@@ -1,5 +1,6 @@
 package dev.previewtunnel.ingress.proxy;
 
+import dev.previewtunnel.ingress.IngressAuditEvent;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.status.FrontDoor;
 import dev.previewtunnel.ingress.status.RecentErrors;
@@ -121,11 +122,11 @@ record Refusal(TunnelError error, String code, String authority, String detail, 
     private void audit(AuditLog audit, String sessionId) {
         if (sessionId == null) {
             // Any local process can be refused at will without a credential: one line per kind, repeats summarized.
-            audit.refused("request_refused", l -> l.put("authority", authority), "code", code,
+            audit.refused(IngressAuditEvent.REQUEST_REFUSED, l -> l.put("authority", authority), "code", code,
                     "detail", reason == null ? "" : reason);
             return;
         }
-        audit.event("request_refused")
+        audit.event(IngressAuditEvent.REQUEST_REFUSED)
                 .put("session", sessionId)
                 .put("authority", authority)
                 .put("code", code)

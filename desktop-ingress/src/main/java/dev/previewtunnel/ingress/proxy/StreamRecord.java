@@ -1,5 +1,6 @@
 package dev.previewtunnel.ingress.proxy;
 
+import dev.previewtunnel.ingress.IngressAuditEvent;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.Route;
 import dev.previewtunnel.local.audit.AuditLog;
@@ -75,7 +76,7 @@ final class StreamRecord extends ChannelDuplexHandler {
         StreamRecord record = new StreamRecord(audit, session, route, kind, browser);
         stream.pipeline().addLast(NAME, record); // after the byte adapter: sees bytes, FIN and resets as bytes
         session.streamOpened();
-        record.line("stream_opened").write();
+        record.line(IngressAuditEvent.STREAM_OPENED).write();
         stream.closeFuture().addListener(f -> record.close(stream)); // runs on the stream's loop
         return record;
     }
@@ -93,7 +94,7 @@ final class StreamRecord extends ChannelDuplexHandler {
             return;
         }
         session.streamClosed();
-        line("stream_closed")
+        line(IngressAuditEvent.STREAM_CLOSED)
                 .put("bytesToTarget", toTarget)
                 .put("bytesFromTarget", fromTarget)
                 .put("durationMillis", (System.nanoTime() - openedAt) / 1_000_000)
@@ -136,7 +137,7 @@ final class StreamRecord extends ChannelDuplexHandler {
         return "reset";
     }
 
-    private AuditLog.Event line(String event) {
+    private AuditLog.Event line(IngressAuditEvent event) {
         return audit.event(event)
                 .put("stream", id)
                 .put("kind", route.grant() == null ? "direct-" + kind : kind)

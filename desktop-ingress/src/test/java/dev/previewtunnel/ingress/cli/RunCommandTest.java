@@ -379,7 +379,7 @@ class RunCommandTest {
         Path onlyComments = secretFile("grants", "# nothing yet\n\n");
         Result r = run(concat(base, "--grant-file", onlyComments.toString()));
         assertTrue(r.usageError().contains("at least one grant is required"), r::toString);
-        assertTrue(run(concat(base, "--grant-file", tmp.resolve("missing").toString())).usageError()
+        assertTrue(run(concat(base, "--grant-file", tmp.resolve("missing").toString())).refusal()
                 .contains("does not exist"));
     }
 
@@ -419,8 +419,31 @@ class RunCommandTest {
         assertTrue(bad.usageError().contains("not a connection token"), bad::toString);
         assertFalse(bad.err().contains(spaced));
 
-        assertTrue(run(concat(base, "--token-file", tmp.resolve("missing").toString())).usageError()
+        assertTrue(run(concat(base, "--token-file", tmp.resolve("missing").toString())).refusal()
                 .contains("--token-file file"));
+    }
+
+    /**
+     * A missing token or grant file, or one group/others may read, is refused with exit 3 (ExitCodes.REFUSED,
+     * docs/operations.md): before issue 20 a missing one exited 1 and a loose one was only warned about.
+     */
+    @Test
+    void missingOrLooseSecretFilesAreRefused() throws Exception {
+        String[] base = {"run", "--gateway", gateway.url(false), "--state-dir", tmp.toString()};
+        Path missing = tmp.resolve("no-token");
+        assertEquals("desktop-ingress: --token-file file " + missing + " does not exist or is not a file",
+                run(concat(base, "--grant", grant, "--token-file", missing.toString())).refusal());
+        Path looseToken = secretFile("loose-token", token);
+        Files.setPosixFilePermissions(looseToken, PosixFilePermissions.fromString("rw-r--r--"));
+        Result r = run(concat(base, "--grant", grant, "--token-file", looseToken.toString()));
+        assertEquals("desktop-ingress: --token-file file " + looseToken + " is accessible by group/others "
+                + "(rw-r--r--); it holds secrets: chmod 600 " + looseToken, r.refusal());
+        assertNoSecrets(r.out(), r.err(), token, grant);
+        Path looseGrant = secretFile("loose-grant", grant);
+        Files.setPosixFilePermissions(looseGrant, PosixFilePermissions.fromString("rw-r-----"));
+        Result g = run(concat(base, "--token", token, "--grant-file", looseGrant.toString()));
+        assertTrue(g.refusal().contains("--grant-file file " + looseGrant + " is accessible by group/others"), g::toString);
+        assertNoSecrets(g.out(), g.err(), token, grant);
     }
 
     @Test
@@ -450,7 +473,7 @@ class RunCommandTest {
         assertTrue(ca.usageError().contains("--gateway-ca applies to wss:// gateways only"));
         Result badCa = run("run", "--gateway", "wss://127.0.0.1:1/tunnel", "--gateway-ca",
                 tmp.resolve("missing.pem").toString(), "--token", token, "--grant", grant);
-        assertTrue(badCa.usageError().contains("--gateway-ca file"));
+        assertTrue(badCa.refusal().contains("--gateway-ca file"));
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.previewtunnel.gateway.cli;
 
+import dev.previewtunnel.gateway.GatewayAuditEvent;
 import dev.previewtunnel.cli.AuditDestination;
 import dev.previewtunnel.cli.ConsoleLogging;
 import dev.previewtunnel.cli.LogOptions;
@@ -295,7 +296,7 @@ final class ServeCommand implements Callable<Integer> {
         if (!allowed.isEmpty()) {
             String cidrs = allowed.stream().map(Cidr::toString).collect(Collectors.joining(","));
             log.warn("non-loopback targets are enabled: grants may reach {} in addition to loopback", cidrs);
-            new AuditLog("gateway").event("non_loopback_targets_enabled").put("env", env)
+            new AuditLog("gateway").event(GatewayAuditEvent.NON_LOOPBACK_TARGETS_ENABLED).put("env", env)
                     .put("cidrs", cidrs).write();
         }
         if (listenAddress instanceof InetSocketAddress inet && !inet.getAddress().isLoopbackAddress() && tls == null) {

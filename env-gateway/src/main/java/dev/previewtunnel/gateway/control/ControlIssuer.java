@@ -1,5 +1,6 @@
 package dev.previewtunnel.gateway.control;
 
+import dev.previewtunnel.gateway.GatewayAuditEvent;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.gateway.control.ControlError.Code;
@@ -70,7 +71,7 @@ public final class ControlIssuer {
     Issued token(Duration ttl) {
         requireTtl(ttl, GrantIssuer.MAX_TTL, "24h, the most a token may live");
         Issued token = issued(issuer().issueConnectionToken(environment, ttl));
-        audit.event("token_issued").put("env", environment).put("tokenId", token.id())
+        audit.event(GatewayAuditEvent.TOKEN_ISSUED).put("env", environment).put("tokenId", token.id())
                 .put("expiresAt", token.expiresAt().toString()).write();
         return token;
     }
@@ -85,7 +86,7 @@ public final class ControlIssuer {
         }
         requireDialable(spec.targetHost());
         Issued grant = issued(issuer().issueGrant(spec, ttl));
-        audit.event("grant_issued").put("env", environment).put("session", session)
+        audit.event(GatewayAuditEvent.GRANT_ISSUED).put("env", environment).put("session", session)
                 .put("target", target.toString()).put("grantId", grant.id())
                 .put("expiresAt", grant.expiresAt().toString()).write();
         return grant;

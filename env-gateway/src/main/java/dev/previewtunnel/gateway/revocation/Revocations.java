@@ -1,5 +1,6 @@
 package dev.previewtunnel.gateway.revocation;
 
+import dev.previewtunnel.gateway.GatewayAuditEvent;
 import dev.previewtunnel.gateway.LiveStreams;
 import dev.previewtunnel.gateway.TunnelConnections;
 import dev.previewtunnel.grants.RevocationList;
@@ -37,7 +38,7 @@ public final class Revocations {
         list.revokeGrant(jti);
         int closed = liveStreams.closeGrant(jti);
         int closedConnections = connections.closeToken(jti);
-        audit.event("revoked").put("grant", jti).put("closedStreams", closed)
+        audit.event(GatewayAuditEvent.REVOKED).put("grant", jti).put("closedStreams", closed)
                 .put("closedConnections", closedConnections).write();
         persist();
         return closed;
@@ -47,7 +48,7 @@ public final class Revocations {
     public int revokeSession(String session) {
         list.revokeSession(session);
         int closed = liveStreams.closeSession(session);
-        audit.event("revoked").put("session", session).put("closedStreams", closed).write();
+        audit.event(GatewayAuditEvent.REVOKED).put("session", session).put("closedStreams", closed).write();
         persist();
         return closed;
     }

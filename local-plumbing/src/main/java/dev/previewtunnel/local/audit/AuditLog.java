@@ -33,8 +33,8 @@ public final class AuditLog {
      * {@code keyFields}, name/value pairs) in the current window, else counted for a summary line
      * ({@link RepeatedRefusals}); {@code details} adds the fields of the full line.
      */
-    public void refused(String event, java.util.function.Consumer<Event> details, String... keyFields) {
-        repeated.refused(event, details, keyFields);
+    public void refused(AuditEvent event, java.util.function.Consumer<Event> details, String... keyFields) {
+        repeated.refused(event.wireName(), details, keyFields);
     }
 
     /** Writes the summaries of ended windows ({@code all}: every pending one, at close). Call it every second. */
@@ -48,7 +48,12 @@ public final class AuditLog {
     }
 
     /** Starts an audit event; add fields, then {@link Event#write()}. */
-    public Event event(String name) {
+    public Event event(AuditEvent event) {
+        return new Event(event.wireName());
+    }
+
+    /** Only for {@link RepeatedRefusals}' summary lines, which repeat a name an {@link AuditEvent} gave. */
+    Event event(String name) {
         return new Event(name);
     }
 
