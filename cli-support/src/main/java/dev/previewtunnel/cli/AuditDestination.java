@@ -64,15 +64,26 @@ public final class AuditDestination implements AutoCloseable {
      * file it names (relative to the config file's directory when it came from there) or to
      * {@value #DEFAULT_FILE} in {@code stateDir} (created rwx------ if missing, refused if untrusted: the checks
      * of {@link StateDirectory}), and logs where.
-     * Errors are usage errors naming the setting, or the state directory's own (exit 3).
+     * Errors are usage errors naming the setting, or the state directory's own (exit 3). The default file is
+     * rotated: the caller holds {@code stateDir}'s {@link StateLock}, so no other process rotates it too.
      */
     public static AuditDestination apply(Settings s, String loggerName, String setting, Path stateDir) {
+        return apply(s, loggerName, setting, stateDir, true);
+    }
+
+    /**
+     * As above; {@code soleWriter} false (a {@code serve} without the state lock, several of which may share the
+     * directory) appends to the default file without rotating it: logback's rolling appender rotates by name in one
+     * process only, and two rotating processes would shift each other's open files out of the window.
+     */
+    public static AuditDestination apply(Settings s, String loggerName, String setting, Path stateDir,
+            boolean soleWriter) {
         AuditDestination d;
         if (STDERR.equals(setting == null ? null : setting.strip())) {
             d = new AuditDestination(null, List.of(), null, "stderr");
         } else if (setting == null) {
             StateDirectory.ensure(stateDir); // the command's own prepare() warns about loose modes, once
-            d = toFile(s, loggerName, stateDir.resolve(DEFAULT_FILE), true);
+            d = toFile(s, loggerName, stateDir.resolve(DEFAULT_FILE), soleWriter);
         } else {
             Path path;
             try {

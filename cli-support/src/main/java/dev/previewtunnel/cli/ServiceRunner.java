@@ -27,7 +27,7 @@ public final class ServiceRunner {
     private final Logger log;
     private final String what;
     private final BooleanSupplier standalone;
-    private final SystemdNotify notify;
+    private SystemdNotify notify; // guarded by lock; read from the environment at the first use (below)
     private final CountDownLatch started = new CountDownLatch(1);
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Object lock = new Object();
@@ -41,10 +41,14 @@ public final class ServiceRunner {
      * @param standalone true when run as the main program: a signal's stop then halts with 0 (4 if it failed)
      */
     public ServiceRunner(Logger log, String what, BooleanSupplier standalone) {
-        this(log, what, standalone, SystemdNotify.fromEnvironment());
+        this(log, what, standalone, null);
     }
 
-    /** As above, telling systemd through {@code notify} (READY=1 once announced, STOPPING=1 at the stop). */
+    /**
+     * As above, telling systemd through {@code notify} (READY=1 once announced, STOPPING=1 at the stop); null reads
+     * NOTIFY_SOCKET when first needed, not here: every command object builds a runner, and a short command run
+     * under a service's environment must not warn about the socket.
+     */
     ServiceRunner(Logger log, String what, BooleanSupplier standalone, SystemdNotify notify) {
         this.log = log;
         this.what = what;
@@ -101,7 +105,7 @@ public final class ServiceRunner {
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             announce.run();
-            notify.ready(what + " serving");
+            notifier().ready(what + " serving");
             started.countDown();
             awaitStopped();
         } finally {
@@ -146,9 +150,18 @@ public final class ServiceRunner {
         return started.await(timeout, unit);
     }
 
+    private SystemdNotify notifier() {
+        synchronized (lock) {
+            if (notify == null) {
+                notify = SystemdNotify.fromEnvironment();
+            }
+            return notify;
+        }
+    }
+
     private void shutdown(String reason) {
         long t0 = System.nanoTime();
-        notify.stopping(what + " draining (" + reason + ")");
+        notifier().stopping(what + " draining (" + reason + ")");
         try {
             closeAll(reason);
         } finally {

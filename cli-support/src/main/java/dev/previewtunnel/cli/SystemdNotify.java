@@ -18,14 +18,16 @@ import java.util.Map;
  * and a short-lived child's may arrive after it has exited and be dropped.
  *
  * <p>An abstract socket name ({@code @name}) is sent to as Linux' abstract namespace (a leading NUL byte). A
- * relative path is logged and nothing is sent; without the native transport (not Linux) each message is a
- * warning instead. A failed send is a warning, never a failure of the service.
+ * relative path is logged and nothing is sent; without the native transport (not Linux) each message is an
+ * error line instead. A failed send is an error line, never a failure of the service; but under Type=notify
+ * systemd then never sees READY=1 and stops the unit at TimeoutStartSec, which the line says.
  */
 public final class SystemdNotify {
     /** The environment variable systemd sets for a Type=notify service. */
     public static final String NOTIFY_SOCKET = "NOTIFY_SOCKET";
     private static final Logger LOG = LoggerFactory.getLogger(SystemdNotify.class);
     private static final SystemdNotify NONE = new SystemdNotify(null);
+    private static final String UNDER_NOTIFY = "; a Type=notify unit is stopped at its TimeoutStartSec without it";
 
     private final byte[] address; // null: not under systemd (or cannot send)
 
@@ -50,12 +52,14 @@ public final class SystemdNotify {
         } else if (socket.startsWith("/")) {
             address = socket.getBytes(StandardCharsets.UTF_8);
         } else {
-            LOG.warn("{}={} is neither an absolute path nor an abstract name (@...): readiness is not signalled",
+            LOG.error("{}={} is neither an absolute path nor an abstract name (@...): readiness is not signalled"
+                    + UNDER_NOTIFY,
                     NOTIFY_SOCKET, socket);
             return NONE;
         }
         if (address.length > Socket.UDS_SUN_PATH_SIZE) {
-            LOG.warn("{} is longer than an AF_UNIX address can be: readiness is not signalled", NOTIFY_SOCKET);
+            LOG.error("{} is longer than an AF_UNIX address can be: readiness is not signalled" + UNDER_NOTIFY,
+                    NOTIFY_SOCKET);
             return NONE;
         }
         return new SystemdNotify(address);
@@ -89,7 +93,7 @@ public final class SystemdNotify {
         // Checked here, not when built: every command object builds one, and loading the native library would
         // slow down short commands run with NOTIFY_SOCKET set.
         if (!Epoll.isAvailable()) {
-            LOG.warn("{} is set but the native transport is unavailable ({}): systemd is not notified",
+            LOG.error("{} is set but the native transport is unavailable ({}): systemd is not notified" + UNDER_NOTIFY,
                     NOTIFY_SOCKET, Epoll.unavailabilityCause().toString());
             return;
         }
@@ -103,7 +107,7 @@ public final class SystemdNotify {
                 LOG.warn("{}: sent {} of {} bytes", NOTIFY_SOCKET, sent, bytes.length);
             }
         } catch (IOException | RuntimeException e) {
-            LOG.warn("cannot notify systemd through {} ({})", NOTIFY_SOCKET, e.toString());
+            LOG.error("cannot notify systemd through {} ({})" + UNDER_NOTIFY, NOTIFY_SOCKET, e.toString());
         } finally {
             if (socket != null) {
                 try {

@@ -2,6 +2,7 @@ package dev.previewtunnel.ingress.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.previewtunnel.cli.OptionValuesMayStartWithDash;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.SecretFiles;
 import dev.previewtunnel.cli.ExitCodes;
@@ -131,6 +132,7 @@ final class GrantCommand {
     }
 
     @Command(name = "remove",
+            modelTransformer = OptionValuesMayStartWithDash.class,
             mixinStandardHelpOptions = true,
             versionProvider = IngressVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,

@@ -179,7 +179,8 @@ final class OpenCommand implements Callable<Integer> {
         StateDirectory.prepare(hostDir, "the credentials file");
         runner.open(StateLock.acquire(hostDir, "desktop-ingress open of " + dest.shown(),
                 "give this one another --state-dir"));
-        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, auditFile, dir));
+        // The host's directory, which the lock above makes this process' own (the rotation is single-process).
+        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, auditFile, hostDir));
         OpenSession.Config cfg = new OpenSession.Config(dest, target.ssh(s), remote, dir, sessionId, portList, ttl,
                 listenAddress, browserToStart, target.connectTimeout);
         OpenSession session = OpenSession.of(cfg);

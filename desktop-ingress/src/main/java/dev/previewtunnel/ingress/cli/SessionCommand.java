@@ -2,6 +2,7 @@ package dev.previewtunnel.ingress.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.previewtunnel.cli.OptionValuesMayStartWithDash;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.ExitCodes;
 import picocli.CommandLine.Command;
@@ -111,6 +112,7 @@ final class SessionCommand {
     }
 
     @Command(name = "close",
+            modelTransformer = OptionValuesMayStartWithDash.class,
             mixinStandardHelpOptions = true,
             versionProvider = IngressVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,
@@ -142,6 +144,7 @@ final class SessionCommand {
     }
 
     @Command(name = "rotate",
+            modelTransformer = OptionValuesMayStartWithDash.class,
             mixinStandardHelpOptions = true,
             versionProvider = IngressVersionProvider.class,
             exitCodeOnInvalidInput = ExitCodes.USAGE,

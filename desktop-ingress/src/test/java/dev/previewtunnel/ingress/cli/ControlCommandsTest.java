@@ -196,8 +196,11 @@ class ControlCommandsTest {
         for (String[] args : new String[][] {{"status"}, {"status", "--json"}, {"session", "list"},
                 {"session", "create"}, {"session", "close", "--id", "x"}, {"session", "rotate", "--id", "x"},
                 {"grant", "remove", "--session", "s", "--id", "g"},
-                // Ids may start with '-' (one grant id in 64 does): parsed as the option's value.
-                {"session", "close", "--id", "-x"}, {"grant", "remove", "--session", "s", "--id", "-Qz0_k"}}) {
+                // Ids may start with '-' (one grant id in 64 does): parsed as the option's value, also when the
+                // next letter is that of a short option (-h, -V: picocli would otherwise read a cluster).
+                {"session", "close", "--id", "-x"}, {"grant", "remove", "--session", "s", "--id", "-Qz0_k"},
+                {"grant", "remove", "--session", "s", "--id", "-hQz0_k"},
+                {"grant", "remove", "--session", "s", "--id", "-VQz0_k"}}) {
             String[] all = java.util.Arrays.copyOf(args, args.length + 2);
             all[args.length] = "--state-dir";
             all[args.length + 1] = dir;

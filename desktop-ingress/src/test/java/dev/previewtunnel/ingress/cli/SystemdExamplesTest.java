@@ -61,7 +61,7 @@ class SystemdExamplesTest {
                 variables.add(line.substring("Environment=".length(), line.indexOf('=', "Environment=".length())));
             }
         }
-        assertTrue(variables.contains("PTUN_INGRESS_AUDIT_FILE"), variables::toString);
+        assertTrue(variables.contains("PTUN_INGRESS_TOKEN_FILE"), variables::toString);
         for (String v : variables) {
             String key = v.substring(IngressCli.ENV_PREFIX.length()).toLowerCase(Locale.ROOT).replace('_', '-');
             assertTrue(key.equals("config") || RunCommand.CONFIG_KEYS.contains(key), () -> v + " is not a setting");

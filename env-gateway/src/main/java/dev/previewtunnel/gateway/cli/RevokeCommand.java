@@ -1,5 +1,6 @@
 package dev.previewtunnel.gateway.cli;
 
+import dev.previewtunnel.cli.OptionValuesMayStartWithDash;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.ExitCodes;
@@ -19,6 +20,7 @@ import java.util.concurrent.Callable;
 
 /** {@code revoke}: asks a running gateway's admin endpoint to revoke a grant or a whole browser session. */
 @Command(name = "revoke",
+        modelTransformer = OptionValuesMayStartWithDash.class,
         mixinStandardHelpOptions = true,
         versionProvider = GatewayVersionProvider.class,
         exitCodeOnInvalidInput = ExitCodes.USAGE,

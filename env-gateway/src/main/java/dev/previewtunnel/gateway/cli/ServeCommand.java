@@ -277,7 +277,8 @@ final class ServeCommand implements Callable<Integer> {
             runner.open(StateLock.acquire(state, "env-gateway serve --admin-listen",
                     "give this one another --state-dir"));
         }
-        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, auditFile, state));
+        // Rotated only under the lock: without --admin-listen several gateways may share the directory.
+        runner.open(AuditDestination.apply(s, AuditLog.LOGGER, auditFile, state, adminAddress != null));
 
         // 2. TLS and keys.
         SslContext tls = cert == null ? null : ServeKeyFiles.serverTls(spec, cert, key);

@@ -171,6 +171,9 @@ class RevokeCommandTest {
         Result none = run("revoke", "--grant", "abc", "--state-dir", tmp.resolve("none").toString());
         assertEquals(2, none.exitCode(), none::toString);
         assertTrue(none.cliErrorLine().contains("--admin-listen"), none::toString);
+        // A JTI starting with "-h" (random base64url: about one in 2048) is the value of --grant, not the help.
+        Result dashed = run("revoke", "--grant", "-hAbC_def", "--state-dir", tmp.resolve("none").toString());
+        assertEquals(2, dashed.exitCode(), dashed::toString);
 
         Path token = tmp.resolve("t");
         Files.writeString(token, "some-token\n");
