@@ -1,6 +1,7 @@
 package dev.previewtunnel.gateway.cli;
 
 import dev.previewtunnel.mux.local.FatalErrors;
+import dev.previewtunnel.cli.CompletionCommand;
 import dev.previewtunnel.cli.ErrorHandling;
 import dev.previewtunnel.cli.ExitCodes;
 import picocli.CommandLine;
@@ -51,7 +52,7 @@ import picocli.CommandLine.Model.CommandSpec;
                         + "--stdio-control', which answers its parent's requests there; logs are JSON lines on "
                         + "stderr."},
         subcommands = {KeysCommand.class, GrantCommand.class, TokenCommand.class, ServeCommand.class,
-                RevokeCommand.class, DoctorCommand.class, PortsCommand.class})
+                RevokeCommand.class, DoctorCommand.class, PortsCommand.class, CompletionCommand.class})
 public final class GatewayMain {
     /** Usage footer shared by every command (picocli format string: %n is a line break). */
     static final String FOOTER = ExitCodes.FOOTER_START
