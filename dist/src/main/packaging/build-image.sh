@@ -55,6 +55,24 @@ mkdir -p "$target/image"
 mv "$target/jpackage/desktop-ingress" "$image"
 rm -f "$image"/lib/*.png
 
+# JDK 17's native launcher asks rpm and dpkg which package owns it on every start ('dpkg -S' costs 0.3 s of CPU
+# here, finding 27). Each launcher becomes a shell script that runs the runtime's java with exactly what its .cfg
+# says (options, class path, main class), resolved at build time; $APPDIR is the real path of lib/app, as the
+# native launcher had it (the AppCDS archive matches the class path's absolute paths).
+for cfg in "$app"/*.cfg; do
+  name=$(basename "$cfg" .cfg)
+  main=$(sed -n 's/^app.mainclass=//p' "$cfg")
+  cp=$(sed -n 's/^app.classpath=//p' "$cfg" | sed 's/^\$APPDIR/$APPDIR/' | paste -sd: -)
+  opts=$(sed -n 's/^java-options=//p' "$cfg" | grep -v '^-Djpackage.app-version=' | sed 's/.*/"&"/' | paste -sd' ' -)
+  cat > "$image/bin/$name" <<LAUNCHER
+#!/bin/sh
+# $name: the preview-tunnel runtime's java with the options and class path of lib/app/$name.cfg.
+APPDIR=\$(cd "\$(dirname "\$(readlink -f "\$0")")/../lib/app" && pwd -P)
+exec "\$APPDIR/../runtime/bin/java" $opts -cp "$cp" $main "\$@"
+LAUNCHER
+  chmod 0755 "$image/bin/$name"
+done
+
 # Not on the class path (the .cfg files are written): the gateway jar 'desktop-ingress open' uploads to a host
 # (GatewayJar looks beside the desktop-ingress jar), and the script that builds the AppCDS archive.
 cp "$root/env-gateway/target/env-gateway.jar" "$app/env-gateway.jar"
