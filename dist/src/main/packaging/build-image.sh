@@ -67,7 +67,9 @@ for cfg in "$app"/*.cfg; do
   cat > "$image/bin/$name" <<LAUNCHER
 #!/bin/sh
 # $name: the preview-tunnel runtime's java with the options and class path of lib/app/$name.cfg.
-APPDIR=\$(cd "\$(dirname "\$(readlink -f "\$0")")/../lib/app" && pwd -P)
+# Builtins and the system's own readlink only: PATH may hold nothing else (.ci/package-check runs it so).
+self=\$(command -p readlink -f "\$0")
+APPDIR=\$(cd "\${self%/*}/../lib/app" && pwd -P)
 exec "\$APPDIR/../runtime/bin/java" $opts -cp "$cp" $main "\$@"
 LAUNCHER
   chmod 0755 "$image/bin/$name"
