@@ -1,6 +1,7 @@
 package dev.previewtunnel.ingress.cli;
 
 import dev.previewtunnel.mux.local.FatalErrors;
+import dev.previewtunnel.cli.CompletionCommand;
 import dev.previewtunnel.cli.ErrorHandling;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.HelpSubcommand;
@@ -61,7 +62,8 @@ import java.util.Set;
                         + "'grant' and 'status --json' print JSON lines, 'status' a table and 'doctor' one line per check. Logs are JSON lines "
                         + "on stderr."},
         subcommands = {OpenCommand.class, PortsCommand.class, RunCommand.class, SessionCommand.class,
-                GrantCommand.class, StatusCommand.class, DoctorCommand.class, HelpSubcommand.class})
+                GrantCommand.class, StatusCommand.class, DoctorCommand.class, CompletionCommand.class,
+                HelpSubcommand.class})
 public final class IngressMain {
     /** Usage footer shared by every command (picocli format string: %n is a line break). */
     static final String FOOTER = ExitCodes.FOOTER_START

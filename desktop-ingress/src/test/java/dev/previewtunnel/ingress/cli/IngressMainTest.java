@@ -71,4 +71,16 @@ class IngressMainTest {
         }
         assertTrue(run("run", "--gateway", "ws://x/", "--sesion-id", "a").err().contains("did you mean --session-id"));
     }
+
+    @Test
+    void completionPrintsAScriptNamingEveryCommand() {
+        for (String shell : List.of("bash", "zsh")) {
+            Result r = run("completion", shell);
+            assertEquals(0, r.exitCode(), r::toString);
+            assertTrue(r.out().contains("complete -F _complete_desktop-ingress"), r.out());
+            for (String word : List.of("open", "ports", "run", "session", "grant", "status", "doctor", "--state-dir")) {
+                assertTrue(r.out().contains(word), () -> word + " missing from the " + shell + " script");
+            }
+        }
+    }
 }

@@ -1,6 +1,7 @@
 package dev.previewtunnel.gateway.cli;
 
 import dev.previewtunnel.mux.local.FatalErrors;
+import dev.previewtunnel.cli.CompletionCommand;
 import dev.previewtunnel.cli.ErrorHandling;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.HelpSubcommand;
@@ -59,7 +60,8 @@ import picocli.CommandLine.Model.CommandSpec;
                         + "--stdio-control', which answers its parent's requests there; logs are JSON lines on "
                         + "stderr."},
         subcommands = {KeysCommand.class, GrantCommand.class, TokenCommand.class, ServeCommand.class,
-                RevokeCommand.class, DoctorCommand.class, PortsCommand.class, HelpSubcommand.class})
+                RevokeCommand.class, DoctorCommand.class, PortsCommand.class, CompletionCommand.class,
+                HelpSubcommand.class})
 public final class GatewayMain {
     /** Usage footer shared by every command (picocli format string: %n is a line break). */
     static final String FOOTER = ExitCodes.FOOTER_START

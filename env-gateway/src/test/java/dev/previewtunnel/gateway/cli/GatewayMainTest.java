@@ -77,4 +77,16 @@ class GatewayMainTest {
             assertTrue(r.cliErrorLine().endsWith("--help')"), r::toString);
         }
     }
+
+    @Test
+    void completionPrintsAScriptNamingEveryCommand() {
+        for (String shell : List.of("bash", "zsh")) {
+            Result r = run("completion", shell);
+            assertEquals(0, r.exitCode(), r::toString);
+            assertTrue(r.out().contains("complete -F _complete_env-gateway"), r.out());
+            for (String word : List.of("keys", "grant", "token", "serve", "revoke", "doctor", "ports", "--admin-listen")) {
+                assertTrue(r.out().contains(word), () -> word + " missing from the " + shell + " script");
+            }
+        }
+    }
 }
