@@ -17,12 +17,9 @@ import java.util.concurrent.Callable;
  * from a directory on {@code fpath} (the Debian package installs it as {@code _PROGRAM}).
  */
 @Command(name = "completion",
-        description = {"Prints a completion script for bash or zsh on stdout."},
-        footer = {"%nExamples:",
-                "  source <(${ROOT-COMMAND-NAME} completion bash)      # this bash session",
-                "  ${ROOT-COMMAND-NAME} completion zsh > ~/.zfunc/_${ROOT-COMMAND-NAME}"
-                        + "   # zsh, with ~/.zfunc on fpath",
-                "The Debian package installs both scripts for every user."})
+        description = {"Prints a completion script for bash or zsh on stdout: 'source <(${ROOT-COMMAND-NAME} "
+                + "completion bash)' in this bash session, or 'completion zsh' into a file _${ROOT-COMMAND-NAME} "
+                + "on zsh's fpath. The Debian package installs both scripts for every user."})
 public final class CompletionCommand implements Callable<Integer> {
     /** The shells a script can be printed for. */
     public enum Shell { bash, zsh }
@@ -32,6 +29,21 @@ public final class CompletionCommand implements Callable<Integer> {
 
     @Parameters(paramLabel = "SHELL", description = "bash or zsh.")
     private Shell shell;
+
+    /**
+     * Gives the top-level {@code spec}'s {@code completion} subcommand (if any) the program's footer heading (its
+     * exit codes, then "Examples:") and its examples; for the programs' model transformer, as {@link
+     * HelpSubcommand#describe}.
+     */
+    public static CommandSpec describe(CommandSpec spec, String footerHeading) {
+        CommandLine completion = spec.parent() == null ? spec.subcommands().get("completion") : null;
+        if (completion != null) {
+            String name = spec.name();
+            completion.getCommandSpec().usageMessage().footerHeading(footerHeading)
+                    .footer("  " + name + " completion bash", "  " + name + " completion zsh");
+        }
+        return spec;
+    }
 
     @Override
     public Integer call() {

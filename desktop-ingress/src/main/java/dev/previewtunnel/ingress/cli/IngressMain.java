@@ -94,6 +94,7 @@ public final class IngressMain {
     public static final class InstallErrorHandling implements IModelTransformer {
         @Override
         public CommandSpec transform(CommandSpec spec) {
+            CompletionCommand.describe(spec, EXIT_CODES_THEN_EXAMPLES);
             HelpSubcommand.describe(spec, EXIT_CODES_THEN_EXAMPLES, "  desktop-ingress help session close",
                     "  desktop-ingress help grant add");
             return new ErrorHandling("desktop-ingress", SECRET_OPTIONS).installOn(spec);

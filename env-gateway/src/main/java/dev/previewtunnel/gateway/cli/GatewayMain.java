@@ -95,6 +95,7 @@ public final class GatewayMain {
     public static final class InstallErrorHandling implements IModelTransformer {
         @Override
         public CommandSpec transform(CommandSpec spec) {
+            CompletionCommand.describe(spec, EXIT_CODES_THEN_EXAMPLES);
             HelpSubcommand.describe(spec, EXIT_CODES_THEN_EXAMPLES, "  env-gateway help grant issue",
                     "  env-gateway help keys");
             return new ErrorHandling("env-gateway").installOn(spec);
