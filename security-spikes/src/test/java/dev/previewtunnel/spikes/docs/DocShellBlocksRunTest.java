@@ -62,6 +62,17 @@ class DocShellBlocksRunTest {
                             + "with the lab sshd and an ssh wrapper mapping devbox. OpenCommandRunTest runs open "
                             + "against the lab sshd, Vite and Chromium",
                     "java -jar desktop-ingress/target/desktop-ingress.jar open --help"),
+            new Exclusion("README.md", "mvn -B -DskipTests -Pdist package",
+                    "minutes of jlink and jpackage; .ci/package-check (run by .ci/run before this suite) builds the "
+                            + "package with exactly this command",
+                    "grep -q 'mvn -B -q -DskipTests -Pdist package' .ci/package-check && test -f dist/pom.xml"),
+            new Exclusion("README.md", "sudo apt-get install ./dist/target/preview-tunnel_",
+                    "installs into /usr and /opt of the machine running the tests (open would then find env-gateway "
+                            + "on PATH); .ci/package-check installs it with apt-get, uses it and purges it",
+                    "grep -q 'apt-get install -y -qq \"$deb\"' .ci/package-check"),
+            new Exclusion("README.md", "desktop-ingress --version && env-gateway --version",
+                    "the installed commands: .ci/package-check runs both --version with no java on PATH",
+                    "grep -q 'in_package \"$p\" --version' .ci/package-check"),
             new Exclusion("README.md", "bench/run.sh", "builds, then about 11 minutes of load",
                     "test -x bench/run.sh && bash -n bench/run.sh"),
             new Exclusion("README.md", "bench/open-floor.sh", "minutes of load; needs nginx's stream module",
