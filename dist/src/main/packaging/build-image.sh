@@ -33,13 +33,13 @@ jlink --add-modules "$modules" --output "$target/runtime" --strip-debug --no-man
   --generate-cds-archive >/dev/null
 
 # One class path for every launcher (each launcher's main jar is desktop-ingress's, the main class differs): the
-# AppCDS archive matches one class path only. Each program names its own logback.xml, which would otherwise be
-# the first one on that shared class path.
+# AppCDS archive matches one class path only. The two programs configure logback in code (cli-support's
+# ProgramLogbackConfigurator, no XML to parse: finding 28); the demo names its own logback.xml.
 common='-XX:+ExitOnOutOfMemoryError -XX:SharedArchiveFile=$APPDIR/preview-tunnel.jsa -Xlog:cds=off'
 logback() { echo "-Dlogback.configurationFile=jar:file:\$APPDIR/$1-$version.jar!/logback.xml"; }
 cat > "$target/env-gateway.properties" <<PROPS
 main-class=dev.previewtunnel.gateway.cli.GatewayMain
-java-options=$common $(logback env-gateway)
+java-options=$common
 PROPS
 cat > "$target/preview-tunnel-demo.properties" <<PROPS
 main-class=dev.previewtunnel.spikes.demo.DemoMain
@@ -48,7 +48,7 @@ PROPS
 log "jpackage: app image"
 jpackage --type app-image --dest "$target/jpackage" --name desktop-ingress --app-version "$deb_version" \
   --input "$input" --main-jar "desktop-ingress-$version.jar" --main-class dev.previewtunnel.ingress.cli.IngressMain \
-  --runtime-image "$target/runtime" --java-options "$common $(logback desktop-ingress)" \
+  --runtime-image "$target/runtime" --java-options "$common" \
   --add-launcher "env-gateway=$target/env-gateway.properties" \
   --add-launcher "preview-tunnel-demo=$target/preview-tunnel-demo.properties"
 mkdir -p "$target/image"

@@ -31,7 +31,7 @@ import java.util.Set;
  *   <li>unset: {@value #DEFAULT_FILE} in the command's state directory, appended, rotated at
  *       {@value #ROTATE_AT_MIB} MiB keeping {@value #KEEP} older files ({@code audit.jsonl.1} newest) so that a
  *       long-lived desktop cannot fill its disk;</li>
- *   <li>{@code -}: stderr, as each program's logback.xml says (interleaved with the log: journald, tests);</li>
+ *   <li>{@code -}: stderr, as {@link ProgramLogbackConfigurator} sets it up (interleaved with the log: journald, tests);</li>
  *   <li>a path: that file alone, appended, never rotated (rotate it with logrotate's copytruncate or a restart).</li>
  * </ul>
  * Files are created owner-only (rw-------), rotated ones too; an existing one that group or others can read is

@@ -16,7 +16,7 @@ import java.util.List;
 
 /**
  * The application log of a running command as {@code --log-format} and {@code --log-level} say. The programs'
- * logback.xml writes JSON on stderr (so an embedding that never runs a command is unchanged); for {@code text}
+ * logging ({@link ProgramLogbackConfigurator}) writes JSON on stderr (so an embedding that never runs a command is unchanged); for {@code text}
  * each console appender of the root logger is swapped for one with {@link TextLogLayout} on the same stream, and
  * a level sets the root logger's. The audit logger has appenders and a level of its own and is left alone.
  * {@link #close()} puts the previous appenders and level back (in-process runs, tests).

@@ -29,6 +29,17 @@ import java.util.concurrent.TimeUnit;
  * authenticating proxy). Prints how to point Chromium at it. {@code --stay} keeps everything running.
  */
 public final class DemoMain {
+    static {
+        // The demo's own logback.xml (warnings only), not the programs' JSON logging (ProgramLogbackConfigurator,
+        // which steps aside for this property): set before anything here touches a logger.
+        if (System.getProperty("logback.configurationFile") == null) {
+            java.net.URL demoLogging = DemoMain.class.getResource("/logback.xml");
+            if (demoLogging != null) {
+                System.setProperty("logback.configurationFile", demoLogging.toString());
+            }
+        }
+    }
+
     private static final ObjectMapper JSON = new ObjectMapper();
 
     public static void main(String[] args) throws Exception {
