@@ -158,7 +158,6 @@ class ServeCommandTest {
                 {"serve", "--keys", keys, "--env", "e", "--listen", "::1:80"},
                 {"serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0", "--tls-cert", tmp.resolve("c.pem").toString()},
                 {"serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0", "--tls-key", tmp.resolve("k.pem").toString()},
-                {"serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0", "--tls-cert", "a.pem", "--tls-key", "b.pem"},
                 {"serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0", "--allow-target", "10.0.0.0"},
                 {"serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0", "--allow-target", "10.0.0.0/99"},
                 {"serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0", "--path", "tunnel"},
@@ -173,6 +172,11 @@ class ServeCommandTest {
             r.cliErrorLine();
         }
         assertTrue(run(cases[3]).err().contains("--tls-cert and --tls-key must be given together"));
+        // A file that is not there is refused (exit 3, as a missing token file: ExitCodes.REFUSED), not a usage error.
+        Result missing = run("serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0", "--tls-cert", "a.pem",
+                "--tls-key", "b.pem");
+        assertEquals(3, missing.exitCode(), missing::toString);
+        assertTrue(missing.cliErrorLine().contains("--tls-cert file a.pem does not exist"), missing::toString);
         assertTrue(run(cases[0]).err().startsWith("env-gateway: --listen must be HOST:PORT"));
     }
 
