@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -33,6 +34,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * command's exit status against the doc ({@code # exit N}, else 0), the shape of its documented output (JSON
  * lines: their keys and {@code event}; text lines: their leading words, up to the first one holding a digit,
  * {@code /} or {@code :}), and that each audit event the doc quotes was written during the run.
+ *
+ * <p>A command that stays until Ctrl-C ({@link #UNTIL_STOPPED}) runs until its first line, which is compared with
+ * the output the doc shows after it ({@link ShellBlocks#shownAfter}); a {@link LiveCheck} then checks it while it
+ * runs, it gets SIGINT, must exit 0 within 30 s, and the check looks for anything it left running. README's
+ * {@code open ssh://devbox} runs so against {@link LabDevbox} (a lab sshd as the host devbox).
  *
  * <p>Commands that cannot run here are in {@link #EXCLUDED}, each with its reason. The list cannot rot: an entry
  * that matches no command fails, and every excluded command still gets {@code bash -n} and a check that the
@@ -56,12 +62,6 @@ class DocShellBlocksRunTest {
                     "builds the reactor this test runs in; the demo it starts has its own test (DemoMainTest)",
                     "command -v mvn && test -f security-spikes/target/demo.jar"),
             new Exclusion("README.md", "mvn -B verify", "runs every test, this one included", "command -v mvn"),
-            new Exclusion("README.md", "java -jar desktop-ingress/target/desktop-ingress.jar open ssh://devbox",
-                    "stays until Ctrl-C with a real Chromium window: needs Chromium (not on every machine that runs "
-                            + "this test) and a 'runs until stopped' mode this runner lacks; the host part would work "
-                            + "with the lab sshd and an ssh wrapper mapping devbox. OpenCommandRunTest runs open "
-                            + "against the lab sshd, Vite and Chromium",
-                    "java -jar desktop-ingress/target/desktop-ingress.jar open --help"),
             new Exclusion("README.md", "mvn -B -DskipTests -Pdist package",
                     "minutes of jlink and jpackage; .ci/package-check (run by .ci/run before this suite) builds the "
                             + "package with exactly this command",
@@ -84,6 +84,22 @@ class DocShellBlocksRunTest {
             new Exclusion("docs/running.md", "mvn -B -q -DskipTests package",
                     "the reactor built the jars before this test", "command -v mvn"));
 
+    /** A command that stays until Ctrl-C, by its doc and the start of its text. */
+    record UntilStopped(String doc, String startsWith) {
+    }
+
+    static final List<UntilStopped> UNTIL_STOPPED = List.of(
+            new UntilStopped("README.md", "java -jar desktop-ingress/target/desktop-ingress.jar open ssh://devbox"));
+
+    /** What is checked of a command that stays until Ctrl-C: while it runs (after its first line), after its exit. */
+    interface LiveCheck {
+        /** Problems found while it runs; {@code stdout}: its output so far (its first line at least). */
+        List<String> whileRunning(List<String> stdout) throws Exception;
+
+        /** Problems found once it exited on SIGINT (what it left running, say). */
+        List<String> afterExit() throws Exception;
+    }
+
     @TempDir
     Path tmp;
 
@@ -92,10 +108,33 @@ class DocShellBlocksRunTest {
         runDoc(Path.of("docs", "running.md"), false);
     }
 
-    /** README's block assumes a dev server on 127.0.0.1:5173 (running.md starts one itself): the sample app. */
+    /**
+     * README's blocks assume a dev server on 127.0.0.1:5173 (running.md starts one itself): the sample app; and an
+     * SSH host devbox: {@link LabDevbox}. Without sshd or Chromium, open is not run (said on stderr), a failure
+     * when CI=true.
+     */
     @Test
     void readme() throws Exception {
         runDoc(Path.of("README.md"), true);
+    }
+
+    /** Every entry of {@link #UNTIL_STOPPED} matches a command of its doc, and the doc shows that command's output. */
+    @Test
+    void everyUntilStoppedCommandIsInItsDocWithItsOutput() {
+        List<String> problems = new ArrayList<>();
+        for (UntilStopped u : UNTIL_STOPPED) {
+            List<Command> matching = commands(Path.of(u.doc())).stream()
+                    .filter(c -> c.text().strip().startsWith(u.startsWith())).toList();
+            if (matching.isEmpty()) {
+                problems.add(u.doc() + ": '" + u.startsWith() + "' in UNTIL_STOPPED matches no command any more");
+            }
+            for (Command c : matching) {
+                if (ShellBlocks.shownAfter(DocsFiles.read(Path.of(u.doc())), c.line()).isEmpty()) {
+                    problems.add(where(Path.of(u.doc()), c) + ": no output shown after it (an unlabelled block)");
+                }
+            }
+        }
+        assertEquals(List.of(), problems);
     }
 
     /** Every exclusion matches a command of its doc, passes bash -n, and its check exits 0. */
@@ -132,16 +171,36 @@ class DocShellBlocksRunTest {
         }
         chromiumWrapper(sandbox.resolve("bin/chromium"));
         DocPlaceholders placeholders = new DocPlaceholders(freePort(), freePort(), sandbox, DocsFiles.ROOT);
-        try (AutoCloseable app = devServer ? SampleApp.start("127.0.0.1", placeholders.devPort())::close : () -> { }) {
-            run(doc, sandbox, out, placeholders);
+        try (AutoCloseable app = devServer ? SampleApp.start("127.0.0.1", placeholders.devPort())::close : () -> { };
+             LabDevbox devbox = devServer ? devbox(sandbox, placeholders.devPort()) : null) {
+            run(doc, sandbox, out, placeholders, devbox);
         }
     }
 
-    private void run(Path doc, Path sandbox, Path out, DocPlaceholders placeholders) throws Exception {
+    /** The lab host devbox, or null (its commands then not run) when a component is missing and CI is not true. */
+    private LabDevbox devbox(Path sandbox, int devPort) throws IOException {
+        List<String> missing = LabDevbox.missing();
+        if (!missing.isEmpty()) {
+            if ("true".equals(System.getenv("CI"))) {
+                throw new AssertionError("README's open ssh://devbox needs " + missing + " (.ci/run installs them)");
+            }
+            System.err.println("DocShellBlocksRunTest: README's open ssh://devbox not run: no " + missing + " here");
+            return null;
+        }
+        return LabDevbox.start(Files.createDirectories(tmp.resolve("devbox")), sandbox.resolve("bin"),
+                sandbox.resolve(".local/state/preview-tunnel"), devPort);
+    }
+
+    /** {@code live}: checks the doc's {@link #UNTIL_STOPPED} commands; null: they are not run. */
+    private void run(Path doc, Path sandbox, Path out, DocPlaceholders placeholders, LiveCheck live)
+            throws Exception {
         List<Command> commands = commands(doc);
+        Predicate<Command> untilStopped = c -> UNTIL_STOPPED.stream()
+                .anyMatch(u -> u.doc().equals(doc.toString()) && c.text().strip().startsWith(u.startsWith()));
+        Predicate<Command> excluded = c -> EXCLUDED.stream()
+                .anyMatch(e -> e.doc().equals(doc.toString()) && matches(e, c)) || (live == null && untilStopped.test(c));
         Path script = Files.writeString(tmp.resolve("doc.sh"), DocShellScript.of(commands, DocsFiles.ROOT,
-                c -> EXCLUDED.stream().anyMatch(e -> e.doc().equals(doc.toString()) && matches(e, c)),
-                placeholders::apply));
+                excluded, untilStopped, placeholders::apply));
         ProcessBuilder pb = new ProcessBuilder("bash", script.toString()).redirectErrorStream(true)
                 .redirectOutput(tmp.resolve("script.log").toFile());
         pb.environment().keySet().removeIf(k -> k.startsWith("PTUN_"));
@@ -150,27 +209,70 @@ class DocShellBlocksRunTest {
         pb.environment().put("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC");
         Process bash = pb.start();
         boolean finished;
+        List<String> problems = new ArrayList<>();
         try {
-            finished = bash.waitFor(DOC_DEADLINE_SECONDS, TimeUnit.SECONDS);
+            List<Integer> checked = new ArrayList<>();
+            for (int n = 0; n < commands.size(); n++) {
+                if (!excluded.test(commands.get(n)) && untilStopped.test(commands.get(n))) {
+                    checked.add(n);
+                }
+            }
+            finished = awaitScript(bash, out, checked, live, problems);
         } finally {
             stopAll(bash, out.resolve("pids"));
         }
-        List<String> problems = new ArrayList<>();
         if (!finished) {
             problems.add(doc + ": not done within " + DOC_DEADLINE_SECONDS + " s (the first command without an "
                     + "exit status below is where it hung)");
         }
-        check(doc, commands, out, problems);
+        check(doc, commands, excluded, untilStopped, out, problems);
         checkQuotedAuditEvents(doc, sandbox, out, problems);
         assertEquals(List.of(), problems, () -> doc + " run in a sandbox with the jars; placeholders "
                 + placeholders.shown() + "; script " + script);
     }
 
-    private static void check(Path doc, List<Command> commands, Path out, List<String> problems) throws IOException {
+    /**
+     * Waits for the script within the deadline; meanwhile runs {@code live}'s checks of the commands numbered
+     * {@code checked} (those that stay until Ctrl-C): once one is ready ({@code N.ready}) its running checks, then
+     * {@code N.stop} (the script sends SIGINT), once it exited ({@code N.rc}) its after-exit checks. False: the
+     * deadline passed.
+     */
+    private static boolean awaitScript(Process bash, Path out, List<Integer> checked, LiveCheck live,
+                                       List<String> problems) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(DOC_DEADLINE_SECONDS);
+        List<Integer> running = new ArrayList<>();
+        List<Integer> stopping = new ArrayList<>();
+        while (!bash.waitFor(100, TimeUnit.MILLISECONDS)) {
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            for (int n : checked) {
+                if (!running.contains(n) && Files.exists(out.resolve(n + ".ready"))) {
+                    running.add(n);
+                    try {
+                        problems.addAll(live.whileRunning(Files.readAllLines(out.resolve(n + ".out"))));
+                    } finally {
+                        Files.writeString(out.resolve(n + ".stop"), "");
+                    }
+                    stopping.add(n);
+                } else if (stopping.contains(n) && Files.exists(out.resolve(n + ".rc"))) {
+                    stopping.remove(Integer.valueOf(n));
+                    problems.addAll(live.afterExit());
+                }
+            }
+        }
+        for (int n : stopping) {
+            problems.addAll(live.afterExit());
+        }
+        return true;
+    }
+
+    private static void check(Path doc, List<Command> commands, Predicate<Command> excluded,
+                              Predicate<Command> untilStopped, Path out, List<String> problems) throws IOException {
         for (int n = 0; n < commands.size(); n++) {
             Command c = commands.get(n);
             Path rc = out.resolve(n + ".rc");
-            if (EXCLUDED.stream().anyMatch(e -> e.doc().equals(doc.toString()) && matches(e, c))) {
+            if (excluded.test(c)) {
                 continue;
             }
             String err = Files.exists(out.resolve(n + ".err")) ? Files.readString(out.resolve(n + ".err")) : "";
@@ -183,18 +285,20 @@ class DocShellBlocksRunTest {
                 problems.add(where(doc, c) + ": did not finish");
                 return;
             } else {
-                int exit = Integer.parseInt(Files.readString(rc).strip());
-                if (exit != c.expectedExit()) {
+                String exit = Files.readString(rc).strip(); // a number, or why there is none (ptun_until_stopped)
+                if (!exit.equals(Integer.toString(c.expectedExit()))) {
                     problems.add(where(doc, c) + ": exit status expected " + c.expectedExit() + ", was " + exit
                             + "; stderr: " + plainLines(err));
                 }
             }
-            if (!c.output().isEmpty()) {
+            List<String> shown = untilStopped.test(c) ? ShellBlocks.shownAfter(DocsFiles.read(doc), c.line())
+                    : c.output();
+            if (!shown.isEmpty()) {
                 List<String> actual = new ArrayList<>(Files.readAllLines(out.resolve(n + ".out")));
                 if (c.expectedExit() != 0) {
                     actual.addAll(plain(err));
                 }
-                List<String> expected = shapes(c.output());
+                List<String> expected = shapes(shown);
                 List<String> was = shapes(actual);
                 if (!expected.equals(was)) {
                     problems.add(where(doc, c) + ": output expected (by shape) " + expected + ", was " + was);
@@ -297,7 +401,9 @@ class DocShellBlocksRunTest {
 
     /**
      * chromium on PATH: the real one headless, loading the page once and exiting; without one, nothing (a note
-     * on stderr), or exit 127 when CI=true: there a missing browser is a failure, not a skip.
+     * on stderr), or exit 127 when CI=true: there a missing browser is a failure, not a skip. Started by
+     * {@code desktop-ingress open} (which drives it over {@code --remote-debugging-pipe} and stops it) it stays,
+     * headless, with a DevTools port of its own (in the profile's DevToolsActivePort) for {@link LabDevbox}.
      */
     private static void chromiumWrapper(Path file) throws IOException {
         Files.writeString(file, """
@@ -308,6 +414,10 @@ class DocShellBlocksRunTest {
                   if [ "$CI" = true ]; then echo "chromium wrapper: no chromium on PATH" >&2; exit 127; fi
                   echo "chromium wrapper: no chromium here, not run" >&2; exit 0
                 fi
+                case " $* " in
+                  *" --remote-debugging-pipe "*)
+                    exec "$real" --headless --no-sandbox --disable-gpu --remote-debugging-port=0 "$@" ;;
+                esac
                 exec timeout 40 "$real" --headless --no-sandbox --disable-gpu --no-first-run --timeout=10000 --dump-dom "$@" >/dev/null
                 """);
         Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rwx------"));

@@ -14,6 +14,11 @@ import java.util.function.Predicate;
  * line of output (the ready line) or 60 s; its pid goes to {@code OUT/pids} so the test can stop it. After each
  * command, {@code PTUN_PROXY} and {@code PTUN_GRANT_ID} are taken from any {@code "proxy"} / {@code "grantId"}
  * its output printed (the placeholders of {@link DocPlaceholders} use them).
+ *
+ * <p>A command that stays until Ctrl-C (README's {@code open}) runs in the background as its own job (job control
+ * on: a non-interactive shell would start it with SIGINT ignored, and the JVM keeps an ignored SIGINT ignored);
+ * after its first line the script writes {@code N.ready} and waits for the test's {@code N.stop} (its checks of
+ * the running command done), then sends SIGINT and writes to {@code N.rc} its exit status, or why there is none.
  */
 final class DocShellScript {
     private static final String PRELUDE = """
@@ -34,6 +39,22 @@ final class DocShellScript {
               done
               echo timeout > "$PTUN_OUT/$1.rc"
             }
+            ptun_until_stopped() { # N PID: ready line, the test's checks (N.ready .. N.stop), SIGINT, exit status
+              local i=0
+              ptun_ready "$1" "$2"
+              [ -e "$PTUN_OUT/$1.rc" ] && return 0
+              touch "$PTUN_OUT/$1.ready"
+              while [ ! -e "$PTUN_OUT/$1.stop" ] && [ $i -lt 1800 ]; do sleep 0.1; i=$((i + 1)); done
+              kill -INT "$2"
+              i=0
+              while kill -0 "$2" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+              if kill -0 "$2" 2>/dev/null; then
+                echo "still running 30 s after SIGINT" > "$PTUN_OUT/$1.rc"; kill -KILL "$2"; wait "$2"
+              else
+                wait "$2"; echo $? > "$PTUN_OUT/$1.rc"
+              fi
+              return 0
+            }
             """;
 
     private DocShellScript() {
@@ -41,9 +62,10 @@ final class DocShellScript {
 
     /**
      * The script for {@code commands} (numbered from 0), run in {@code root}; {@code excluded} commands are not run
-     * (their number gets no files); {@code substitute} applies the placeholder table to a command's text.
+     * (their number gets no files); {@code untilStopped} ones run until the test's stop, then get SIGINT;
+     * {@code substitute} applies the placeholder table to a command's text.
      */
-    static String of(List<Command> commands, Path root, Predicate<Command> excluded,
+    static String of(List<Command> commands, Path root, Predicate<Command> excluded, Predicate<Command> untilStopped,
                      java.util.function.UnaryOperator<String> substitute) {
         StringBuilder s = new StringBuilder(PRELUDE).append("cd '").append(root).append("'\n");
         for (int n = 0; n < commands.size(); n++) {
@@ -54,7 +76,11 @@ final class DocShellScript {
             }
             String text = substitute.apply(c.text());
             String files = " >\"$PTUN_OUT/" + n + ".out\" 2>\"$PTUN_OUT/" + n + ".err\"";
-            if (c.background()) {
+            if (untilStopped.test(c)) {
+                s.append("set -m\n").append(ShellBlocks.withoutComment(text).strip()).append(files).append(" &\n")
+                        .append("set +m\necho $! >> \"$PTUN_OUT/pids\"\n")
+                        .append("ptun_until_stopped ").append(n).append(" $!; ptun_after ").append(n).append('\n');
+            } else if (c.background()) {
                 String code = ShellBlocks.withoutComment(text).strip();
                 code = code.substring(0, code.length() - 1).strip(); // the trailing &
                 s.append(code).append(files).append(" &\n")

@@ -63,6 +63,32 @@ final class ShellBlocks {
         return blocks;
     }
 
+    /**
+     * The output a doc shows for a command of a {@code bash} block: the body of the next fenced block when it has no
+     * language (README.md shows {@code open}'s one line so, after a sentence); empty when the next block has one or
+     * there is none. {@code commandLine} is the command's line, 1-based, as {@link Command#line()}.
+     */
+    static List<String> shownAfter(String markdown, int commandLine) {
+        List<String> lines = markdown.lines().toList();
+        int i = commandLine; // 0-based: the line after the command
+        while (i < lines.size() && !lines.get(i).startsWith("```")) {
+            i++; // to the end of the command's own block
+        }
+        for (i++; i < lines.size(); i++) {
+            if (lines.get(i).startsWith("```")) {
+                if (!lines.get(i).strip().equals("```")) {
+                    return List.of();
+                }
+                int end = i + 1;
+                while (end < lines.size() && !lines.get(end).startsWith("```")) {
+                    end++;
+                }
+                return lines.subList(i + 1, end);
+            }
+        }
+        return List.of();
+    }
+
     private static List<Command> script(List<String> body, int firstLine) {
         List<Command> commands = new ArrayList<>();
         for (int i = 0; i < body.size(); i++) {

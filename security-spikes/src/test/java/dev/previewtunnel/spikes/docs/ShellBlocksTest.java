@@ -68,6 +68,15 @@ class ShellBlocksTest {
     }
 
     @Test
+    void theOutputShownForABashCommandIsTheNextBlockWhenItHasNoLanguage() {
+        String doc = String.join("\n", "```bash", "java -jar i.jar open ssh://devbox --port 5173", "```",
+                "It prints one line:", "", "```", "{\"event\":\"open\"}", "```");
+        assertEquals(List.of("{\"event\":\"open\"}"), ShellBlocks.shownAfter(doc, 2));
+        assertEquals(List.of(), ShellBlocks.shownAfter(DOC, 3), "the next block is a console block: nothing shown");
+        assertEquals(List.of(), ShellBlocks.shownAfter(doc, 7), "no block after the last one");
+    }
+
+    @Test
     void commentsAreFoundOutsideQuotesOnly() {
         assertEquals("echo 'a # b' ", ShellBlocks.withoutComment("echo 'a # b' # c"));
         assertEquals("x=$(mktemp -d)#y", ShellBlocks.withoutComment("x=$(mktemp -d)#y"));
