@@ -64,13 +64,22 @@ for cfg in "$app"/*.cfg; do
   main=$(sed -n 's/^app.mainclass=//p' "$cfg")
   cp=$(sed -n 's/^app.classpath=//p' "$cfg" | sed 's/^\$APPDIR/$APPDIR/' | paste -sd: -)
   opts=$(sed -n 's/^java-options=//p' "$cfg" | grep -v '^-Djpackage.app-version=' | sed 's/.*/"&"/' | paste -sd' ' -)
+  # The commands that end within a second or so (all but serve, run and open, and the demo) run C1 only with the
+  # serial collector: C2 and G1's threads cost them start-up and never pay back (finding 29); the long-running
+  # ones keep the JVM's defaults, which their throughput needs (findings 18, 19). No argument (the usage) counts
+  # as long-running so that generate-cds-archive dumps the archive under the default collector.
+  short='short='
+  if [ "$name" != preview-tunnel-demo ]; then
+    short='case "${1:-}" in serve|run|open|"") short= ;; *) short="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC" ;; esac'
+  fi
   cat > "$image/bin/$name" <<LAUNCHER
 #!/bin/sh
 # $name: the preview-tunnel runtime's java with the options and class path of lib/app/$name.cfg.
 # Builtins and the system's own readlink only: PATH may hold nothing else (.ci/package-check runs it so).
 self=\$(command -p readlink -f "\$0")
 APPDIR=\$(cd "\${self%/*}/../lib/app" && pwd -P)
-exec "\$APPDIR/../runtime/bin/java" $opts -cp "$cp" $main "\$@"
+$short
+exec "\$APPDIR/../runtime/bin/java" \$short $opts -cp "$cp" $main "\$@"
 LAUNCHER
   chmod 0755 "$image/bin/$name"
 done
