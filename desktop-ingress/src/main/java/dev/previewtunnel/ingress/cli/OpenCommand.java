@@ -223,8 +223,7 @@ final class OpenCommand implements Callable<Integer> {
                     .addArgument(credentials == null ? " or by closing the browser" : "")
                     .log();
             if (credentials != null) {
-                String browser = "chromium --proxy-server=http://" + proxy + " --proxy-bypass-list='<-loopback>' "
-                        + "--user-data-dir=$(mktemp -d) " + session.urls().get(0);
+                String browser = BrowserHint.command(proxy, session.urls().get(0).toString());
                 if (logging.format() == LogFormat.TEXT) {
                     log.info("no browser started: start a browser profile of its own with the line below and give "
                             + "it the username and password in {}", credentials);

@@ -8,7 +8,6 @@ import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.ConsoleLogging;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
-import dev.previewtunnel.cli.LogFormat;
 import dev.previewtunnel.cli.LogOptions;
 import dev.previewtunnel.local.http.MetricsServer;
 import dev.previewtunnel.local.metrics.BuildInfo;
@@ -372,27 +371,7 @@ final class RunCommand implements Callable<Integer> {
             }
             Cli.printJson(ready);
             String url = targets.isEmpty() ? "localhost:5173" : targets.iterator().next();
-            String browser = "chromium --proxy-server=http://" + proxy + " --proxy-bypass-list='<-loopback>' "
-                    + "--user-data-dir=$(mktemp -d) http://" + url + "/";
-            if (logging.format() == LogFormat.TEXT) {
-                // The command on a line of its own, without time or level: a person copies it as it is.
-                log.atInfo()
-                        .setMessage("proxy ready on {}; start a browser profile of its own with the line below and "
-                                + "give it the proxy username and password from {} when asked (Playwright: proxy "
-                                + "server http://{} with the same username and password)")
-                        .addArgument(proxy).addArgument(credentials.toAbsolutePath()).addArgument(proxy)
-                        .addKeyValue("event", "ready")
-                        .log();
-                logging.plainLine(browser);
-            } else {
-                log.atInfo()
-                        .setMessage("proxy ready; start a browser profile of its own with: {} and give the proxy "
-                                + "username and password from {} when asked (Playwright: proxy server "
-                                + "http://{} with the same username and password)")
-                        .addArgument(browser).addArgument(credentials.toAbsolutePath()).addArgument(proxy)
-                        .addKeyValue("event", "ready")
-                        .log();
-            }
+            BrowserHint.logReady(log, logging, proxy, "http://" + url + "/", credentials);
             if (targets.isEmpty()) {
                 log.info("session {} has no grants yet: attach one with: desktop-ingress grant add --session {} "
                         + "--grant-file FILE{}", first.id(), first.id(),
