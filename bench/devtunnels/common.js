@@ -41,9 +41,20 @@ function sessionConfig(cipher) {
   return config;
 }
 
-/** The library's WebSocketStream wants binaryType 'arraybuffer' (it wraps each message without a copy). */
-function arrayBufferSocket(socket) {
+/**
+ * A ws WebSocket ready for the library's WebSocketStream: binaryType 'arraybuffer' (it wraps each message without
+ * a copy), and for `none` a send that copies. Why: without cipher and MAC the library hands the stream a slice of
+ * its one reused send buffer (SshProtocol.sendMessage), and WebSocketStream.write returns as soon as ws.send does,
+ * while ws may still hold that slice queued on a busy socket; the next packet then overwrites it and the other side
+ * fails with "Invalid packet length" (seen in figures 5 and 6). NodeStream, its TCP adapter, waits for the write
+ * callback instead; with aes256-gcm the packet is a fresh Buffer.concat, so only `none` needs the copy.
+ */
+function wsForStream(socket, cipher) {
   socket.binaryType = 'arraybuffer';
+  if (cipher === 'none') {
+    const send = socket.send.bind(socket);
+    socket.send = (data, ...rest) => send(Buffer.from(data), ...rest);
+  }
   return socket;
 }
 
@@ -109,4 +120,4 @@ function exitOnSignals(cleanup) {
   }
 }
 
-module.exports = { parseArgs, sessionConfig, arrayBufferSocket, traceNegotiation, algorithms, versions, log, ready, exitOnSignals };
+module.exports = { parseArgs, sessionConfig, wsForStream, traceNegotiation, algorithms, versions, log, ready, exitOnSignals };

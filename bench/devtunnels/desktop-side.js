@@ -24,7 +24,7 @@ async function main() {
   if (!url || targets.length === 0) {
     throw new Error('usage: desktop-side.js --cipher none|aes256-gcm ws://HOST:PORT TARGET_PORT...');
   }
-  const socket = common.arrayBufferSocket(new WebSocket(url));
+  const socket = common.wsForStream(new WebSocket(url), opts.cipher);
   await new Promise((resolve, reject) => {
     socket.once('open', resolve);
     socket.once('error', reject);

@@ -30,7 +30,7 @@ async function main() {
 
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   wss.on('connection', (socket) => {
-    const stream = new ssh.WebSocketStream(common.arrayBufferSocket(socket));
+    const stream = new ssh.WebSocketStream(common.wsForStream(socket, opts.cipher));
     const session = new ssh.SshServerSession(config);
     session.credentials = { publicKeys: hostKeys };
     const negotiated = common.traceNegotiation(session);
