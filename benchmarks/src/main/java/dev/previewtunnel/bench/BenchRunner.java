@@ -14,12 +14,12 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The benchmark: one run measures every figure for direct, {@code ssh -L}, tunnel over {@code ws://} and tunnel over
- * {@code wss://}, prints a table with absolute numbers and the ratios, checks the issue's targets, and writes JSON.
+ * The benchmark: one run measures every figure for direct, {@code ssh -L}, the Dev Tunnels peer without and with
+ * its cipher ({@link DevTunnelsPeer}), tunnel over {@code ws://} and tunnel over {@code wss://}, prints a table with absolute numbers and the ratios, checks the issue's targets, and writes JSON.
  * See docs/performance.md. Run it with {@code bench/run.sh}.
  */
 public final class BenchRunner {
-    private static final List<String> ORDER = List.of("direct", "ssh", "ws", "wss");
+    static final List<String> ORDER = List.of("direct", "ssh", "dt", "dt-aes", "ws", "wss");
 
     private BenchRunner() {
     }
@@ -76,7 +76,7 @@ public final class BenchRunner {
             } else {
                 notes.put("page", "figure 7 skipped: " + lab.pageSkipReason);
             }
-            List<Lab.Tunnel> keptForPage = new ArrayList<>();
+            List<Lab.PagePath> keptForPage = new ArrayList<>();
             PathMeasurement paths = new PathMeasurement(lab, notes, figureFailures, out);
             try {
                 for (String path : ORDER) {
@@ -94,7 +94,7 @@ public final class BenchRunner {
                 }
                 PagePhase.run(lab, results, keptForPage, relayResults, notes, figureFailures, out);
             } finally {
-                keptForPage.forEach(Lab.Tunnel::close);
+                keptForPage.forEach(Lab.PagePath::close);
             }
         } finally {
             LabProcess.destroyAll();

@@ -90,23 +90,29 @@ final class BulkFigure {
         }
     }
 
-    /** Client → target; Gbit/s from the first byte sent to the target's count coming back. */
+    /**
+     * Client → target; Gbit/s from the first byte sent to the target's count coming back. A route without
+     * half-close (the Dev Tunnels peer: its SshStream closes the whole channel at the client's FIN) tells the
+     * target the count up front instead, and sends all of it: no early stop there.
+     */
     static double upload(Route route, long bytes, long maxMillis, long[] moved) throws IOException {
         try (SocketChannel ch = route.open(0)) {
             ByteBuffer buf = ByteBuffer.allocateDirect(IO_BUFFER);
             long deadline = System.nanoTime() + maxMillis * 1_000_000L;
             long t0 = System.nanoTime();
-            Route.command(ch, BenchTarget.SINK, -1);
+            Route.command(ch, BenchTarget.SINK, route.halfClose ? -1 : bytes);
             long sent = 0;
             while (sent < bytes) {
                 buf.clear();
                 buf.limit((int) Math.min(IO_BUFFER, bytes - sent));
                 sent += ch.write(buf);
-                if (System.nanoTime() > deadline) {
+                if (route.halfClose && System.nanoTime() > deadline) {
                     break;
                 }
             }
-            ch.shutdownOutput(); // the target answers with its count at EOF
+            if (route.halfClose) {
+                ch.shutdownOutput(); // the target answers with its count at EOF
+            }
             ByteBuffer ack = ByteBuffer.allocate(8);
             Route.readFully(ch, ack);
             long counted = ack.flip().getLong();

@@ -10,7 +10,7 @@ import java.util.List;
 final class Config {
     Path root = findRoot();
     Path jsonOut;
-    List<String> paths = new ArrayList<>(List.of("direct", "ssh", "ws", "wss"));
+    List<String> paths = new ArrayList<>(List.of("direct", "ssh", "dt", "dt-aes", "ws", "wss"));
     List<String> figures = new ArrayList<>(List.of("bulk", "pingpong", "open", "slow", "hol", "concurrent", "page",
             "abort"));
     int pageWarm = 2;
@@ -85,7 +85,8 @@ final class Config {
         c.pageWarm = 0;   // one page load per path, interleaved as in a full run (Chromium and Vite, as CI has)
         c.pageLoads = 1;
         c.pageSteadyWarm = 0; // and the second series right after, so that its code runs too
-        c.paths = new ArrayList<>(List.of("direct", "ws"));
+        // dt: CI runs the Dev Tunnels peer's programs too (bench/devtunnels; node and npm are required).
+        c.paths = new ArrayList<>(List.of("direct", "dt", "ws"));
         return c;
     }
 
@@ -152,9 +153,11 @@ final class Config {
     static String usage() {
         return """
                 usage: bench/run.sh [options]   (java -jar benchmarks/target/benchmarks.jar [options])
-                  --smoke                 tiny sizes, direct and ws only, one page load each (proves the
-                          runner works; ~40 s)
-                  --paths LIST            subset of direct,ssh,ws,wss (default: all four)
+                  --smoke                 tiny sizes, direct, dt and ws only, one page load each (proves the
+                          runner works; ~50 s)
+                  --paths LIST            subset of direct,ssh,dt,dt-aes,ws,wss (default: all six): dt and dt-aes
+                                          are Microsoft's Dev Tunnels SSH stack (Node, bench/devtunnels, npm ci
+                                          on first use) without a cipher and with aes256-gcm
                   --figures LIST          subset of bulk,pingpong,open,slow,hol,concurrent,page,abort (default: all)
                   --page-loads N          measured cold page loads per path for figure 7 (default 5; after all
                           other figures, one load per path in turn)

@@ -17,6 +17,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.IntStream;
 
@@ -171,9 +172,34 @@ final class Lab implements AutoCloseable {
 
     // ------------------------------------------------------------------------------------------------ tunnel
 
+    /**
+     * A path kept running after its figures for figure 7's page loads (warm, as a long-running one is): a tunnel
+     * or the Dev Tunnels peer. Its log is checked after the loads.
+     */
+    interface PagePath extends AutoCloseable {
+        String key();
+
+        PageLoad.Via pageVia();
+
+        void putLogErrors(Map<String, Object> r);
+
+        @Override
+        void close();
+    }
+
     /** A running gateway + ingress pair and the route through it. */
     record Tunnel(String key, LabProcess gateway, LabProcess ingress, Route route, String gatewayTransport,
-                  InetSocketAddress proxy, String username, String password) implements AutoCloseable {
+                  InetSocketAddress proxy, String username, String password) implements PagePath {
+        @Override
+        public PageLoad.Via pageVia() {
+            return new PageLoad.Via(proxy, username, password, gateway, ingress);
+        }
+
+        @Override
+        public void putLogErrors(Map<String, Object> r) {
+            TunnelLogs.putLogErrors(r, this);
+        }
+
         @Override
         public void close() {
             // A profiling run (-XX:StartFlightRecording=filename=...) gets its recording: both CLIs halt the JVM

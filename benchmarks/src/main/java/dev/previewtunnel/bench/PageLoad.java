@@ -146,9 +146,21 @@ final class PageLoad implements AutoCloseable {
      * How a load reaches Vite: straight ({@link #DIRECT}) or through a proxy (an ingress with a session's
      * credential, or a relay of {@link PageRelays} with none); the processes on the way, whose CPU per load is
      * reported: the environment side ({@code gateway}) and the desktop side ({@code ingress}), either may be null.
+     * {@code url}, when not null, is loaded instead of the round's URL: a forwarded local port with no proxy (the
+     * Dev Tunnels peer, {@link DevTunnelsPeer}).
      */
-    record Via(InetSocketAddress proxy, String user, String password, LabProcess gateway, LabProcess ingress) {
+    record Via(InetSocketAddress proxy, String user, String password, LabProcess gateway, LabProcess ingress,
+               String url) {
         static final Via DIRECT = new Via(null, null, null, null, null);
+
+        Via(InetSocketAddress proxy, String user, String password, LabProcess gateway, LabProcess ingress) {
+            this(proxy, user, password, gateway, ingress, null);
+        }
+
+        /** No proxy: {@code url} is a local port forwarded to Vite by {@code desk}'s side. */
+        static Via direct(String url, LabProcess env, LabProcess desk) {
+            return new Via(null, null, null, env, desk, url);
+        }
     }
 
     /**
@@ -174,7 +186,8 @@ final class PageLoad implements AutoCloseable {
                 int k = (i + j) % n;
                 Via via = vias.get(k);
                 long[] before = cpuMillis(vite, via);
-                double[] one = loadOnce(url, via.proxy(), via.user(), via.password());
+                double[] one = loadOnce(via.url() != null ? via.url() : url, via.proxy(), via.user(),
+                        via.password());
                 long[] after = cpuMillis(vite, via);
                 if (i >= warm) {
                     ms.get(k).add(one[0]);

@@ -21,7 +21,7 @@ final class PagePhase {
     }
 
     /** Puts each path's page figures into its results; what failed goes into {@code failures} too. */
-    static void run(Lab lab, Map<String, Map<String, Object>> results, List<Lab.Tunnel> tunnels,
+    static void run(Lab lab, Map<String, Map<String, Object>> results, List<Lab.PagePath> tunnels,
                     Map<String, Map<String, Object>> relayResults, Map<String, Object> notes,
                     List<String> failures, PrintStream out) {
         Config c = lab.config;
@@ -34,9 +34,9 @@ final class PagePhase {
             keys.add("direct");
             vias.add(PageLoad.Via.DIRECT);
         }
-        for (Lab.Tunnel t : tunnels) {
+        for (Lab.PagePath t : tunnels) {
             keys.add(t.key());
-            vias.add(new PageLoad.Via(t.proxy(), t.username(), t.password(), t.gateway(), t.ingress()));
+            vias.add(t.pageVia());
         }
         if (keys.isEmpty()) {
             return;
@@ -68,8 +68,8 @@ final class PagePhase {
                 relays.close();
             }
         }
-        for (Lab.Tunnel t : tunnels) {
-            TunnelLogs.putLogErrors(results.get(t.key()), t);
+        for (Lab.PagePath t : tunnels) {
+            t.putLogErrors(results.get(t.key()));
         }
     }
 

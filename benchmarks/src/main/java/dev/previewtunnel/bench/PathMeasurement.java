@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Every figure but the page load, for one path (direct, ssh, ws or wss) at a time. A figure that fails is recorded
+ * Every figure but the page load, for one path (direct, ssh, dt, dt-aes, ws or wss) at a time. A figure that fails is recorded
  * in its place and in {@code failures}, and the run goes on. One per run.
  */
 final class PathMeasurement {
@@ -32,7 +32,7 @@ final class PathMeasurement {
      * A tunnel that figure 7 will load pages through is left running in {@code keptForPage} (warm, as a
      * long-running ingress is) for {@link PagePhase}.
      */
-    Map<String, Object> measurePath(String path, List<Lab.Tunnel> keptForPage) throws Exception {
+    Map<String, Object> measurePath(String path, List<Lab.PagePath> keptForPage) throws Exception {
         switch (path) {
             case "direct" -> {
                 return measure(lab.directRoute(), null);
@@ -47,6 +47,35 @@ final class PathMeasurement {
                         r.put("abort", AbortProbe.run(ssh.route(), c, () -> ssh.ssh().process().isAlive() ? 0 : 1));
                     }
                     return r;
+                }
+            }
+            case "dt", "dt-aes" -> {
+                DevTunnelsPeer peer = DevTunnelsPeer.start(lab, path.equals("dt-aes"));
+                boolean keep = false;
+                try {
+                    notes.put(path, peer.describe());
+                    Map<String, Object> r = new LinkedHashMap<>();
+                    r.put("idleRss", Map.of("envMiB", MemWatch.mib(Mem.rssKib(peer.env().pid())),
+                            "deskMiB", MemWatch.mib(Mem.rssKib(peer.desk().pid()))));
+                    // Two Node processes: no NMT; MemWatch's VmHWM and sampled RSS as for sshd and ssh.
+                    r.putAll(measure(peer.route(), new MemWatch(peer.env(), peer.desk(), false, false)));
+                    if (c.abortStreams > 0 && c.figures.contains("abort")) {
+                        RunLog.step(out, peer.route(), "robustness: abort " + c.abortStreams + " busy streams");
+                        // One WebSocket carries the session: "connections lost" = a side that died.
+                        r.put("abort", AbortProbe.run(peer.route(), c,
+                                () -> (peer.env().isAlive() ? 0 : 1) + (peer.desk().isAlive() ? 0 : 1)));
+                    }
+                    if (lab.browser != null && c.figures.contains("page")) {
+                        keptForPage.add(peer);
+                        keep = true;
+                    } else {
+                        peer.putLogErrors(r);
+                    }
+                    return r;
+                } finally {
+                    if (!keep) {
+                        peer.close();
+                    }
                 }
             }
             case "ws", "wss" -> {

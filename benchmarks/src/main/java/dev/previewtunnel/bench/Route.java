@@ -17,20 +17,29 @@ import java.util.List;
  * raw TCP to the target from there on.
  */
 final class Route {
-    final String key;   // direct, ssh, ws, wss
+    final String key;   // direct, ssh, dt, dt-aes, ws, wss
     final String label; // what the table shows
     private final List<InetSocketAddress> addresses; // per target port: where the client connects
     private final List<byte[]> connectRequests;      // per target port: the CONNECT head, or null
+    /** A client's FIN reaches the target as a half-close, the other direction staying open. */
+    final boolean halfClose;
 
-    private Route(String key, String label, List<InetSocketAddress> addresses, List<byte[]> connectRequests) {
+    private Route(String key, String label, List<InetSocketAddress> addresses, List<byte[]> connectRequests,
+                  boolean halfClose) {
         this.key = key;
         this.label = label;
         this.addresses = addresses;
         this.connectRequests = connectRequests;
+        this.halfClose = halfClose;
     }
 
     static Route plain(String key, String label, List<Integer> ports) {
-        return new Route(key, label, ports.stream().map(p -> new InetSocketAddress("127.0.0.1", p)).toList(), null);
+        return plain(key, label, ports, true);
+    }
+
+    static Route plain(String key, String label, List<Integer> ports, boolean halfClose) {
+        return new Route(key, label, ports.stream().map(p -> new InetSocketAddress("127.0.0.1", p)).toList(), null,
+                halfClose);
     }
 
     static Route proxied(String key, String label, InetSocketAddress proxy, List<Integer> targetPorts,
@@ -39,7 +48,7 @@ final class Route {
         List<byte[]> heads = targetPorts.stream().map(p -> ("CONNECT localhost:" + p + " HTTP/1.1\r\n"
                 + "Host: localhost:" + p + "\r\n"
                 + "Proxy-Authorization: Basic " + auth + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII)).toList();
-        return new Route(key, label, targetPorts.stream().map(p -> proxy).toList(), heads);
+        return new Route(key, label, targetPorts.stream().map(p -> proxy).toList(), heads, true);
     }
 
     int ports() {

@@ -14,10 +14,13 @@ final class Table {
         }
     }
 
-    static final List<String> PATHS = List.of("direct", "ssh", "ws", "wss");
-    static final List<String> HEADERS = List.of("direct", "ssh -L", "tun ws", "tun wss");
-    static final List<String[]> RATIOS = List.of(new String[]{"ws", "ssh"}, new String[]{"wss", "ssh"},
-            new String[]{"ws", "direct"}, new String[]{"wss", "direct"});
+    static final List<String> PATHS = List.of("direct", "ssh", "dt", "dt-aes", "ws", "wss");
+    static final List<String> HEADERS = List.of("direct", "ssh -L", "DT ws", "DT aes", "tun ws", "tun wss");
+    /** Ratio columns: {numerator path, denominator path, header}; tunnel/peer beside tunnel/ssh and /direct. */
+    static final List<String[]> RATIOS = List.of(new String[]{"ws", "ssh", "ws/ssh"},
+            new String[]{"wss", "ssh", "wss/ssh"}, new String[]{"ws", "direct", "ws/dir"},
+            new String[]{"wss", "direct", "wss/dir"}, new String[]{"ws", "dt", "ws/dt"},
+            new String[]{"wss", "dt-aes", "wss/dtaes"});
 
     static List<Row> rows(Config c) {
         List<Row> rows = new java.util.ArrayList<>(List.of(
@@ -54,13 +57,15 @@ final class Table {
                 new Row("ping p99, no stalled stream", "us", "hol.baseline.pingP99us", 0, true),
                 new Row("ping p99, 1 stalled stream", "us", "hol.stalled.pingP99us", 0, true),
                 new Row("ping p99 stalled/none", "x", "hol.pingP99Ratio", 2, false),
-                Row.section("6 peak RSS (VmHWM); env = gateway | sshd, desk = ingress | ssh"),
+                Row.section("6 peak RSS (VmHWM); env = gateway | sshd | DT env-side, desk = ingress | ssh | DT desktop-side"),
                 new Row("env, during 4", "MiB", "concurrent.memory.envPeakRssMiB", 0, true),
                 new Row("desk, during 4", "MiB", "concurrent.memory.deskPeakRssMiB", 0, true),
                 new Row("env, during 5", "MiB", "hol.memory.envPeakRssMiB", 0, true),
                 new Row("desk, during 5", "MiB", "hol.memory.deskPeakRssMiB", 0, true),
                 new Row("env, slow reader", "MiB", "slowReader.memory.envPeakRssMiB", 0, true),
                 new Row("desk, slow reader", "MiB", "slowReader.memory.deskPeakRssMiB", 0, true),
+                new Row("env, idle (after start)", "MiB", "idleRss.envMiB", 0, true),
+                new Row("desk, idle (after start)", "MiB", "idleRss.deskMiB", 0, true),
                 new Row("gateway direct mem, peak (run)", "MiB", "concurrent.memory.envNmt.directPeakMiB", 1, false),
                 new Row("ingress direct mem, peak (run)", "MiB", "concurrent.memory.deskNmt.directPeakMiB", 1, false),
                 new Row("slow reader pace", "MiB/s", "slowReader.readerMiBps", 0, false),
@@ -102,10 +107,10 @@ final class Table {
             sb.append(String.format(Locale.ROOT, " %9s", h));
         }
         for (String[] r : RATIOS) {
-            sb.append(String.format(Locale.ROOT, " %9s", r[0] + "/" + (r[1].equals("ssh") ? "ssh" : "dir")));
+            sb.append(String.format(Locale.ROOT, " %9s", r[2]));
         }
         sb.append('\n');
-        sb.append("-".repeat(32 + 7 + 10 * 8)).append('\n');
+        sb.append("-".repeat(32 + 7 + 10 * (HEADERS.size() + RATIOS.size()))).append('\n');
         for (Row row : rows(c)) {
             if (row.key() == null) {
                 sb.append(row.label()).append('\n');
@@ -127,9 +132,15 @@ final class Table {
         if (!relays.isEmpty()) {
             appendPageRelays(sb, results.get("direct"), relays);
         }
-        sb.append('\n').append("targets (issue 6):\n");
-        for (Map<String, Object> t : targets) {
-            sb.append(String.format(Locale.ROOT, "  [%s] %s: %s%n", t.get("status"), t.get("target"), t.get("measured")));
+        for (String issue : List.of("6", "21")) {
+            sb.append('\n').append("targets (issue ").append(issue).append(issue.equals("21")
+                    ? ", against the Dev Tunnels peer of the same run):\n" : "):\n");
+            for (Map<String, Object> t : targets) {
+                if (issue.equals(t.get("issue"))) {
+                    sb.append(String.format(Locale.ROOT, "  [%s] %s: %s%n", t.get("status"), t.get("target"),
+                            t.get("measured")));
+                }
+            }
         }
         if (!notes.isEmpty()) {
             sb.append("notes: ").append(notes).append('\n');

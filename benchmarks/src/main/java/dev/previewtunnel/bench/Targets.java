@@ -6,7 +6,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-/** The targets of issue 6, checked against one run's results (ratios from the same run). */
+/**
+ * The targets of issue 6 and of issue 21 (the tunnel against Microsoft's Dev Tunnels SSH stack, {@link
+ * DevTunnelsPeer}), checked against one run's results (ratios from the same run). Each target carries its issue.
+ */
 final class Targets {
     private Targets() {
     }
@@ -60,7 +63,71 @@ final class Targets {
                 page(out, r, t, "pageSteady", ", JIT-warm (7b)");
             }
         }
+        out.forEach(m -> m.put("issue", "6"));
+        List<Map<String, Object>> peer = new ArrayList<>();
+        issue21(peer, r);
+        peer.forEach(m -> m.put("issue", "21"));
+        out.addAll(peer);
         return out;
+    }
+
+    /** Tunnel path and the peer path it is held against: ws beside dt (no cipher), wss beside dt-aes. */
+    private static final List<String[]> PAIRS = List.of(new String[]{"ws", "dt"}, new String[]{"wss", "dt-aes"});
+    private static final List<String> MEMORY_PHASES = List.of("slowReader", "hol", "concurrent");
+
+    /** Issue 21: at or below the peer on opens, memory and ping-pong, 1.5x its bulk, pages within 1.15x direct. */
+    private static void issue21(List<Map<String, Object>> out, Map<String, Map<String, Object>> r) {
+        for (String q : List.of("p50", "p99")) {
+            for (String[] p : PAIRS) {
+                atMost(out, r, "stream open " + q + " " + p[0] + " <= " + p[1], p[0], p[1], "open." + q + "ms",
+                        "%.3f ms vs %.3f ms");
+            }
+        }
+        for (String side : List.of("env", "desk")) {
+            for (String[] p : PAIRS) {
+                double a = maxRss(r, p[0], side);
+                double b = maxRss(r, p[1], side);
+                add(out, "peak RSS " + (side.equals("env") ? "env side" : "desktop side") + " (max of 4-6) " + p[0]
+                        + " <= " + p[1], a, b, String.format(Locale.ROOT, "%.0f MiB vs %.0f MiB", a, b), a <= b);
+            }
+        }
+        for (String t : List.of("ws", "wss")) {
+            double max = maxRss(r, t, "desk");
+            add(out, "desktop side <= 96 MiB in every phase incl. " + "concurrent (" + t + ")", max, 96,
+                    String.format(Locale.ROOT, "max %.0f MiB", max), max <= 96);
+        }
+        for (String dir : List.of("download", "upload")) {
+            for (String[] p : PAIRS) {
+                ratio(out, r, "bulk " + dir + " " + p[0] + " >= 1.5x " + p[1], p[0], p[1], "bulk." + dir + "Gbps",
+                        1.5);
+            }
+        }
+        for (String[] p : PAIRS) {
+            atMost(out, r, "ping-pong p50 " + p[0] + " <= " + p[1], p[0], p[1], "pingpong.p50us",
+                    "%.1f us vs %.1f us");
+        }
+        for (String t : List.of("ws", "wss")) {
+            page(out, r, t, "page", " (fresh, series 7)");
+        }
+    }
+
+    private static void atMost(List<Map<String, Object>> out, Map<String, Map<String, Object>> r, String name,
+                               String a, String b, String key, String format) {
+        double x = num(r, a, key);
+        double y = num(r, b, key);
+        add(out, name, x, y, String.format(Locale.ROOT, format, x, y), x <= y);
+    }
+
+    /** The largest peak RSS of one side over the memory phases (NaN when none was measured). */
+    private static double maxRss(Map<String, Map<String, Object>> r, String path, String side) {
+        double max = Double.NaN;
+        for (String phase : MEMORY_PHASES) {
+            double v = num(r, path, phase + ".memory." + side + "PeakRssMiB");
+            if (!Double.isNaN(v)) {
+                max = Double.isNaN(max) ? v : Math.max(max, v);
+            }
+        }
+        return max;
     }
 
     private static void page(List<Map<String, Object>> out, Map<String, Map<String, Object>> r, String t,

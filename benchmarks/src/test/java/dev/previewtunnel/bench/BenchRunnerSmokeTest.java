@@ -16,8 +16,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Not a benchmark: runs the runner with tiny sizes (direct and tunnel over ws://, real processes) for a few seconds
- * and checks that it prints the table and writes the JSON. The benchmark itself is bench/run.sh.
+ * Not a benchmark: runs the runner with tiny sizes (direct, the Dev Tunnels peer without cipher and tunnel over ws://,
+ * real processes) for a few seconds and checks that it prints the table and writes the JSON. The benchmark itself is
+ * bench/run.sh. The peer needs node and npm (bench/devtunnels is installed with npm ci on first use): without them
+ * this test fails, it does not skip.
  */
 class BenchRunnerSmokeTest {
 
@@ -40,18 +42,21 @@ class BenchRunnerSmokeTest {
 
         assertTrue(printed.contains("1 single-stream bulk"), printed);
         assertTrue(printed.contains("targets (issue 6):"), printed);
+        assertTrue(printed.contains("targets (issue 21, against the Dev Tunnels peer of the same run):"), printed);
+        assertTrue(printed.contains("ping-pong p50 ws <= dt: "), printed);
         assertTrue(printed.contains("7b the same, after 1 earlier rounds of loads"), printed);
         assertTrue(printed.contains("<= 1.15x direct, JIT-warm (7b)"), printed);
         JsonNode doc = new ObjectMapper().readTree(c.jsonOut.toFile());
-        for (String path : new String[]{"direct", "ws"}) {
+        for (String path : new String[]{"direct", "dt", "ws"}) {
             JsonNode r = doc.path("results").path(path);
             assertTrue(r.path("bulk").path("downloadGbps").asDouble() > 0, path + ": " + r);
+            assertTrue(r.path("bulk").path("uploadGbps").asDouble() > 0, path + ": " + r);
             assertTrue(r.path("pingpong").path("p50us").asDouble() > 0, path + ": " + r);
             assertTrue(r.path("open").path("p50ms").asDouble() > 0, path + ": " + r);
             assertTrue(r.path("concurrent").path("aggregateGbps").asDouble() > 0, path + ": " + r);
             // Figure 7 after all the others, one load per path in turn, through a tunnel kept running for it.
             assertTrue(r.path("page").path("loadMedianMs").asDouble() > 0, path + ": " + r);
-            assertEquals("[\"direct\",\"ws\",\"nginx1\",\"nginx2\"]", r.path("page").path("interleavedWith").toString(),
+            assertEquals("[\"direct\",\"dt\",\"ws\",\"nginx1\",\"nginx2\"]", r.path("page").path("interleavedWith").toString(),
                     path + ": " + r);
             // Figure 7b: the second series, right after the first in a smoke run (no warm-up rounds between).
             assertTrue(r.path("pageSteady").path("loadMedianMs").asDouble() > 0, path + ": " + r);
@@ -68,6 +73,10 @@ class BenchRunnerSmokeTest {
         }
         assertTrue(doc.path("pageRelays").path("nginx2").path("page").has("gatewayCpuMsPerLoad"));
         assertTrue(doc.path("results").path("ws").path("slowReader").path("memory").path("envPeakRssMiB").asDouble() > 0);
+        // The peer: both Node processes' memory, and what it negotiated (no cipher) with its versions.
+        assertTrue(doc.path("results").path("dt").path("slowReader").path("memory").path("deskPeakRssMiB").asDouble()
+                > 0);
+        assertTrue(doc.path("notes").path("dt").asText().contains("@microsoft/dev-tunnels-ssh 3.12.42"), printed);
         assertEquals(0, code, "failures: " + doc.path("failures"));
     }
 }
