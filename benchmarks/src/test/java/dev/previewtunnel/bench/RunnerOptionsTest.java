@@ -24,4 +24,14 @@ class RunnerOptionsTest {
         assertEquals(List.of("-Xmx64m", "-Da=1"), c.serverJvmOptions);
         assertEquals(List.of("-Db=2"), c.gatewayJvmExtra);
     }
+
+    @Test
+    void theDevTunnelsPeerIsAPathOfItsOwnBesideSshAndBeforeTheTunnel() {
+        // Issue 21: dt (no cipher, beside ws) and dt-aes (aes256-gcm, beside wss), measured in that order.
+        assertEquals(List.of("direct", "ssh", "dt", "dt-aes", "ws", "wss"), new Config().paths);
+        assertEquals(new Config().paths, BenchRunner.ORDER);
+        assertEquals(List.of("direct", "dt", "ws"), Config.smoke().paths);
+        assertEquals(List.of("dt", "dt-aes"), Config.parse(new String[]{"--paths", "dt,dt-aes", "--root", "."}).paths);
+        org.junit.jupiter.api.Assertions.assertTrue(Config.usage().contains("direct,ssh,dt,dt-aes,ws,wss"));
+    }
 }
