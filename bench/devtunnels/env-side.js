@@ -1,6 +1,6 @@
 // The benchmark's peer, environment side: Microsoft's Dev Tunnels SSH stack (@microsoft/dev-tunnels-ssh and
 // -ssh-tcp) serving SSH sessions over WebSockets, the role env-gateway has in the tunnel. Started by the
-// benchmark (benchmarks: Lab.startPeer); docs/performance.md, "Method", says how it is configured.
+// benchmark (benchmarks: DevTunnelsPeer); docs/performance.md, "Method", says how it is configured.
 //
 //   node env-side.js --cipher none|aes256-gcm
 //
@@ -16,7 +16,6 @@
 
 const { WebSocketServer } = require('ws');
 const ssh = require('@microsoft/dev-tunnels-ssh');
-const { PortForwardingService } = require('@microsoft/dev-tunnels-ssh-tcp');
 const common = require('./common');
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
