@@ -120,4 +120,6 @@ function exitOnSignals(cleanup) {
   }
 }
 
-module.exports = { parseArgs, sessionConfig, wsForStream, traceNegotiation, algorithms, versions, log, ready, exitOnSignals };
+module.exports = {
+  parseArgs, sessionConfig, wsForStream, traceNegotiation, algorithms, versions, log, ready, exitOnSignals,
+};

@@ -15,8 +15,9 @@ import java.util.Map;
 
 /**
  * The benchmark: one run measures every figure for direct, {@code ssh -L}, the Dev Tunnels peer without and with
- * its cipher ({@link DevTunnelsPeer}), tunnel over {@code ws://} and tunnel over {@code wss://}, prints a table with absolute numbers and the ratios, checks the issue's targets, and writes JSON.
- * See docs/performance.md. Run it with {@code bench/run.sh}.
+ * its cipher ({@link DevTunnelsPeer}), tunnel over {@code ws://} and tunnel over {@code wss://}, prints a table
+ * with absolute numbers and the ratios, checks the issues' targets, and writes JSON. See docs/performance.md. Run
+ * it with {@code bench/run.sh}.
  */
 public final class BenchRunner {
     static final List<String> ORDER = List.of("direct", "ssh", "dt", "dt-aes", "ws", "wss");

@@ -6,8 +6,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Every figure but the page load, for one path (direct, ssh, dt, dt-aes, ws or wss) at a time. A figure that fails is recorded
- * in its place and in {@code failures}, and the run goes on. One per run.
+ * Every figure but the page load, for one path (direct, ssh, dt, dt-aes, ws or wss) at a time. A figure that fails
+ * is recorded in its place and in {@code failures}, and the run goes on. One per run.
  */
 final class PathMeasurement {
     interface Figure {
@@ -29,8 +29,8 @@ final class PathMeasurement {
     }
 
     /**
-     * A tunnel that figure 7 will load pages through is left running in {@code keptForPage} (warm, as a
-     * long-running ingress is) for {@link PagePhase}.
+     * A tunnel or Dev Tunnels peer that figure 7 will load pages through is left running in {@code keptForPage}
+     * (warm, as a long-running ingress is) for {@link PagePhase}.
      */
     Map<String, Object> measurePath(String path, List<Lab.PagePath> keptForPage) throws Exception {
         switch (path) {

@@ -57,7 +57,8 @@ final class Table {
                 new Row("ping p99, no stalled stream", "us", "hol.baseline.pingP99us", 0, true),
                 new Row("ping p99, 1 stalled stream", "us", "hol.stalled.pingP99us", 0, true),
                 new Row("ping p99 stalled/none", "x", "hol.pingP99Ratio", 2, false),
-                Row.section("6 peak RSS (VmHWM); env = gateway | sshd | DT env-side, desk = ingress | ssh | DT desktop-side"),
+                Row.section("6 peak RSS (VmHWM); env = gateway | sshd | DT env-side, "
+                        + "desk = ingress | ssh | DT desktop-side"),
                 new Row("env, during 4", "MiB", "concurrent.memory.envPeakRssMiB", 0, true),
                 new Row("desk, during 4", "MiB", "concurrent.memory.deskPeakRssMiB", 0, true),
                 new Row("env, during 5", "MiB", "hol.memory.envPeakRssMiB", 0, true),

@@ -56,8 +56,8 @@ class BenchRunnerSmokeTest {
             assertTrue(r.path("concurrent").path("aggregateGbps").asDouble() > 0, path + ": " + r);
             // Figure 7 after all the others, one load per path in turn, through a tunnel kept running for it.
             assertTrue(r.path("page").path("loadMedianMs").asDouble() > 0, path + ": " + r);
-            assertEquals("[\"direct\",\"dt\",\"ws\",\"nginx1\",\"nginx2\"]", r.path("page").path("interleavedWith").toString(),
-                    path + ": " + r);
+            assertEquals("[\"direct\",\"dt\",\"ws\",\"nginx1\",\"nginx2\"]",
+                    r.path("page").path("interleavedWith").toString(), path + ": " + r);
             // Figure 7b: the second series, right after the first in a smoke run (no warm-up rounds between).
             assertTrue(r.path("pageSteady").path("loadMedianMs").asDouble() > 0, path + ": " + r);
             assertEquals(1, r.path("pageSteady").path("roundsBefore").asInt(), path + ": " + r);
