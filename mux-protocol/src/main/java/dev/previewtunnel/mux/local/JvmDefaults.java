@@ -17,7 +17,7 @@ import java.util.stream.Stream;
  * <p>Why these (docs/operations.md "Memory and JVM defaults", issue 21's NMT tables): the serial collector has
  * almost no native structures (G1's took 37-41 MiB per process here); a small initial heap, because the JVM's
  * default initial heap is 1/64 of the machine's memory, clamped to -Xmx, so the whole heap was committed and
- * touched from the start; a 64 MiB ceiling, twice the largest heap the benchmark's 1,000-stream figure committed;
+ * touched from the start; a 64 MiB ceiling, above the largest heap the benchmark's memory figures committed (38 MiB);
  * direct memory bounded on its own (its default is -Xmx, too small for the gateway's queues, finding 3).
  */
 public final class JvmDefaults {
