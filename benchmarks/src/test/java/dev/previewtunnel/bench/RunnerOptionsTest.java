@@ -1,10 +1,13 @@
 package dev.previewtunnel.bench;
 
+import dev.previewtunnel.mux.local.JvmDefaults;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The runner's JVM options (its report of a server process that never got ready: lab.LabProcessTest). */
 class RunnerOptionsTest {
@@ -23,5 +26,16 @@ class RunnerOptionsTest {
                 "--root", "."});
         assertEquals(List.of("-Xmx64m", "-Da=1"), c.serverJvmOptions);
         assertEquals(List.of("-Db=2"), c.gatewayJvmExtra);
+    }
+
+    /** By default the servers run as users run them (issue 21), without native memory tracking's own memory. */
+    @Test
+    void defaultsAreWhatUsersRunAndTrackingIsOptIn() {
+        Config c = Config.parse(new String[]{"--root", "."});
+        assertEquals(List.of(JvmDefaults.MEMORY_OPTIONS.split(" ")), c.serverJvmOptions);
+        assertFalse(c.nmt);
+        assertTrue(Config.parse(new String[]{"--nmt", "--root", "."}).nmt);
+        assertFalse(Config.parse(new String[]{"--nmt", "--no-nmt", "--root", "."}).nmt);
+        assertTrue(Config.usage().contains(JvmDefaults.MEMORY_OPTIONS), Config.usage());
     }
 }
