@@ -65,12 +65,14 @@ for cfg in "$app"/*.cfg; do
   cp=$(sed -n 's/^app.classpath=//p' "$cfg" | sed 's/^\$APPDIR/$APPDIR/' | paste -sd: -)
   opts=$(sed -n 's/^java-options=//p' "$cfg" | grep -v '^-Djpackage.app-version=' | sed 's/.*/"&"/' | paste -sd' ' -)
   # The commands that end within a second or so (all but serve, run and open, and the demo) run C1 only with the
-  # serial collector: C2 and G1's threads cost them start-up and never pay back (finding 29); the long-running
-  # ones keep the JVM's defaults, which their throughput needs (findings 18, 19). No argument (the usage) counts
-  # as long-running so that generate-cds-archive dumps the archive under the default collector.
+  # serial collector: C2 and G1's threads cost them start-up and never pay back (finding 29). The long-running
+  # ones keep tiered compilation, which their throughput needs (findings 18, 19), with the memory defaults of
+  # dev.previewtunnel.mux.local.JvmDefaults.MEMORY_OPTIONS (issue 21; LongRunningJvmFlagsTest keeps this line and
+  # the constant equal). No argument (the usage) counts as long-running, so generate-cds-archive dumps the
+  # archive under the flags serve runs with. $PREVIEW_TUNNEL_JAVA_OPTIONS comes last: its -Xmx wins.
   short='short='
   if [ "$name" != preview-tunnel-demo ]; then
-    short='case "${1:-}" in serve|run|open|"") short= ;; *) short="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC" ;; esac'
+    short='case "${1:-}" in serve|run|open|"") short="-XX:+UseSerialGC -Xms16m -Xmx64m -XX:MaxDirectMemorySize=256m" ;; *) short="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC" ;; esac'
   fi
   cat > "$image/bin/$name" <<LAUNCHER
 #!/bin/sh
@@ -79,7 +81,7 @@ for cfg in "$app"/*.cfg; do
 self=\$(command -p readlink -f "\$0")
 APPDIR=\$(cd "\${self%/*}/../lib/app" && pwd -P)
 $short
-exec "\$APPDIR/../runtime/bin/java" \$short $opts -cp "$cp" $main "\$@"
+exec "\$APPDIR/../runtime/bin/java" \$short $opts \${PREVIEW_TUNNEL_JAVA_OPTIONS:-} -cp "$cp" $main "\$@"
 LAUNCHER
   chmod 0755 "$image/bin/$name"
 done

@@ -1,5 +1,7 @@
 package dev.previewtunnel.bench;
 
+import dev.previewtunnel.mux.local.JvmDefaults;
+
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -52,13 +54,16 @@ final class Config {
     long slowBytes = 10_000_000_000L;  // the issue's 10 GB ...
     long slowMaxMillis = 15_000;       // ... bounded in time: see docs/performance.md
 
-    List<String> serverJvmOptions = new ArrayList<>(List.of("-Xmx128m", "-XX:MaxDirectMemorySize=1g",
-            "-XX:NativeMemoryTracking=summary"));
+    // What users run (the package launchers' serve and run): JvmDefaults.MEMORY_OPTIONS, a compile-time constant
+    // that javac copies here (the programs' classes are on the runner's compile class path only).
+    List<String> serverJvmOptions = new ArrayList<>(jvmOptions(JvmDefaults.MEMORY_OPTIONS));
     List<String> gatewayJvmExtra = new ArrayList<>();
     List<String> ingressJvmExtra = new ArrayList<>();
     boolean keepTemp;
     boolean smoke;
-    boolean nmt = true;          // jcmd VM.native_memory at the end of each memory phase
+    // -XX:NativeMemoryTracking=summary on gateway and ingress, and jcmd VM.native_memory at the end of each memory
+    // phase. Opt-in: the tracking costs memory of its own, which would inflate the RSS compared with the peer's.
+    boolean nmt;
     long waitIdleSeconds;
 
     static Config smoke() {
@@ -126,6 +131,7 @@ final class Config {
                 case "--gateway-jvm" -> c.gatewayJvmExtra.addAll(jvmOptions(args[++i]));
                 case "--ingress-jvm" -> c.ingressJvmExtra.addAll(jvmOptions(args[++i]));
                 case "--keep-temp" -> c.keepTemp = true;
+                case "--nmt" -> c.nmt = true;
                 case "--no-nmt" -> c.nmt = false;
                 case "--wait-idle" -> c.waitIdleSeconds = Long.parseLong(args[++i]);
                 case "-h", "--help" -> {
@@ -184,17 +190,21 @@ final class Config {
                   --pool N                ingress --pool (default 4)
                   --abort-streams N       busy streams closed at once by the robustness probe (default 40; 0: skip)
                   --server-jvm "OPTS"     JVM options of gateway and ingress
-                                          (default "-Xmx128m -XX:MaxDirectMemorySize=1g -XX:NativeMemoryTracking=summary")
+                                          (default: what the package launchers run,
+                                          "@MEMORY@")
                   --gateway-jvm "OPTS"    extra JVM options, gateway only (e.g. -Dptun.transport=nio)
                   --ingress-jvm "OPTS"    extra JVM options, ingress only
                   --json FILE             results (default benchmarks/target/bench-results.json)
                   --root DIR              the project checkout (default: found from the working directory)
                   --keep-temp             keep the temporary directory with every process's log
-                  --no-nmt                skip the jcmd native-memory snapshots
+                  --nmt                   run gateway and ingress with -XX:NativeMemoryTracking=summary and
+                                          take jcmd native-memory snapshots per memory phase (off by
+                                          default: the tracking's own memory would count in the RSS)
+                  --no-nmt                no native-memory tracking (the default; kept for old scripts)
                   --wait-idle N           first wait up to N s for the 1-minute load average to drop below 1
                   --open-floor            instead of the benchmark, figure 3's floor through plain relays
                           (bench/open-floor.sh; --open-floor --help for its options)
-                """;
+                """.replace("@MEMORY@", JvmDefaults.MEMORY_OPTIONS);
     }
 
     private static Path findRoot() {

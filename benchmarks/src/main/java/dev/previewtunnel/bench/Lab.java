@@ -224,6 +224,9 @@ final class Lab implements AutoCloseable {
         String name = tls ? "wss" : "ws";
         List<String> jvm = new ArrayList<>(List.of(javaBin));
         jvm.addAll(config.serverJvmOptions);
+        if (config.nmt) {
+            jvm.add("-XX:NativeMemoryTracking=summary");
+        }
         // As shipped (FatalErrors.JVM_FLAGS, spelled out: the runner jar has the programs' classes only at compile
         // time, env-gateway being a provided dependency): out of heap ends the process.
         jvm.add("-XX:+ExitOnOutOfMemoryError");

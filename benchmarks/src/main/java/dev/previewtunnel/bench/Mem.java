@@ -32,6 +32,10 @@ final class Mem {
             "- +Other \\(reserved=(\\d+)KB, committed=(\\d+)KB\\)\\s*\\n\\s*\\(malloc=(\\d+)KB #\\d+\\)\\s*"
                     + "(?:\\(peak=(\\d+)KB #\\d+\\)|\\(at peak\\))?");
     private static final Pattern HEAP = Pattern.compile("- +Java Heap \\(reserved=(\\d+)KB, committed=(\\d+)KB\\)");
+    /** Every category's committed memory ("-  Code (reserved=..KB, committed=..KB)"), for the per-category tables. */
+    private static final Pattern CATEGORY = Pattern.compile(
+            "(?m)^- +([A-Za-z][A-Za-z ]*?) \\(reserved=\\d+KB, committed=(\\d+)KB\\)");
+    private static final Pattern THREADS = Pattern.compile("\\(thread #(\\d+)\\)");
 
     private Mem() {
     }
@@ -76,6 +80,7 @@ final class Mem {
         } catch (RuntimeException e) {
             return out;
         }
+        // plus "committed CATEGORY KiB" for every category and "threads" (NMT's thread count)
         Matcher t = TOTAL.matcher(text);
         if (t.find()) {
             out.put("committedKiB", Long.parseLong(t.group(2)));
@@ -89,6 +94,14 @@ final class Mem {
             long now = Long.parseLong(o.group(3));
             out.put("directNowKiB", now);
             out.put("directPeakKiB", o.group(4) == null ? now : Long.parseLong(o.group(4)));
+        }
+        Matcher c = CATEGORY.matcher(text);
+        while (c.find()) {
+            out.put("committed " + c.group(1) + " KiB", Long.parseLong(c.group(2)));
+        }
+        Matcher th = THREADS.matcher(text);
+        if (th.find()) {
+            out.put("threads", Long.parseLong(th.group(1)));
         }
         return out;
     }

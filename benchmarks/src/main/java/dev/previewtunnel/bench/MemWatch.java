@@ -107,7 +107,7 @@ final class MemWatch {
 
     private static Map<String, Object> toMiB(Map<String, Long> kib) {
         Map<String, Object> out = new LinkedHashMap<>();
-        kib.forEach((k, v) -> out.put(k.replace("KiB", "MiB"), mib(v)));
+        kib.forEach((k, v) -> out.put(k.replace("KiB", "MiB"), k.contains("KiB") ? mib(v) : v));
         return out;
     }
 

@@ -1,10 +1,13 @@
 package dev.previewtunnel.bench;
 
+import dev.previewtunnel.mux.local.JvmDefaults;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The runner's JVM options (its report of a server process that never got ready: lab.LabProcessTest). */
 class RunnerOptionsTest {
@@ -32,6 +35,17 @@ class RunnerOptionsTest {
         assertEquals(new Config().paths, BenchRunner.ORDER);
         assertEquals(List.of("direct", "dt", "ws"), Config.smoke().paths);
         assertEquals(List.of("dt", "dt-aes"), Config.parse(new String[]{"--paths", "dt,dt-aes", "--root", "."}).paths);
-        org.junit.jupiter.api.Assertions.assertTrue(Config.usage().contains("direct,ssh,dt,dt-aes,ws,wss"));
+        assertTrue(Config.usage().contains("direct,ssh,dt,dt-aes,ws,wss"));
+    }
+
+    /** By default the servers run as users run them (issue 21), without native memory tracking's own memory. */
+    @Test
+    void defaultsAreWhatUsersRunAndTrackingIsOptIn() {
+        Config c = Config.parse(new String[]{"--root", "."});
+        assertEquals(List.of(JvmDefaults.MEMORY_OPTIONS.split(" ")), c.serverJvmOptions);
+        assertFalse(c.nmt);
+        assertTrue(Config.parse(new String[]{"--nmt", "--root", "."}).nmt);
+        assertFalse(Config.parse(new String[]{"--nmt", "--no-nmt", "--root", "."}).nmt);
+        assertTrue(Config.usage().contains(JvmDefaults.MEMORY_OPTIONS), Config.usage());
     }
 }

@@ -15,6 +15,7 @@ import dev.previewtunnel.local.http.LocalApi;
 import dev.previewtunnel.local.http.LocalApi.ApiException;
 import dev.previewtunnel.local.http.LocalApi.Response;
 import dev.previewtunnel.local.http.LocalHttpServer;
+import dev.previewtunnel.mux.local.JvmDefaults;
 import io.netty.channel.Channel;
 import io.netty.util.NetUtil;
 
@@ -199,7 +200,8 @@ public final class ControlServer implements AutoCloseable {
                 .put("gateway", gateway.getScheme() + "://" + gateway.getHost() + ":" + gateway.getPort()
                         + gateway.getPath())
                 .put("virtualHostSuffix", ingress.virtualHostSuffix())
-                .put("sessions", ingress.sessions().all().size());
+                .put("sessions", ingress.sessions().all().size())
+                .put("jvm", JvmDefaults.describeRunning()); // for doctor, which runs in a JVM of its own
         status.set("tunnel", tunnel(ingress.pool()));
         status.set("environments", environments);
         return status;

@@ -6,6 +6,7 @@ import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.DoctorReport;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.ingress.control.ControlServer;
+import dev.previewtunnel.mux.local.JvmDefaults;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -59,6 +60,11 @@ public final class RunningIngressCheck {
         } else {
             report.fail("proxy", ExitCodes.UNREACHABLE, "the ingress's control API answers but its proxy " + proxy
                     + " does not behave: " + answer);
+        }
+        if (running.hasNonNull("jvm")) {
+            report.ok("jvm", "the running ingress's JVM: " + running.get("jvm").asText() + "; to change them, "
+                    + JvmDefaults.OPTIONS_ENV + " for the package's launcher (appended last, e.g. -Xmx128m), or the "
+                    + "java line (docs/operations.md, \"Memory and JVM defaults\")");
         }
         if (!"connected".equals(tunnel.path("state").asText())) {
             report.warn("tunnel", "the running ingress is reconnecting to the gateway" + reconnectingDetail(tunnel)

@@ -1,6 +1,6 @@
 package dev.previewtunnel.ingress.ssh;
 
-import dev.previewtunnel.mux.local.FatalErrors;
+import dev.previewtunnel.mux.local.JvmDefaults;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,10 +21,12 @@ import java.util.UUID;
  */
 final class RemoteInstall {
     /**
-     * The gateway's JVM flags: the shipped ones, and the JVM's own warnings (unified logging, stdout by default) on
-     * stderr, since stdout is the control channel and a stray line there would break it.
+     * The gateway's JVM flags: those of every long-running command (memory defaults included, as the package's
+     * launcher runs serve), and the JVM's own warnings (unified logging, stdout by default) on stderr, since stdout
+     * is the control channel and a stray line there would break it.
      */
-    static final List<String> REMOTE_JVM_FLAGS = java.util.stream.Stream.concat(FatalErrors.JVM_FLAGS.stream(),
+    static final List<String> REMOTE_JVM_FLAGS = java.util.stream.Stream.concat(
+            JvmDefaults.LONG_RUNNING_FLAGS.stream(),
             java.util.stream.Stream.of("-Xlog:disable", "-Xlog:all=warning:stderr")).toList();
 
     private static final Logger log = LoggerFactory.getLogger(RemoteInstall.class);

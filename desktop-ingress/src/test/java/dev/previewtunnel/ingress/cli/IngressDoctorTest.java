@@ -125,6 +125,10 @@ class IngressDoctorTest {
                         () -> check + " not ok in:\n" + r.out());
             }
             assertTrue(r.out().contains("--proxy-server=http://" + running.readyLine().get("proxy").asText()));
+            // The running ingress's (here the test JVM's) limits and how to change them (issue 21).
+            assertTrue(r.out().lines().anyMatch(l -> l.startsWith("ok    jvm ") && l.contains("max heap ")
+                    && l.contains(" MiB, max direct memory ") && l.contains(", collector ")
+                    && l.contains("PREVIEW_TUNNEL_JAVA_OPTIONS")), r::toString);
             assertTrue(r.out().contains("desktop-ingress doctor: everything checked is fine"), r::toString);
             assertNoSecrets(r.out(), r.err(), token, grant);
         } finally {

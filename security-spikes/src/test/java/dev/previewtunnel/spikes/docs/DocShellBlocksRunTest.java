@@ -2,6 +2,7 @@ package dev.previewtunnel.spikes.docs;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.mux.local.JvmDefaults;
 import dev.previewtunnel.sampleapp.SampleApp;
 import dev.previewtunnel.spikes.docs.ShellBlocks.Block;
 import dev.previewtunnel.spikes.docs.ShellBlocks.Command;
@@ -89,7 +90,8 @@ class DocShellBlocksRunTest {
     }
 
     static final List<UntilStopped> UNTIL_STOPPED = List.of(
-            new UntilStopped("README.md", "java -jar desktop-ingress/target/desktop-ingress.jar open ssh://devbox"));
+            new UntilStopped("README.md", "java " + String.join(" ", JvmDefaults.LONG_RUNNING_FLAGS)
+                    + " -jar desktop-ingress/target/desktop-ingress.jar open ssh://devbox"));
 
     /** What is checked of a command that stays until Ctrl-C: while it runs (after its first line), after its exit. */
     interface LiveCheck {
