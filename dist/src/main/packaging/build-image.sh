@@ -72,7 +72,7 @@ for cfg in "$app"/*.cfg; do
   # archive under the flags serve runs with. $PREVIEW_TUNNEL_JAVA_OPTIONS comes last: its -Xmx wins.
   short='short='
   if [ "$name" != preview-tunnel-demo ]; then
-    short='case "${1:-}" in serve|run|open|"") short="-XX:+UseSerialGC -Xms16m -Xmx64m -XX:MaxDirectMemorySize=256m" ;; *) short="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC" ;; esac'
+    short='case "${1:-}" in serve|run|open|"") short="-XX:+UseSerialGC -Xms16m -Xmx64m -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=20 -XX:MaxDirectMemorySize=256m -XX:TrimNativeHeapInterval=1000" ;; *) short="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC" ;; esac'
   fi
   cat > "$image/bin/$name" <<LAUNCHER
 #!/bin/sh

@@ -25,7 +25,7 @@ public final class JvmDefaults {
      * The memory options, one string so that javac inlines it where the classes are only on the compile class
      * path (the benchmark runner).
      */
-    public static final String MEMORY_OPTIONS = "-XX:+UseSerialGC -Xms16m -Xmx64m -XX:MaxDirectMemorySize=256m";
+    public static final String MEMORY_OPTIONS = "-XX:+UseSerialGC -Xms16m -Xmx64m -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=20 -XX:MaxDirectMemorySize=256m -XX:TrimNativeHeapInterval=1000";
     /** The options of serve, run and open: {@link FatalErrors#JVM_FLAGS} and {@link #MEMORY_OPTIONS}. */
     public static final List<String> LONG_RUNNING_FLAGS = Stream.concat(FatalErrors.JVM_FLAGS.stream(),
             Stream.of(MEMORY_OPTIONS.split(" "))).toList();
