@@ -71,6 +71,7 @@ class AuditDestinationTest {
             audit.info("{\"event\":\"old\"}");
             // What the size trigger does past 10 MiB; logback alone would create the new file with the umask.
             assertInstanceOf(RollingFileAppender.class, d.appender());
+            d.flush(); // lines reach the file on the writer thread
             ((RollingFileAppender<ILoggingEvent>) d.appender()).rollover();
             audit.info("{\"event\":\"new\"}");
         }
@@ -98,6 +99,45 @@ class AuditDestinationTest {
         }
         assertEquals(1, configured.list.size());
         assertFalse(Files.exists(state), "no state directory is made for it");
+    }
+
+    @Test
+    void theProgramsStderrAppenderIsQueuedWhileOpenAndEveryLineReachesItByClose() {
+        Logger audit = logger("test.audit.programStderr");
+        audit.setAdditive(false); // as the program's audit logger
+        ListAppender<ILoggingEvent> console = new ListAppender<>();
+        console.setName(ProgramLogbackConfigurator.AUDIT);
+        console.start();
+        audit.addAppender(console);
+        try (AuditDestination d = AuditDestination.apply(settings, audit.getName(), "-", tmp.resolve("never"))) {
+            assertInstanceOf(QueuedAuditAppender.class, audit.getAppender(ProgramLogbackConfigurator.AUDIT));
+            for (int i = 0; i < 3000; i++) {
+                audit.info("{\"n\":" + i + "}");
+            }
+        }
+        assertTrue(console.isStarted(), "the program's stderr appender stays open");
+        assertEquals(console, audit.getAppender(ProgramLogbackConfigurator.AUDIT), "put back at close");
+        audit.info("{\"n\":\"after\"}");
+        audit.detachAppender(console);
+        assertEquals(3001, console.list.size());
+        for (int i = 0; i < 3000; i++) {
+            assertEquals("{\"n\":" + i + "}", console.list.get(i).getFormattedMessage());
+        }
+    }
+
+    @Test
+    void closeWritesEveryQueuedLineInOrderToTheFile() throws Exception {
+        Path state = Files.createDirectory(tmp.resolve("q"));
+        Logger audit = logger("test.audit.queued");
+        List<String> expected = new java.util.ArrayList<>();
+        try (AuditDestination d = AuditDestination.apply(settings, audit.getName(), null, state)) {
+            for (int i = 0; i < 5000; i++) { // more than the queue holds: the logging thread waits, nothing drops
+                String line = "{\"event\":\"e\",\"n\":" + i + "}";
+                expected.add(line);
+                audit.info(line);
+            }
+        }
+        assertEquals(expected, Files.readAllLines(state.resolve("audit.jsonl")));
     }
 
     @Test
