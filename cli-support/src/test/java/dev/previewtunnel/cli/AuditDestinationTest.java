@@ -2,6 +2,7 @@ package dev.previewtunnel.cli;
 
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.core.ConsoleAppender;
 import ch.qos.logback.core.read.ListAppender;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.rolling.RollingFileAppender;
@@ -105,7 +106,19 @@ class AuditDestinationTest {
     void theProgramsStderrAppenderIsQueuedWhileOpenAndEveryLineReachesItByClose() {
         Logger audit = logger("test.audit.programStderr");
         audit.setAdditive(false); // as the program's audit logger
-        ListAppender<ILoggingEvent> console = new ListAppender<>();
+        List<String> written = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ConsoleAppender<ILoggingEvent> console = new ConsoleAppender<>() { // the program's, minus the output
+            @Override
+            protected void append(ILoggingEvent e) {
+                written.add(e.getFormattedMessage());
+            }
+        };
+        console.setContext(audit.getLoggerContext());
+        ch.qos.logback.classic.encoder.PatternLayoutEncoder encoder = new ch.qos.logback.classic.encoder.PatternLayoutEncoder();
+        encoder.setContext(audit.getLoggerContext());
+        encoder.setPattern("%msg%n");
+        encoder.start();
+        console.setEncoder(encoder);
         console.setName(ProgramLogbackConfigurator.AUDIT);
         console.start();
         audit.addAppender(console);
@@ -119,9 +132,9 @@ class AuditDestinationTest {
         assertEquals(console, audit.getAppender(ProgramLogbackConfigurator.AUDIT), "put back at close");
         audit.info("{\"n\":\"after\"}");
         audit.detachAppender(console);
-        assertEquals(3001, console.list.size());
+        assertEquals(3001, written.size());
         for (int i = 0; i < 3000; i++) {
-            assertEquals("{\"n\":" + i + "}", console.list.get(i).getFormattedMessage());
+            assertEquals("{\"n\":" + i + "}", written.get(i));
         }
     }
 
