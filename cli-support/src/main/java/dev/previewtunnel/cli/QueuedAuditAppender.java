@@ -68,6 +68,9 @@ final class QueuedAuditAppender extends UnsynchronizedAppenderBase<ILoggingEvent
         }
         event.prepareForDeferredProcessing(); // formats the message and captures the thread name now
         putUninterruptibly(event);
+        if (stopping && !writer.isAlive()) {
+            writeLeftovers(); // stop() began after the check above and its writer is gone: nobody else will
+        }
     }
 
     /** Waits until every line queued before this call has reached the target appender. */
@@ -107,8 +110,23 @@ final class QueuedAuditAppender extends UnsynchronizedAppenderBase<ILoggingEvent
         }
         if (writer.isAlive()) {
             addWarn("audit writer did not finish within " + STOP_WAIT + " ms; " + queue.size() + " lines unwritten");
+        } else {
+            writeLeftovers(); // lines queued behind END by an append that raced this stop
         }
         super.stop();
+    }
+
+    /** Writes, on the calling thread, what is queued after the writer ended. */
+    private void writeLeftovers() {
+        java.util.List<ILoggingEvent> left = new java.util.ArrayList<>();
+        queue.drainTo(left);
+        for (ILoggingEvent e : left) {
+            if (e instanceof FlushMarker marker) {
+                marker.written.countDown();
+            } else if (e != END) {
+                target.doAppend(e);
+            }
+        }
     }
 
     private void putUninterruptibly(ILoggingEvent event) {
