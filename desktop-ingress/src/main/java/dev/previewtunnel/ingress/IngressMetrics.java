@@ -64,6 +64,7 @@ public final class IngressMetrics implements TunnelPool.StreamObserver {
             Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofSeconds(60)};
 
     private final MeterRegistry registry;
+    private volatile Timer openOk;
     private final Counter opened;
     private final Counter bytesToGateway;
     private final Counter bytesFromGateway;
@@ -147,12 +148,20 @@ public final class IngressMetrics implements TunnelPool.StreamObserver {
                     .description("stream opens that failed, by ptun-error code")
                     .tag("code", outcome).register(registry).increment();
         }
-        Timer.builder("ptun.ingress.stream.open")
-                .description("stream open asked for to answered (gateway verified the grant and dialed)")
-                .tag("outcome", outcome)
-                .serviceLevelObjectives(LATENCY_BUCKETS)
-                .register(registry)
-                .record(elapsed, TimeUnit.NANOSECONDS);
+        Timer open = result.isSuccess() ? openOk : null;
+        if (open == null) {
+            // Registered at its first use as before; the ok one is then kept, so the common case skips the
+            // registry's id building and lookup on every open (docs/performance.md, finding 1's per-open work).
+            open = Timer.builder("ptun.ingress.stream.open")
+                    .description("stream open asked for to answered (gateway verified the grant and dialed)")
+                    .tag("outcome", outcome)
+                    .serviceLevelObjectives(LATENCY_BUCKETS)
+                    .register(registry);
+            if (result.isSuccess()) {
+                openOk = open; // the registry returns the same meter every time
+            }
+        }
+        open.record(elapsed, TimeUnit.NANOSECONDS);
     }
 
     /**

@@ -18,13 +18,11 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.netty.handler.codec.http2.Http2StreamChannel;
-import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
 
 import java.net.InetAddress;
 import java.util.List;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The first handler of every inbound stream: authorises the stream on its own, then dials.
@@ -147,8 +145,7 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
             stream.writeAndFlush(ConnectHeaders.accepted());
             stream.pipeline().remove(this);
             long idleMillis = gateway.config().limits().streamIdleTimeout().toMillis();
-            stream.pipeline().addLast(new IdleStateHandler(0, 0, idleMillis, TimeUnit.MILLISECONDS));
-            stream.pipeline().addLast(IdleStreamCloser.INSTANCE);
+            stream.pipeline().addLast(new IdleStreamCloser(idleMillis));
             stream.pipeline().addLast(new StreamByteAdapter());
             String remote = target.remoteAddress().toString();
             gateway.audit().event(GatewayAuditEvent.STREAM_OPENED)

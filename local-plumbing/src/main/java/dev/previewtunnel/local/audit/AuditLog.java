@@ -1,11 +1,16 @@
 package dev.previewtunnel.local.audit;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * One JSON line per access decision (stream opened, refused with its code, closed with byte counts...), on the
@@ -18,7 +23,7 @@ import java.time.Instant;
  */
 public final class AuditLog {
     public static final String LOGGER = "ptun.audit";
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final JsonFactory JSON = new JsonFactory();
     private static final Logger log = LoggerFactory.getLogger(LOGGER);
 
     private final String side;
@@ -57,29 +62,68 @@ public final class AuditLog {
         return new Event(name);
     }
 
+    /**
+     * One line's fields in the order first put, a later put of the same key replacing the value in place (what the
+     * Jackson tree it replaced did), written with a streaming generator: building an {@code ObjectNode} and
+     * printing it was most of the ~6% of each side's event-loop time per stream open that its two audit lines cost
+     * (docs/performance.md, finding 1). Same bytes as before: the generator is the one the tree printed with.
+     */
     public final class Event {
-        private final ObjectNode node = JSON.createObjectNode();
+        private final List<String> keys = new ArrayList<>(12);
+        private final List<Object> values = new ArrayList<>(12);
 
         private Event(String name) {
-            node.put("ts", Instant.now().toString());
-            node.put("side", side);
-            node.put("event", name);
+            set("ts", Instant.now().toString());
+            set("side", side);
+            set("event", name);
         }
 
         public Event put(String key, String value) {
             if (value != null) {
-                node.put(key, value);
+                set(key, value);
             }
             return this;
         }
 
         public Event put(String key, long value) {
-            node.put(key, value);
+            set(key, value);
             return this;
         }
 
+        private void set(String key, Object value) {
+            int i = keys.indexOf(key);
+            if (i >= 0) {
+                values.set(i, value);
+            } else {
+                keys.add(key);
+                values.add(value);
+            }
+        }
+
         public void write() {
-            log.info(node.toString());
+            if (log.isInfoEnabled()) {
+                log.info(toJson());
+            }
+        }
+
+        /** The line as written. */
+        String toJson() {
+            StringWriter out = new StringWriter(256);
+            try (JsonGenerator g = JSON.createGenerator(out)) {
+                g.writeStartObject();
+                for (int i = 0; i < keys.size(); i++) {
+                    Object v = values.get(i);
+                    if (v instanceof Long n) {
+                        g.writeNumberField(keys.get(i), n);
+                    } else {
+                        g.writeStringField(keys.get(i), (String) v);
+                    }
+                }
+                g.writeEndObject();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e); // a StringWriter does not fail
+            }
+            return out.toString();
         }
     }
 }
