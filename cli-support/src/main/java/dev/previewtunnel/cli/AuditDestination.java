@@ -36,9 +36,7 @@ import java.util.Set;
  * </ul>
  * Files are created owner-only (rw-------), rotated ones too; an existing one that group or others can read is
  * refused at startup (the audit log names every session, grant id and target). Where it goes is logged once.
- * Lines reach the file, or the program's stderr appender, through a {@link QueuedAuditAppender}: one writer thread
- * writes them in order, off the event loops, blocking the logging thread when 1,024 are waiting rather than dropping
- * any. {@link #close()} writes every queued line, then puts the previous appenders back (in-process runs, tests).
+ * {@link #close()} puts the previous appenders back (in-process runs, tests).
  */
 public final class AuditDestination implements AutoCloseable {
     public static final String KEY = "audit-file";
@@ -51,15 +49,13 @@ public final class AuditDestination implements AutoCloseable {
     private final Logger logger;
     private final List<Appender<ILoggingEvent>> previous;
     private final FileAppender<ILoggingEvent> file;
-    private final QueuedAuditAppender queued;
     private final String where;
 
     private AuditDestination(Logger logger, List<Appender<ILoggingEvent>> previous, FileAppender<ILoggingEvent> file,
-                             QueuedAuditAppender queued, String where) {
+                             String where) {
         this.logger = logger;
         this.previous = previous;
         this.file = file;
-        this.queued = queued;
         this.where = where;
     }
 
@@ -84,7 +80,7 @@ public final class AuditDestination implements AutoCloseable {
             boolean soleWriter) {
         AuditDestination d;
         if (STDERR.equals(setting == null ? null : setting.strip())) {
-            d = toStderr(loggerName);
+            d = new AuditDestination(null, List.of(), null, "stderr");
         } else if (setting == null) {
             StateDirectory.ensure(stateDir); // the command's own prepare() warns about loose modes, once
             d = toFile(s, loggerName, stateDir.resolve(DEFAULT_FILE), soleWriter);
@@ -104,13 +100,6 @@ public final class AuditDestination implements AutoCloseable {
     /** The appender writing the file, or null for stderr (tests). */
     FileAppender<ILoggingEvent> appender() {
         return file;
-    }
-
-    /** Returns once every audit line logged before the call is written (tests: a rollover, reading the file). */
-    void flush() {
-        if (queued != null) {
-            queued.flush();
-        }
     }
 
     /** {@code stderr} or the file's absolute path. */
@@ -150,34 +139,12 @@ public final class AuditDestination implements AutoCloseable {
         for (Iterator<Appender<ILoggingEvent>> it = logger.iteratorForAppenders(); it.hasNext(); ) {
             previous.add(it.next());
         }
-        QueuedAuditAppender queued = new QueuedAuditAppender(appender);
-        queued.start();
         // Add first, then detach: an event logged meanwhile goes to the file (possibly also to stderr), never
         // nowhere. Detached appenders are not stopped: close() puts them back.
-        logger.addAppender(queued);
+        logger.addAppender(appender);
         previous.forEach(logger::detachAppender);
         logger.setAdditive(false);
-        return new AuditDestination(logger, previous, appender, queued, path.toAbsolutePath().toString());
-    }
-
-    /**
-     * The program's own stderr appender ({@link ProgramLogbackConfigurator#AUDIT}) behind a queue; any other
-     * configuration (a user's logback file, the tests') is left exactly as it is.
-     */
-    private static AuditDestination toStderr(String loggerName) {
-        if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
-            return new AuditDestination(null, List.of(), null, null, "stderr");
-        }
-        Logger logger = context.getLogger(loggerName);
-        Appender<ILoggingEvent> console = logger.getAppender(ProgramLogbackConfigurator.AUDIT);
-        if (!(console instanceof ch.qos.logback.core.ConsoleAppender)) { // the tests' logback file has an AUDIT file
-            return new AuditDestination(null, List.of(), null, null, "stderr");
-        }
-        QueuedAuditAppender queued = new QueuedAuditAppender(console);
-        queued.start();
-        logger.addAppender(queued); // same name as the console's, so added first: see toFile
-        logger.detachAppender(console);
-        return new AuditDestination(logger, List.of(console), null, queued, "stderr");
+        return new AuditDestination(logger, previous, appender, path.toAbsolutePath().toString());
     }
 
     /** Renames audit.jsonl to audit.jsonl.1 (.1 to .2, ...) past the size; renamed files keep their mode. */
@@ -250,20 +217,14 @@ public final class AuditDestination implements AutoCloseable {
         }
     }
 
-    /**
-     * Routes the audit logger back to its previous appenders, writes every queued line and closes the file (the
-     * stderr appender stays open).
-     */
+    /** Routes the audit logger back to its previous appenders and closes the file (nothing for stderr). */
     @Override
     public void close() {
-        if (queued == null) {
+        if (file == null) {
             return;
         }
         previous.forEach(logger::addAppender);
-        logger.detachAppender(queued);
-        queued.stop();
-        if (file != null) {
-            file.stop();
-        }
+        logger.detachAppender(file);
+        file.stop();
     }
 }

@@ -2,7 +2,6 @@ package dev.previewtunnel.cli;
 
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.core.ConsoleAppender;
 import ch.qos.logback.core.read.ListAppender;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.rolling.RollingFileAppender;
@@ -72,7 +71,6 @@ class AuditDestinationTest {
             audit.info("{\"event\":\"old\"}");
             // What the size trigger does past 10 MiB; logback alone would create the new file with the umask.
             assertInstanceOf(RollingFileAppender.class, d.appender());
-            d.flush(); // lines reach the file on the writer thread
             ((RollingFileAppender<ILoggingEvent>) d.appender()).rollover();
             audit.info("{\"event\":\"new\"}");
         }
@@ -100,57 +98,6 @@ class AuditDestinationTest {
         }
         assertEquals(1, configured.list.size());
         assertFalse(Files.exists(state), "no state directory is made for it");
-    }
-
-    @Test
-    void theProgramsStderrAppenderIsQueuedWhileOpenAndEveryLineReachesItByClose() {
-        Logger audit = logger("test.audit.programStderr");
-        audit.setAdditive(false); // as the program's audit logger
-        List<String> written = new java.util.concurrent.CopyOnWriteArrayList<>();
-        ConsoleAppender<ILoggingEvent> console = new ConsoleAppender<>() { // the program's, minus the output
-            @Override
-            protected void append(ILoggingEvent e) {
-                written.add(e.getFormattedMessage());
-            }
-        };
-        console.setContext(audit.getLoggerContext());
-        ch.qos.logback.classic.encoder.PatternLayoutEncoder encoder = new ch.qos.logback.classic.encoder.PatternLayoutEncoder();
-        encoder.setContext(audit.getLoggerContext());
-        encoder.setPattern("%msg%n");
-        encoder.start();
-        console.setEncoder(encoder);
-        console.setName(ProgramLogbackConfigurator.AUDIT);
-        console.start();
-        audit.addAppender(console);
-        try (AuditDestination d = AuditDestination.apply(settings, audit.getName(), "-", tmp.resolve("never"))) {
-            assertInstanceOf(QueuedAuditAppender.class, audit.getAppender(ProgramLogbackConfigurator.AUDIT));
-            for (int i = 0; i < 3000; i++) {
-                audit.info("{\"n\":" + i + "}");
-            }
-        }
-        assertTrue(console.isStarted(), "the program's stderr appender stays open");
-        assertEquals(console, audit.getAppender(ProgramLogbackConfigurator.AUDIT), "put back at close");
-        audit.info("{\"n\":\"after\"}");
-        audit.detachAppender(console);
-        assertEquals(3001, written.size());
-        for (int i = 0; i < 3000; i++) {
-            assertEquals("{\"n\":" + i + "}", written.get(i));
-        }
-    }
-
-    @Test
-    void closeWritesEveryQueuedLineInOrderToTheFile() throws Exception {
-        Path state = Files.createDirectory(tmp.resolve("q"));
-        Logger audit = logger("test.audit.queued");
-        List<String> expected = new java.util.ArrayList<>();
-        try (AuditDestination d = AuditDestination.apply(settings, audit.getName(), null, state)) {
-            for (int i = 0; i < 5000; i++) { // more than the queue holds: the logging thread waits, nothing drops
-                String line = "{\"event\":\"e\",\"n\":" + i + "}";
-                expected.add(line);
-                audit.info(line);
-            }
-        }
-        assertEquals(expected, Files.readAllLines(state.resolve("audit.jsonl")));
     }
 
     @Test
