@@ -107,17 +107,23 @@ function ready(obj) {
   log(obj);
 }
 
-/** SIGTERM/SIGINT (the benchmark's close) end the process at once. */
+/**
+ * SIGTERM/SIGINT (the benchmark's close) end the process at once, and so does the end of stdin: the runner keeps
+ * the pipe open, so it ends when the runner dies, even by SIGKILL, and no peer outlives it holding its ports.
+ */
 function exitOnSignals(cleanup) {
+  const stop = () => {
+    try {
+      cleanup();
+    } finally {
+      process.exit(0);
+    }
+  };
   for (const sig of ['SIGTERM', 'SIGINT']) {
-    process.on(sig, () => {
-      try {
-        cleanup();
-      } finally {
-        process.exit(0);
-      }
-    });
+    process.on(sig, stop);
   }
+  process.stdin.on('end', stop);
+  process.stdin.resume();
 }
 
 module.exports = {

@@ -81,6 +81,8 @@ for cfg in "$app"/*.cfg; do
 self=\$(command -p readlink -f "\$0")
 APPDIR=\$(cd "\${self%/*}/../lib/app" && pwd -P)
 $short
+# No globbing: \$PREVIEW_TUNNEL_JAVA_OPTIONS is split at spaces on purpose, but a * in it stays a *.
+set -f
 exec "\$APPDIR/../runtime/bin/java" \$short $opts \${PREVIEW_TUNNEL_JAVA_OPTIONS:-} -cp "$cp" $main "\$@"
 LAUNCHER
   chmod 0755 "$image/bin/$name"

@@ -135,9 +135,12 @@ public final class BenchRunner {
         for (Map<String, Object> r : results.values()) {
             @SuppressWarnings("unchecked")
             Map<String, Object> pp = (Map<String, Object>) r.get("pingpong");
-            if (pp != null) {
-                pp.put("addedP50us", Stats.round((double) pp.get("p50us") - d50, 1));
-                pp.put("addedP99us", Stats.round((double) pp.get("p99us") - d99, 1));
+            // A failed figure holds only its error: no added latency then, rather than no table at all.
+            double p50 = Table.num(r, "pingpong.p50us");
+            double p99 = Table.num(r, "pingpong.p99us");
+            if (pp != null && !Double.isNaN(p50 - d50) && !Double.isNaN(p99 - d99)) {
+                pp.put("addedP50us", Stats.round(p50 - d50, 1));
+                pp.put("addedP99us", Stats.round(p99 - d99, 1));
             }
         }
     }

@@ -56,6 +56,11 @@ public final class ControlServer implements AutoCloseable {
     private final Path stateFile;
     private final SessionStore store;
     private final Channel channel;
+    /**
+     * The JVM's limits, read once before the server binds: the first GC MXBean lookup took ~60 ms here, which would
+     * stall the event loop the status request runs on (the proxy's), and the limits never change.
+     */
+    private final String jvm = JvmDefaults.describeRunning();
 
     private ControlServer(Ingress ingress, Path stateDir, InetSocketAddress listen, LocalHttpServer.Limits limits)
             throws IOException, InterruptedException {
@@ -201,7 +206,7 @@ public final class ControlServer implements AutoCloseable {
                         + gateway.getPath())
                 .put("virtualHostSuffix", ingress.virtualHostSuffix())
                 .put("sessions", ingress.sessions().all().size())
-                .put("jvm", JvmDefaults.describeRunning()); // for doctor, which runs in a JVM of its own
+                .put("jvm", jvm); // for doctor, which runs in a JVM of its own
         status.set("tunnel", tunnel(ingress.pool()));
         status.set("environments", environments);
         return status;
