@@ -186,8 +186,12 @@ final class PageLoad implements AutoCloseable {
                 int k = (i + j) % n;
                 Via via = vias.get(k);
                 long[] before = cpuMillis(vite, via);
-                double[] one = loadOnce(via.url() != null ? via.url() : url, via.proxy(), via.user(),
-                        via.password());
+                double[] one;
+                try {
+                    one = loadOnce(via.url() != null ? via.url() : url, via.proxy(), via.user(), via.password());
+                } catch (RuntimeException e) { // say which path failed: the series of every path ends here
+                    throw new IllegalStateException("round " + i + ", path " + keys.get(k) + ": " + e.getMessage(), e);
+                }
                 long[] after = cpuMillis(vite, via);
                 if (i >= warm) {
                     ms.get(k).add(one[0]);
