@@ -108,8 +108,8 @@ function ready(obj) {
 }
 
 /**
- * SIGTERM/SIGINT (the benchmark's close) end the process at once, and so does the end of stdin: the runner keeps
- * the pipe open, so it ends when the runner dies, even by SIGKILL, and no peer outlives it holding its ports.
+ * SIGTERM/SIGINT (the benchmark's close) end the process at once. (Not the end of stdin: the runner's LabProcess
+ * starts it with stdin at end of file already.)
  */
 function exitOnSignals(cleanup) {
   const stop = () => {
@@ -122,8 +122,6 @@ function exitOnSignals(cleanup) {
   for (const sig of ['SIGTERM', 'SIGINT']) {
     process.on(sig, stop);
   }
-  process.stdin.on('end', stop);
-  process.stdin.resume();
 }
 
 module.exports = {
