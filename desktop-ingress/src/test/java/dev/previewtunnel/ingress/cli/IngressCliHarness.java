@@ -79,6 +79,17 @@ final class IngressCliHarness {
         return head.toString();
     }
 
+    /**
+     * The ingress's own stderr lines: without the JSON lines of the gateway fixture that shares this JVM. When the
+     * ingress stops, that gateway logs the closed connection on its event loop, racing the capture's end; CI once
+     * failed a text-format check on exactly such a {@code "side":"gateway"} audit line.
+     */
+    static java.util.List<String> ingressLines(String err) {
+        return err.lines()
+                .filter(l -> !(l.startsWith("{") && (l.contains("\"side\":\"gateway\"")
+                        || l.contains("\"loggerName\":\"dev.previewtunnel.gateway.")))).toList();
+    }
+
     /** A result captured by hand (with {@link InProcessCli.Captured}). */
     static Result result(int exitCode, String out, String err) {
         return new Result(exitCode, out, err, ERROR_PREFIX);

@@ -54,7 +54,7 @@ class RunLogFormatTest {
             }
             assertEquals(0, running.awaitExit(), running.captured::err);
             String err = running.captured.err();
-            List<String> lines = err.lines().toList();
+            List<String> lines = IngressCliHarness.ingressLines(err);
             String browser = "chromium --proxy-server=http://" + proxy + " --proxy-bypass-list='<-loopback>' "
                     + "--user-data-dir=$(mktemp -d) http://localhost:" + stack.app.port() + "/";
             assertTrue(lines.contains(browser), "the browser command, alone on its line:\n" + err);
@@ -105,7 +105,7 @@ class RunLogFormatTest {
                 running.close();
             }
             assertEquals(0, running.awaitExit(), running.captured::err);
-            List<String> lines = running.captured.err().lines().toList();
+            List<String> lines = IngressCliHarness.ingressLines(running.captured.err());
             assertFalse(lines.isEmpty(), "text mode prints the browser line whatever the level");
             for (String line : lines) {
                 assertFalse(line.startsWith("{"), "text, not JSON: " + line);
