@@ -24,6 +24,8 @@ async function main() {
   if (!url || targets.length === 0) {
     throw new Error('usage: desktop-side.js --cipher none|aes256-gcm ws://HOST:PORT TARGET_PORT...');
   }
+  // Progress on stderr (the benchmark's log of this process): a start that never gets ready says where it stopped.
+  console.error('connecting to ' + url);
   const socket = common.wsForStream(new WebSocket(url), opts.cipher);
   await new Promise((resolve, reject) => {
     socket.once('open', resolve);
@@ -38,12 +40,15 @@ async function main() {
     common.log({ event: 'closed', reason: e.reason, message: e.message });
     process.exit(2);
   });
+  console.error('WebSocket open; connecting the SSH session');
   await session.connect(new ssh.WebSocketStream(socket));
+  console.error('SSH session connected');
   // Without security there is no key exchange and nothing to authenticate (the library refuses to).
   if (opts.cipher !== 'none' && !(await session.authenticate({ username: 'bench' }))) {
     throw new Error('authentication failed');
   }
   const pfs = session.activateService(PortForwardingService);
+  console.error('forwarding ' + targets.length + ' ports');
   const ports = [];
   for (const t of targets) {
     const forwarder = await pfs.forwardToRemotePort('127.0.0.1', 0, '127.0.0.1', Number(t));

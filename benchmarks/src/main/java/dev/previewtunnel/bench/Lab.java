@@ -62,6 +62,8 @@ final class Lab implements AutoCloseable {
         this.ingressJar = Files.copy(builtIngress, dir.resolve("desktop-ingress.jar"));
     }
 
+    private static final String GRANT_TTL = "2h";
+
     /** Target JVM (its own process), then keys, token, one grant per target port (each its own session), TLS. */
     void start() {
         target = startTarget(javaBin, absoluteClassPath(), config.targetPorts, dir);
@@ -74,10 +76,13 @@ final class Lab implements AutoCloseable {
                 gatewayCli("token", "issue", "--keys", keys.toString(), "--env", ENV, "--ttl", "2h"));
         // One grant per target port, each for its own session: the gateway's default limits are per session
         // (512 concurrent streams, 200 opens/s, burst 1000), so 1,000 streams need more than one session.
+        // Two hours, the gateway told to accept that (its default cap is 15 m): with the peer's paths a full run
+        // lasts over 15 minutes, and grants of 15 m failed its last page loads ("the page did not run all its
+        // modules": grant_expired in the gateway's audit; reproduced with 40 s grants).
         List<CompletableFuture<String>> grants = new ArrayList<>(IntStream.range(0, targetPorts.size()).mapToObj(i ->
                 CompletableFuture.supplyAsync(() -> gatewayCli("grant", "issue", "--keys", keys.toString(),
                         "--env", ENV, "--session", "bench-" + i, "--target", "localhost:" + targetPorts.get(i),
-                        "--ttl", "15m"))).toList());
+                        "--ttl", GRANT_TTL))).toList());
         Path nodeModules = null;
         if (config.figures.contains("page")) {
             String[] why = new String[1];
@@ -87,7 +92,7 @@ final class Lab implements AutoCloseable {
                 vitePort = Processes.freePort();
                 grants.add(CompletableFuture.supplyAsync(() -> gatewayCli("grant", "issue", "--keys",
                         keys.toString(), "--env", ENV, "--session", "bench-vite", "--target",
-                        "localhost:" + vitePort, "--ttl", "15m")));
+                        "localhost:" + vitePort, "--ttl", GRANT_TTL)));
             }
         } else {
             pageSkipReason = "not selected (--figures)";
@@ -235,7 +240,7 @@ final class Lab implements AutoCloseable {
         List<String> gw = new ArrayList<>(jvm);
         gw.addAll(config.gatewayJvmExtra);
         gw.addAll(List.of("-jar", gatewayJar.toString(), "serve", "--keys", dir.resolve("keys").toString(),
-                "--env", ENV, "--listen", "127.0.0.1:0", "--audit-file", "-"));
+                "--env", ENV, "--listen", "127.0.0.1:0", "--audit-file", "-", "--max-grant-lifetime", GRANT_TTL));
         if (tls) {
             gw.addAll(List.of("--tls-cert", cert.toString(), "--tls-key", key.toString()));
         }

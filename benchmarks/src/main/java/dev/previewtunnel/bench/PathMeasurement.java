@@ -29,10 +29,12 @@ final class PathMeasurement {
     }
 
     /**
-     * A tunnel or Dev Tunnels peer that figure 7 will load pages through is left running in {@code keptForPage}
-     * (warm, as a long-running ingress is) for {@link PagePhase}.
+     * A tunnel that figure 7 will load pages through is left running in {@code keptForPage} (warm, as a
+     * long-running ingress is) for {@link PagePhase}; a Dev Tunnels peer is closed, and its path added to
+     * {@code freshForPage} for a peer of its own there.
      */
-    Map<String, Object> measurePath(String path, List<Lab.PagePath> keptForPage) throws Exception {
+    Map<String, Object> measurePath(String path, List<Lab.PagePath> keptForPage, List<String> freshForPage)
+            throws Exception {
         switch (path) {
             case "direct" -> {
                 return measure(lab.directRoute(), null);
@@ -50,32 +52,29 @@ final class PathMeasurement {
                 }
             }
             case "dt", "dt-aes" -> {
-                DevTunnelsPeer peer = DevTunnelsPeer.start(lab, path.equals("dt-aes"));
-                boolean keep = false;
-                try {
+                // Closed after its figures, and started afresh for figure 7 (BenchRunner): kept running, its
+                // environment side went on sending the 1.4-1.9 GiB its figure 4 had queued while the tunnel's
+                // figures ran beside it (docs/performance.md, "A full run with the Dev Tunnels peer").
+                try (DevTunnelsPeer peer = DevTunnelsPeer.start(lab, path.equals("dt-aes"))) {
                     notes.put(path, peer.describe());
                     Map<String, Object> r = new LinkedHashMap<>();
                     r.put("idleRss", Map.of("envMiB", MemWatch.mib(Mem.rssKib(peer.env().pid())),
                             "deskMiB", MemWatch.mib(Mem.rssKib(peer.desk().pid()))));
                     // Two Node processes: no NMT; MemWatch's VmHWM and sampled RSS as for sshd and ssh.
-                    r.putAll(measure(peer.route(), new MemWatch(peer.env(), peer.desk(), false, false)));
+                    MemWatch mem = new MemWatch(peer.env(), peer.desk(), false, false);
+                    r.putAll(measure(peer.route(), mem));
                     if (c.abortStreams > 0 && c.figures.contains("abort")) {
                         RunLog.step(out, peer.route(), "robustness: abort " + c.abortStreams + " busy streams");
                         // One WebSocket carries the session: "connections lost" = a side that died.
                         r.put("abort", AbortProbe.run(peer.route(), c,
                                 () -> (peer.env().isAlive() ? 0 : 1) + (peer.desk().isAlive() ? 0 : 1)));
                     }
+                    r.put("cpuAfterFigures", busyAfterFigures(mem));
+                    peer.putLogErrors(r);
                     if (lab.browser != null && c.figures.contains("page")) {
-                        keptForPage.add(peer);
-                        keep = true;
-                    } else {
-                        peer.putLogErrors(r);
+                        freshForPage.add(path);
                     }
                     return r;
-                } finally {
-                    if (!keep) {
-                        peer.close();
-                    }
                 }
             }
             case "ws", "wss" -> {
@@ -107,6 +106,20 @@ final class PathMeasurement {
             }
             default -> throw new IllegalArgumentException("unknown path " + path);
         }
+    }
+
+    /**
+     * CPU both processes spend in the 2 s after the last figure, as a percentage of one CPU each: what a process
+     * kept running would take from the next path's figures.
+     */
+    private static Map<String, Object> busyAfterFigures(MemWatch mem) throws InterruptedException {
+        long[] before = mem.cpuMillis();
+        long t0 = System.nanoTime();
+        Thread.sleep(2_000); // a fixed sampling window, not a wait for a condition
+        long[] after = mem.cpuMillis();
+        double millis = (System.nanoTime() - t0) / 1e6;
+        return Map.of("envPercent", Stats.round(100 * (after[0] - before[0]) / millis, 1),
+                "deskPercent", Stats.round(100 * (after[1] - before[1]) / millis, 1));
     }
 
     private Map<String, Object> measure(Route route, MemWatch mem) {
