@@ -1,6 +1,7 @@
 package dev.previewtunnel.ingress;
 
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
+import dev.previewtunnel.local.metrics.OutcomeTimers;
 import dev.previewtunnel.mux.wire.TunnelStreamException;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -56,15 +57,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * </pre>
  */
 public final class IngressMetrics implements TunnelPool.StreamObserver {
-    static final Duration[] LATENCY_BUCKETS = {Duration.ofMillis(1), Duration.ofMillis(5), Duration.ofMillis(10),
-            Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250),
-            Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofMillis(2500), Duration.ofSeconds(5),
-            Duration.ofSeconds(10)};
     static final Duration[] STALL_BUCKETS = {Duration.ofMillis(1), Duration.ofMillis(10), Duration.ofMillis(100),
             Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofSeconds(60)};
 
     private final MeterRegistry registry;
-    private volatile Timer openOk;
+    private final OutcomeTimers openTimers;
     private final Counter opened;
     private final Counter bytesToGateway;
     private final Counter bytesFromGateway;
@@ -74,6 +71,8 @@ public final class IngressMetrics implements TunnelPool.StreamObserver {
 
     IngressMetrics(MeterRegistry registry, TunnelPool pool) {
         this.registry = registry;
+        this.openTimers = new OutcomeTimers(registry, "ptun.ingress.stream.open",
+                "stream open asked for to answered (gateway verified the grant and dialed)");
         poolMeters(registry, "ptun.ingress", Tags.empty(), "", pool);
         this.opened = Counter.builder("ptun.ingress.streams.opened")
                 .description("stream opens the gateway accepted (target dialed)").register(registry);
@@ -83,7 +82,7 @@ public final class IngressMetrics implements TunnelPool.StreamObserver {
                 .description("DATA payload bytes relayed").register(registry);
         this.firstByte = Timer.builder("ptun.ingress.stream.first.byte")
                 .description("stream open asked for to the first byte from the target")
-                .serviceLevelObjectives(LATENCY_BUCKETS).register(registry);
+                .serviceLevelObjectives(OutcomeTimers.LATENCY_BUCKETS).register(registry);
         this.stalled = Timer.builder("ptun.ingress.stream.stalled")
                 .description("time a stream could not be written: the gateway's flow-control window was exhausted "
                         + "or the write buffer was above its high-water mark")
@@ -137,7 +136,7 @@ public final class IngressMetrics implements TunnelPool.StreamObserver {
         long elapsed = System.nanoTime() - startNanos;
         String outcome;
         if (result.isSuccess()) {
-            outcome = "ok";
+            outcome = OutcomeTimers.OK;
             opened.increment();
             Http2StreamChannel stream = result.getNow();
             stream.pipeline().addFirst("ptun-metrics", new StreamMeter(startNanos));
@@ -148,20 +147,7 @@ public final class IngressMetrics implements TunnelPool.StreamObserver {
                     .description("stream opens that failed, by ptun-error code")
                     .tag("code", outcome).register(registry).increment();
         }
-        Timer open = result.isSuccess() ? openOk : null;
-        if (open == null) {
-            // Registered at its first use as before; the ok one is then kept, so the common case skips the
-            // registry's id building and lookup on every open (docs/performance.md, finding 1's per-open work).
-            open = Timer.builder("ptun.ingress.stream.open")
-                    .description("stream open asked for to answered (gateway verified the grant and dialed)")
-                    .tag("outcome", outcome)
-                    .serviceLevelObjectives(LATENCY_BUCKETS)
-                    .register(registry);
-            if (result.isSuccess()) {
-                openOk = open; // the registry returns the same meter every time
-            }
-        }
-        open.record(elapsed, TimeUnit.NANOSECONDS);
+        openTimers.of(outcome).record(elapsed, TimeUnit.NANOSECONDS);
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.previewtunnel.gateway;
 
 import dev.previewtunnel.grants.GrantFailure;
+import dev.previewtunnel.local.metrics.OutcomeTimers;
 import dev.previewtunnel.mux.wire.MuxProtocol;
 import dev.previewtunnel.mux.wire.TunnelError;
 import io.micrometer.core.instrument.Counter;
@@ -52,11 +53,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the value 1 would hide the first failure of each reason.
  */
 public final class GatewayMetrics {
-    /** Histogram buckets (le) of the latency timers: 1 ms to 10 s. */
-    static final Duration[] LATENCY_BUCKETS = {Duration.ofMillis(1), Duration.ofMillis(5), Duration.ofMillis(10),
-            Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250),
-            Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofMillis(2500), Duration.ofSeconds(5),
-            Duration.ofSeconds(10)};
     /** Histogram buckets (le) of the stall timer: 1 ms to 60 s. */
     static final Duration[] STALL_BUCKETS = {Duration.ofMillis(1), Duration.ofMillis(10), Duration.ofMillis(100),
             Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofSeconds(60)};
@@ -66,7 +62,7 @@ public final class GatewayMetrics {
     private static final int CLOSED = 2;
     private static final AttributeKey<AtomicInteger> STATE = AttributeKey.valueOf("ptun.connectionState");
 
-    private volatile Timer openOk;
+    private final OutcomeTimers openTimers;
     private final MeterRegistry registry;
     private final Counter opened;
     private final Counter dials;
@@ -85,6 +81,8 @@ public final class GatewayMetrics {
 
     GatewayMetrics(MeterRegistry registry, LiveStreams live) {
         this.registry = registry;
+        this.openTimers = new OutcomeTimers(registry, "ptun.gateway.stream.open",
+                "CONNECT received to answer sent: grant verification, policy, DNS and dial");
         this.opened = Counter.builder("ptun.gateway.streams.opened")
                 .description("streams answered 200: grant verified, target dialed").register(registry);
         this.dials = Counter.builder("ptun.gateway.dials").description("TCP connects attempted to targets")
@@ -119,26 +117,6 @@ public final class GatewayMetrics {
         // The histogram sees a stall only once it has ended; this shows the ones going on (a reader that stopped).
         Gauge.builder("ptun.gateway.streams.stalled", streamsStalled, AtomicInteger::get)
                 .description("streams that cannot be written now: a stall in progress").register(registry);
-    }
-
-    /**
-     * The stream-open timer of {@code outcome}, registered at its first use as before; the one of {@code ok} is kept,
-     * so the common case skips the registry's id building and lookup on every open (finding 1's per-open work).
-     */
-    private Timer openTimer(String outcome) {
-        boolean ok = "ok".equals(outcome);
-        Timer t = ok ? openOk : null;
-        if (t == null) {
-            t = Timer.builder("ptun.gateway.stream.open")
-                    .description("CONNECT received to answer sent: grant verification, policy, DNS and dial")
-                    .tag("outcome", outcome)
-                    .serviceLevelObjectives(LATENCY_BUCKETS)
-                    .register(registry);
-            if (ok) {
-                openOk = t; // the registry returns the same meter every time: a race registers nothing twice
-            }
-        }
-        return t;
     }
 
     void opened() {
@@ -275,7 +253,7 @@ public final class GatewayMetrics {
             } else if (msg instanceof Http2HeadersFrame headers && openStart != 0 && !answered) {
                 answered = true;
                 CharSequence code = headers.headers().get(MuxProtocol.ERROR_HEADER);
-                openTimer(code == null ? "ok" : code.toString())
+                openTimers.of(code == null ? OutcomeTimers.OK : code.toString())
                         .record(System.nanoTime() - openStart, TimeUnit.NANOSECONDS);
             }
             ctx.write(msg, promise);
