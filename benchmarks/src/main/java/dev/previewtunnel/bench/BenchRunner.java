@@ -37,6 +37,11 @@ public final class BenchRunner {
             OpenFloor.main(list.toArray(String[]::new));
             return;
         }
+        if (list.remove("--memory-floor")) {
+            // bench/memory-floor.sh: the floor under figure 6's idle RSS (issue 21).
+            MemoryFloor.main(list.toArray(String[]::new));
+            return;
+        }
         if (list.remove("--first-paint")) {
             // bench/first-paint.sh: issue 19's time from 'desktop-ingress open' to the first paint.
             FirstPaintBench.main(list.toArray(String[]::new));
@@ -96,7 +101,7 @@ public final class BenchRunner {
                     }
                 }
                 for (String path : freshForPage) {
-                    startPeerForPage(lab, path, results.get(path), keptForPage, figureFailures, out);
+                    startPeerForPage(lab, path, results.get(path), notes, keptForPage, figureFailures, out);
                 }
                 keptForPage.sort(Comparator.comparingInt(p -> ORDER.indexOf(p.key())));
                 PagePhase.run(lab, results, keptForPage, relayResults, notes, figureFailures, out);
@@ -131,11 +136,13 @@ public final class BenchRunner {
     }
 
     /** A fresh Dev Tunnels peer for figure 7, its figures' processes having been closed after them. */
-    private static void startPeerForPage(Lab lab, String path, Map<String, Object> r, List<Lab.PagePath> kept,
-                                         List<String> failures, PrintStream out) {
+    private static void startPeerForPage(Lab lab, String path, Map<String, Object> r, Map<String, Object> notes,
+                                         List<Lab.PagePath> kept, List<String> failures, PrintStream out) {
         RunLog.log(out, "starting a fresh " + path + " peer for the page loads");
         try {
-            kept.add(DevTunnelsPeer.start(lab, path.equals("dt-aes")));
+            DevTunnelsPeer peer = DevTunnelsPeer.start(lab, path.equals("dt-aes"), "-page");
+            kept.add(peer);
+            notes.put(path + "-page", peer.describe());
         } catch (RuntimeException e) {
             r.put("page", Map.of("error", "the peer for the page loads did not start: " + e));
             failures.add(path + " page: the peer did not start: " + e);

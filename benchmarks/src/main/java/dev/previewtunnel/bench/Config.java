@@ -204,6 +204,8 @@ final class Config {
                   --wait-idle N           first wait up to N s for the 1-minute load average to drop below 1
                   --open-floor            instead of the benchmark, figure 3's floor through plain relays
                           (bench/open-floor.sh; --open-floor --help for its options)
+                  --memory-floor          instead of the benchmark, figure 6's idle floor: idle JVM and Node
+                          beside the idle tunnel and peer (bench/memory-floor.sh; --memory-floor --help)
                 """.replace("@MEMORY@", JvmDefaults.MEMORY_OPTIONS);
     }
 

@@ -32,23 +32,31 @@ record DevTunnelsPeer(String key, LabProcess env, LabProcess desk, Route route, 
      * A start that does not get ready is tried once more, and the peer's description says so: once in a smoke run
      * the desktop side printed nothing for a minute (its log now says how far it got).
      */
-    static DevTunnelsPeer start(Lab lab, boolean aes) {
+    static DevTunnelsPeer start(Lab lab, boolean aes, String logSuffix) {
         Path dir = install(lab.config.root);
         try {
-            return startOnce(lab, aes, dir, "");
+            return startOnce(lab, aes, dir, logSuffix, "");
         } catch (IllegalStateException e) {
-            String first = e.getMessage().strip();
-            int cut = first.lastIndexOf('\n');
-            String where = cut >= 0 ? first.substring(cut + 1) : first;
-            return startOnce(lab, aes, dir, "; started a second time, the first start did not get ready ("
-                    + where + ")");
+            if (Thread.currentThread().isInterrupted()) {
+                throw e;
+            }
+            return startOnce(lab, aes, dir, logSuffix + "-retry", "; started a second time, the first start did "
+                    + "not get ready (" + howFar(e.getMessage()) + ")");
         }
     }
 
-    private static DevTunnelsPeer startOnce(Lab lab, boolean aes, Path dir, String retried) {
+    /** The first line of a failed start's message (which process, why) and its log's last progress line. */
+    private static String howFar(String message) {
+        List<String> lines = message.strip().lines().toList();
+        String progress = lines.stream().skip(1).filter(l -> l.startsWith("connecting") || l.startsWith("WebSocket")
+                || l.startsWith("SSH") || l.startsWith("forwarding")).reduce((a, b) -> b).orElse("no progress line");
+        return lines.get(0) + " ... last: " + progress;
+    }
+
+    private static DevTunnelsPeer startOnce(Lab lab, boolean aes, Path dir, String logSuffix, String retried) {
         String key = aes ? "dt-aes" : "dt";
         String cipher = aes ? "aes256-gcm" : "none";
-        LabProcess env = LabProcess.start("peer-env-" + key, List.of("node", dir.resolve("env-side.js").toString(),
+        LabProcess env = LabProcess.start("peer-env-" + key + logSuffix, List.of("node", dir.resolve("env-side.js").toString(),
                 "--cipher", cipher), lab.dir, n -> "ready".equals(n.path("event").asText()));
         LabProcess desk = null;
         try {
@@ -59,7 +67,7 @@ record DevTunnelsPeer(String key, LabProcess env, LabProcess desk, Route route, 
             if (lab.vitePort > 0) {
                 cmd.add(String.valueOf(lab.vitePort)); // figure 7 loads the page through the last forward
             }
-            desk = LabProcess.start("peer-desk-" + key, cmd, lab.dir, n -> "ready".equals(n.path("event").asText()));
+            desk = LabProcess.start("peer-desk-" + key + logSuffix, cmd, lab.dir, n -> "ready".equals(n.path("event").asText()));
             JsonNode dReady = desk.awaitReady(Duration.ofSeconds(30));
             List<Integer> local = new ArrayList<>();
             dReady.get("ports").forEach(p -> local.add(p.asInt()));
@@ -124,7 +132,8 @@ record DevTunnelsPeer(String key, LabProcess env, LabProcess desk, Route route, 
             }
         }
         if (!sb.isEmpty()) {
-            r.put("logErrors", sb.toString());
+            // The page loads' peer adds to its figures' peer's lines (each line names its process).
+            r.merge("logErrors", sb.toString(), (a, b) -> a + "\n" + b);
         }
     }
 

@@ -178,8 +178,8 @@ final class Lab implements AutoCloseable {
     // ------------------------------------------------------------------------------------------------ tunnel
 
     /**
-     * A path kept running after its figures for figure 7's page loads (warm, as a long-running one is): a tunnel
-     * or the Dev Tunnels peer. Its log is checked after the loads.
+     * A path that figure 7 loads pages through, its log checked after the loads: a tunnel kept running after its
+     * figures (warm, as a long-running one is), or a Dev Tunnels peer started afresh for the loads.
      */
     interface PagePath extends AutoCloseable {
         String key();

@@ -52,12 +52,13 @@ final class PathMeasurement {
                 }
             }
             case "dt", "dt-aes" -> {
-                // Closed after its figures, and started afresh for figure 7 (BenchRunner): kept running, its
-                // environment side went on sending the 1.4-1.9 GiB its figure 4 had queued while the tunnel's
-                // figures ran beside it (docs/performance.md, "A full run with the Dev Tunnels peer").
-                try (DevTunnelsPeer peer = DevTunnelsPeer.start(lab, path.equals("dt-aes"))) {
+                // Closed after its figures, and started afresh for figure 7 (BenchRunner), a precaution: in the
+                // full runs that kept it, its environment side held 1.4-1.9 GiB queued after figure 4 and the
+                // tunnel's figures after it were far below the same code alone (docs/performance.md, "A full run
+                // with the Dev Tunnels peer"); cpuAfterFigures records whether it is still busy then.
+                Map<String, Object> r = new LinkedHashMap<>();
+                try (DevTunnelsPeer peer = DevTunnelsPeer.start(lab, path.equals("dt-aes"), "")) {
                     notes.put(path, peer.describe());
-                    Map<String, Object> r = new LinkedHashMap<>();
                     r.put("idleRss", Map.of("envMiB", MemWatch.mib(Mem.rssKib(peer.env().pid())),
                             "deskMiB", MemWatch.mib(Mem.rssKib(peer.desk().pid()))));
                     // Two Node processes: no NMT; MemWatch's VmHWM and sampled RSS as for sshd and ssh.
@@ -71,11 +72,11 @@ final class PathMeasurement {
                     }
                     r.put("cpuAfterFigures", busyAfterFigures(mem));
                     peer.putLogErrors(r);
-                    if (lab.browser != null && c.figures.contains("page")) {
-                        freshForPage.add(path);
-                    }
-                    return r;
                 }
+                if (lab.browser != null && c.figures.contains("page")) {
+                    freshForPage.add(path);
+                }
+                return r;
             }
             case "ws", "wss" -> {
                 Lab.Tunnel t = lab.startTunnel(path.equals("wss"));

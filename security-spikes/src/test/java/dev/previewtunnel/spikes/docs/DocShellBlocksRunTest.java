@@ -78,6 +78,8 @@ class DocShellBlocksRunTest {
                     "test -x bench/run.sh && bash -n bench/run.sh"),
             new Exclusion("README.md", "bench/open-floor.sh", "minutes of load; needs nginx's stream module",
                     "test -x bench/open-floor.sh && bash -n bench/open-floor.sh"),
+            new Exclusion("README.md", "bench/memory-floor.sh", "a minute of process starts; needs Node",
+                    "test -x bench/memory-floor.sh && bash -n bench/memory-floor.sh"),
             new Exclusion("README.md", "bench/ssh-socket-floor.py", "minutes of load; needs sshd",
                     "bench/ssh-socket-floor.py --help"),
             new Exclusion("README.md", "bench/first-paint.sh", "minutes of load; needs sshd, Chromium and Vite",

@@ -1,0 +1,222 @@
+package dev.previewtunnel.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.previewtunnel.mux.local.JvmDefaults;
+import dev.previewtunnel.spikes.lab.LabProcess;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.socket.SocketChannel;
+
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * The floor under the idle RSS of figure 6 (issue 21): what an idle process of each runtime holds before it does
+ * anything of ours, beside an idle gateway and ingress and an idle Dev Tunnels peer, each read 3 s after it is
+ * ready (a floor process: its ready line; a tunnel or peer pair: once it carried one stream per target port, as
+ * figure 6's idle row); three rounds, interleaved, medians. A JVM with the tunnel's JVM options (the ones users run,
+ * {@link JvmDefaults#MEMORY_OPTIONS}, unless --server-jvm says otherwise) doing nothing, the same with a Netty epoll
+ * server bound, Node doing nothing, and Node with a {@code ws} server listening. Run with
+ * {@code bench/memory-floor.sh} ({@code bench/run.sh --memory-floor}).
+ */
+public final class MemoryFloor {
+    private static final Duration SETTLE = Duration.ofSeconds(3);
+
+    private MemoryFloor() {
+    }
+
+    /** What one kind of idle process is: how to start it and which of its processes count. */
+    private record Kind(String key, String what, Supplier<List<LabProcess>> start) {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int rounds = 3;
+        List<String> rest = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--rounds" -> {
+                    if (i + 1 >= args.length) {
+                        System.err.println("--rounds needs a number (--help)");
+                        System.exit(2);
+                    }
+                    rounds = Integer.parseInt(args[++i]);
+                }
+                case "--help", "-h" -> {
+                    System.out.println("""
+                            usage: bench/memory-floor.sh [--rounds N] [--json FILE]
+                              Idle RSS 3 s after start: a JVM with the options users run doing nothing, the same
+                              with a Netty epoll server bound, Node doing nothing, Node with a ws server, the
+                              tunnel's gateway and ingress (ws://) and the Dev Tunnels peer's two sides.
+                              --rounds N  rounds, each kind started once per round (default 3)
+                              --json F    results (default benchmarks/target/memory-floor.json)""");
+                    return;
+                }
+                default -> rest.add(args[i]);
+            }
+        }
+        List<String> labArgs = new ArrayList<>(List.of("--paths", "ws,dt", "--figures", "bulk"));
+        labArgs.addAll(rest);
+        Config c = Config.parse(labArgs.toArray(String[]::new));
+        if (c.nmt || !c.gatewayJvmExtra.isEmpty() || !c.ingressJvmExtra.isEmpty()) {
+            System.err.println("--nmt, --gateway-jvm and --ingress-jvm would make the tunnel's processes differ from "
+                    + "the floor's; use --server-jvm for both");
+            System.exit(2);
+        }
+        if (c.jsonOut.endsWith("bench-results.json")) {
+            c.jsonOut = c.jsonOut.resolveSibling("memory-floor.json");
+        }
+        System.exit(run(c, rounds, System.out));
+    }
+
+    static int run(Config c, int rounds, PrintStream out) throws Exception {
+        Map<String, List<Long>> kib = new LinkedHashMap<>();
+        Map<String, String> what = new LinkedHashMap<>();
+        try (Lab lab = new Lab(c)) {
+            lab.start();
+            Path devtunnels = DevTunnelsPeer.install(c.root);
+            String java = lab.javaBin;
+            // The runner's own class path: the shaded jar under bench/run.sh, with Netty's epoll and its native library.
+            String classPath = System.getProperty("java.class.path");
+            List<String> jvm = new ArrayList<>(List.of(java));
+            jvm.addAll(c.serverJvmOptions); // as Lab.startTunnel gives the gateway and the ingress
+            jvm.addAll(List.of("-XX:+ExitOnOutOfMemoryError", "-cp", classPath));
+            String ws = new ObjectMapper().writeValueAsString(devtunnels.resolve("node_modules/ws").toString());
+            List<Kind> kinds = List.of(
+                    new Kind("jvm", "JVM, options users run, doing nothing", () -> List.of(
+                            started(LabProcess.start("floor-jvm", concat(jvm, Idle.class.getName()), lab.dir,
+                                    MemoryFloor::isReady)))),
+                    new Kind("jvmNetty", "the same + Netty epoll server bound", () -> List.of(
+                            started(LabProcess.start("floor-netty", concat(jvm, NettyIdle.class.getName()), lab.dir,
+                                    MemoryFloor::isReady)))),
+                    new Kind("gateway", "env-gateway serve (ws://), one stream per target port carried", () -> {
+                        Lab.Tunnel t = lab.startTunnel(false);
+                        return List.of(t.gateway(), t.ingress());
+                    }),
+                    new Kind("node", "Node doing nothing", () -> List.of(started(LabProcess.start("floor-node",
+                            List.of("node", "-e", "console.log(JSON.stringify({event: 'ready'}));"
+                                    + "setInterval(() => {}, 1 << 30);"), lab.dir, MemoryFloor::isReady)))),
+                    new Kind("nodeWs", "Node + ws server listening", () -> List.of(started(LabProcess.start(
+                            "floor-node-ws", List.of("node", "-e", "const { WebSocketServer } = require("
+                                    + ws + ");"
+                                    + "const s = new WebSocketServer({ host: '127.0.0.1', port: 0 });"
+                                    + "s.on('listening', () => console.log(JSON.stringify({event: 'ready'})));"),
+                            lab.dir, MemoryFloor::isReady)))),
+                    new Kind("peer", "Dev Tunnels peer env side (no cipher), one stream per target port carried",
+                            () -> {
+                        DevTunnelsPeer p = DevTunnelsPeer.start(lab, false, "-floor");
+                        return List.of(p.env(), p.desk());
+                    }));
+            for (int round = 0; round < rounds; round++) {
+                for (int k = 0; k < kinds.size(); k++) {
+                    Kind kind = kinds.get((k + round) % kinds.size()); // the first kind rotates
+                    RunLog.log(out, "round " + (round + 1) + ": " + kind.what());
+                    List<LabProcess> procs = kind.start().get();
+                    try {
+                        Thread.sleep(SETTLE.toMillis()); // a fixed settling time, the same for every kind
+                        for (int i = 0; i < procs.size(); i++) {
+                            String key = procs.size() == 1 ? kind.key()
+                                    : kind.key().equals("gateway") ? List.of("gateway", "ingress").get(i)
+                                    : List.of("peerEnv", "peerDesk").get(i);
+                            what.putIfAbsent(key, key.equals("ingress") ? "desktop-ingress run, idle"
+                                    : key.equals("peerDesk") ? "Dev Tunnels peer desktop side" : kind.what());
+                            LabProcess proc = procs.get(i);
+                            long rss = proc.isAlive() ? Mem.rssKib(proc.pid()) : -1;
+                            if (rss <= 0) {
+                                throw new IllegalStateException(proc.name() + " exited before its RSS was read: "
+                                        + proc.tail(2000));
+                            }
+                            kib.computeIfAbsent(key, x -> new ArrayList<>()).add(rss);
+                        }
+                    } finally {
+                        for (int i = procs.size() - 1; i >= 0; i--) {
+                            procs.get(i).close();
+                        }
+                    }
+                }
+            }
+        } finally {
+            LabProcess.destroyAll();
+        }
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("at", Instant.now().toString());
+        doc.put("machine", MachineInfo.machine());
+        doc.put("jvmOptions", String.join(" ", c.serverJvmOptions));
+        doc.put("settleSeconds", SETTLE.toSeconds());
+        Map<String, Object> results = new LinkedHashMap<>();
+        out.println();
+        out.printf(Locale.ROOT, "%-72s %10s %s%n", "idle process (RSS 3 s after start)", "median MiB", "rounds");
+        for (var e : kib.entrySet()) {
+            List<Double> mib = e.getValue().stream().map(v -> v / 1024.0).sorted().toList();
+            double median = mib.get(mib.size() / 2);
+            out.printf(Locale.ROOT, "%-72s %10.1f %s%n", what.get(e.getKey()), median,
+                    mib.stream().map(v -> String.format(Locale.ROOT, "%.1f", v)).toList());
+            results.put(e.getKey(), Map.of("what", what.get(e.getKey()), "medianMiB", Stats.round(median, 1),
+                    "roundsMiB", mib.stream().map(v -> Stats.round(v, 1)).toList()));
+        }
+        doc.put("results", results);
+        Files.createDirectories(c.jsonOut.toAbsolutePath().getParent());
+        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(c.jsonOut.toFile(), doc);
+        out.println("JSON: " + c.jsonOut.toAbsolutePath());
+        return 0;
+    }
+
+    private static boolean isReady(com.fasterxml.jackson.databind.JsonNode n) {
+        return "ready".equals(n.path("event").asText());
+    }
+
+    private static LabProcess started(LabProcess p) {
+        p.awaitReady(Duration.ofSeconds(30));
+        return p;
+    }
+
+    private static List<String> concat(List<String> a, String b) {
+        List<String> l = new ArrayList<>(a);
+        l.add(b);
+        return l;
+    }
+
+    /** A JVM that prints its ready line and waits to be killed. */
+    public static final class Idle {
+        private Idle() {
+        }
+
+        public static void main(String[] args) throws InterruptedException {
+            System.out.println("{\"event\":\"ready\"}");
+            Thread.sleep(Long.MAX_VALUE);
+        }
+    }
+
+    /** The same with a Netty epoll server bound on loopback (two event loops, as the tunnel's on two vCPUs). */
+    public static final class NettyIdle {
+        private NettyIdle() {
+        }
+
+        public static void main(String[] args) throws InterruptedException {
+            EventLoopGroup group = new MultiThreadIoEventLoopGroup(2, EpollIoHandler.newFactory());
+            new ServerBootstrap().group(group).channel(EpollServerSocketChannel.class)
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            ch.close();
+                        }
+                    }).bind(new InetSocketAddress("127.0.0.1", 0)).sync();
+            System.out.println("{\"event\":\"ready\"}");
+            Thread.sleep(Long.MAX_VALUE);
+        }
+    }
+}
