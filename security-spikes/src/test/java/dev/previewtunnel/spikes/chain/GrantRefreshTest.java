@@ -16,6 +16,7 @@ import dev.previewtunnel.spikes.stack.TunnelStack;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -51,6 +52,8 @@ class GrantRefreshTest {
     SampleApp app;
     SampleApp otherApp;
     TunnelStack stack;
+    /** JUnit deletes it after each test (a directory of its own made here was left in /tmp by every run). */
+    @TempDir
     Path dir;
     ExecutorService hookThreads;
 
@@ -59,7 +62,6 @@ class GrantRefreshTest {
         app = SampleApp.start("127.0.0.1", 0);
         otherApp = SampleApp.start("127.0.0.1", 0);
         stack = TunnelStack.start(1);
-        dir = Files.createTempDirectory("ptun-refresh");
         hookThreads = Executors.newSingleThreadExecutor();
     }
 

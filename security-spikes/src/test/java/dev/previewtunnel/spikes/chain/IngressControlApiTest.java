@@ -15,6 +15,7 @@ import io.netty.channel.nio.NioIoHandler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -40,6 +41,8 @@ class IngressControlApiTest {
     SampleApp app;
     TunnelStack stack;
     ControlServer control;
+    /** JUnit deletes it after each test (a directory of its own made here was left in /tmp by every run). */
+    @TempDir
     Path stateDir;
     String token;
     final HttpClient api = HttpClient.newHttpClient();
@@ -49,7 +52,6 @@ class IngressControlApiTest {
     void start() throws Exception {
         app = SampleApp.start("127.0.0.1", 0);
         stack = TunnelStack.start(1);
-        stateDir = Files.createTempDirectory("ptun-state");
         control = ControlServer.start(stack.ingress(), stateDir, new InetSocketAddress("127.0.0.1", 0));
         token = JSON.readTree(Files.readString(control.stateFile())).get("token").asText();
         group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
