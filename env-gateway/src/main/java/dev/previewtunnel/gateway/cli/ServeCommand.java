@@ -17,7 +17,6 @@ import dev.previewtunnel.cli.ServiceRunner;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.cli.SettingsProvider;
 import dev.previewtunnel.cli.UnixSocketFile;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.gateway.GatewayConfig;
 import dev.previewtunnel.gateway.GatewayServer;
 import dev.previewtunnel.gateway.revocation.RevocationStore;
@@ -339,26 +338,7 @@ final class ServeCommand implements Callable<Integer> {
         // Registered last, closed first: a stop for any reason means the end of stdin that follows is no news.
         runner.open(channel);
         runner.serve("ptun-gateway-shutdown", () -> {
-            ObjectNode ready = Cli.json()
-                    .put("event", "ready")
-                    .put("listen", running.listen());
-            if (running.onUnixSocket()) {
-                ready.put("path", tunnelPath); // no URL of its own: the client dials the forward (ssh -L)
-            } else {
-                ready.put("url", running.url(tls != null));
-            }
-            ready.put("env", env)
-                    .put("protocol", MuxProtocol.SUBPROTOCOL)
-                    .put("transport", running.transportName())
-                    .put("version", GatewayVersionProvider.projectVersion());
-            if (adminServer != null) {
-                ready.put("admin", adminServer.url())
-                        .put("adminTokenFile", adminServer.tokenFile().toAbsolutePath().toString());
-            }
-            if (metricsServer != null) {
-                ready.put("metrics", metricsServer.url());
-            }
-            Cli.printJson(ready);
+            Cli.printJson(ServeReadyLine.of(running, tls != null, tunnelPath, env, adminServer, metricsServer));
             StdioControlOptions.start(channel);
         });
         return ExitCodes.OK;
