@@ -57,7 +57,7 @@ record DevTunnelsPeer(String key, LabProcess env, LabProcess desk, Route route, 
         String key = aes ? "dt-aes" : "dt";
         String cipher = aes ? "aes256-gcm" : "none";
         LabProcess env = LabProcess.start("peer-env-" + key + logSuffix, List.of("node", dir.resolve("env-side.js").toString(),
-                "--cipher", cipher), lab.dir, n -> "ready".equals(n.path("event").asText()));
+                "--cipher", cipher), lab.dir, Lab.READY);
         LabProcess desk = null;
         try {
             JsonNode eReady = env.awaitReady(Duration.ofSeconds(30));
@@ -67,7 +67,7 @@ record DevTunnelsPeer(String key, LabProcess env, LabProcess desk, Route route, 
             if (lab.vitePort > 0) {
                 cmd.add(String.valueOf(lab.vitePort)); // figure 7 loads the page through the last forward
             }
-            desk = LabProcess.start("peer-desk-" + key + logSuffix, cmd, lab.dir, n -> "ready".equals(n.path("event").asText()));
+            desk = LabProcess.start("peer-desk-" + key + logSuffix, cmd, lab.dir, Lab.READY);
             JsonNode dReady = desk.awaitReady(Duration.ofSeconds(30));
             List<Integer> local = new ArrayList<>();
             dReady.get("ports").forEach(p -> local.add(p.asInt()));

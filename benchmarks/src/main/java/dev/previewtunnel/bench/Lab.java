@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
 import java.util.stream.IntStream;
 
 /**
@@ -63,6 +64,8 @@ final class Lab implements AutoCloseable {
     }
 
     private static final String GRANT_TTL = "2h";
+    /** The line every process of the lab announces itself with: {"event":"ready", ...}. */
+    static final Predicate<JsonNode> READY = n -> "ready".equals(n.path("event").asText());
 
     /** Target JVM (its own process), then keys, token, one grant per target port (each its own session), TLS. */
     void start() {
@@ -120,8 +123,7 @@ final class Lab implements AutoCloseable {
     /** {@link BenchTarget} in its own JVM on {@code ports} ports; {@link #targetPorts} waits for its ready line. */
     static LabProcess startTarget(String javaBin, String classPath, int ports, Path dir) {
         return LabProcess.start("target", List.of(javaBin, "-Xmx256m", "-XX:+UseParallelGC", "-cp", classPath,
-                BenchTarget.class.getName(), "--ports", String.valueOf(ports)), dir,
-                n -> "ready".equals(n.path("event").asText()));
+                BenchTarget.class.getName(), "--ports", String.valueOf(ports)), dir, READY);
     }
 
     static List<Integer> targetPorts(LabProcess target) {
@@ -244,7 +246,7 @@ final class Lab implements AutoCloseable {
         if (tls) {
             gw.addAll(List.of("--tls-cert", cert.toString(), "--tls-key", key.toString()));
         }
-        LabProcess gateway = LabProcess.start("gateway-" + name, gw, dir, n -> "ready".equals(n.path("event").asText()));
+        LabProcess gateway = LabProcess.start("gateway-" + name, gw, dir, READY);
         LabProcess ingress = null;
         try {
             JsonNode gReady = gateway.awaitReady(Duration.ofSeconds(60));
@@ -259,7 +261,7 @@ final class Lab implements AutoCloseable {
             if (tls) {
                 in.addAll(List.of("--gateway-ca", cert.toString()));
             }
-            ingress = LabProcess.start("ingress-" + name, in, dir, n -> "ready".equals(n.path("event").asText()));
+            ingress = LabProcess.start("ingress-" + name, in, dir, READY);
             JsonNode iReady = ingress.awaitReady(Duration.ofSeconds(60));
             String[] proxy = iReady.get("proxy").asText().split(":");
             JsonNode creds = JSON.readTree(Path.of(iReady.get("credentialsFile").asText()).toFile());

@@ -111,6 +111,11 @@ final class MemWatch {
         return out;
     }
 
+    /** Both processes' current RSS, for the idle row of figure 6: {envMiB, deskMiB}. */
+    static Map<String, Object> idleRss(LabProcess env, LabProcess desk) {
+        return Map.of("envMiB", mib(Mem.rssKib(env.pid())), "deskMiB", mib(Mem.rssKib(desk.pid())));
+    }
+
     static double mib(long kib) {
         return Math.round(kib / 1024.0 * 10) / 10.0;
     }

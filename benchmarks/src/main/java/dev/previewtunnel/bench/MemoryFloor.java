@@ -40,8 +40,14 @@ public final class MemoryFloor {
     private MemoryFloor() {
     }
 
-    /** What one kind of idle process is: how to start it and which of its processes count. */
-    private record Kind(String key, String what, Supplier<List<LabProcess>> start) {
+    /**
+     * One kind of idle process: how to start it, and a key and a label for each process it starts (a tunnel and
+     * the peer start two, in the order of {@code keys}).
+     */
+    private record Kind(List<String> keys, List<String> labels, Supplier<List<LabProcess>> start) {
+        static Kind one(String key, String label, Supplier<LabProcess> start) {
+            return new Kind(List.of(key), List.of(label), () -> List.of(start.get()));
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -97,43 +103,41 @@ public final class MemoryFloor {
             jvm.addAll(List.of("-XX:+ExitOnOutOfMemoryError", "-cp", classPath));
             String ws = new ObjectMapper().writeValueAsString(devtunnels.resolve("node_modules/ws").toString());
             List<Kind> kinds = List.of(
-                    new Kind("jvm", "JVM, options users run, doing nothing", () -> List.of(
-                            started(LabProcess.start("floor-jvm", concat(jvm, Idle.class.getName()), lab.dir,
-                                    MemoryFloor::isReady)))),
-                    new Kind("jvmNetty", "the same + Netty epoll server bound", () -> List.of(
-                            started(LabProcess.start("floor-netty", concat(jvm, NettyIdle.class.getName()), lab.dir,
-                                    MemoryFloor::isReady)))),
-                    new Kind("gateway", "env-gateway serve (ws://), one stream per target port carried", () -> {
+                    Kind.one("jvm", "JVM, options users run, doing nothing", () -> started(LabProcess.start(
+                            "floor-jvm", concat(jvm, Idle.class.getName()), lab.dir, Lab.READY))),
+                    Kind.one("jvmNetty", "the same + Netty epoll server bound", () -> started(LabProcess.start(
+                            "floor-netty", concat(jvm, NettyIdle.class.getName()), lab.dir, Lab.READY))),
+                    new Kind(List.of("gateway", "ingress"), List.of(
+                            "env-gateway serve (ws://), one stream per target port carried",
+                            "desktop-ingress run, idle"), () -> {
                         Lab.Tunnel t = lab.startTunnel(false);
                         return List.of(t.gateway(), t.ingress());
                     }),
-                    new Kind("node", "Node doing nothing", () -> List.of(started(LabProcess.start("floor-node",
+                    Kind.one("node", "Node doing nothing", () -> started(LabProcess.start("floor-node",
                             List.of("node", "-e", "console.log(JSON.stringify({event: 'ready'}));"
-                                    + "setInterval(() => {}, 1 << 30);"), lab.dir, MemoryFloor::isReady)))),
-                    new Kind("nodeWs", "Node + ws server listening", () -> List.of(started(LabProcess.start(
+                                    + "setInterval(() => {}, 1 << 30);"), lab.dir, Lab.READY))),
+                    Kind.one("nodeWs", "Node + ws server listening", () -> started(LabProcess.start(
                             "floor-node-ws", List.of("node", "-e", "const { WebSocketServer } = require("
                                     + ws + ");"
                                     + "const s = new WebSocketServer({ host: '127.0.0.1', port: 0 });"
                                     + "s.on('listening', () => console.log(JSON.stringify({event: 'ready'})));"),
-                            lab.dir, MemoryFloor::isReady)))),
-                    new Kind("peer", "Dev Tunnels peer env side (no cipher), one stream per target port carried",
-                            () -> {
+                            lab.dir, Lab.READY))),
+                    new Kind(List.of("peerEnv", "peerDesk"), List.of(
+                            "Dev Tunnels peer env side (no cipher), one stream per target port carried",
+                            "Dev Tunnels peer desktop side"), () -> {
                         DevTunnelsPeer p = DevTunnelsPeer.start(lab, false, "-floor");
                         return List.of(p.env(), p.desk());
                     }));
             for (int round = 0; round < rounds; round++) {
                 for (int k = 0; k < kinds.size(); k++) {
                     Kind kind = kinds.get((k + round) % kinds.size()); // the first kind rotates
-                    RunLog.log(out, "round " + (round + 1) + ": " + kind.what());
+                    RunLog.log(out, "round " + (round + 1) + ": " + kind.labels().get(0));
                     List<LabProcess> procs = kind.start().get();
                     try {
                         Thread.sleep(SETTLE.toMillis()); // a fixed settling time, the same for every kind
                         for (int i = 0; i < procs.size(); i++) {
-                            String key = procs.size() == 1 ? kind.key()
-                                    : kind.key().equals("gateway") ? List.of("gateway", "ingress").get(i)
-                                    : List.of("peerEnv", "peerDesk").get(i);
-                            what.putIfAbsent(key, key.equals("ingress") ? "desktop-ingress run, idle"
-                                    : key.equals("peerDesk") ? "Dev Tunnels peer desktop side" : kind.what());
+                            String key = kind.keys().get(i);
+                            what.putIfAbsent(key, kind.labels().get(i));
                             LabProcess proc = procs.get(i);
                             long rss = proc.isAlive() ? Mem.rssKib(proc.pid()) : -1;
                             if (rss <= 0) {
@@ -161,22 +165,17 @@ public final class MemoryFloor {
         out.println();
         out.printf(Locale.ROOT, "%-72s %10s %s%n", "idle process (RSS 3 s after start)", "median MiB", "rounds");
         for (var e : kib.entrySet()) {
-            List<Double> mib = e.getValue().stream().map(v -> v / 1024.0).sorted().toList();
-            double median = mib.get(mib.size() / 2);
-            out.printf(Locale.ROOT, "%-72s %10.1f %s%n", what.get(e.getKey()), median,
-                    mib.stream().map(v -> String.format(Locale.ROOT, "%.1f", v)).toList());
+            double[] mib = e.getValue().stream().mapToDouble(v -> v / 1024.0).sorted().toArray();
+            double median = Stats.median(mib);
+            out.printf(Locale.ROOT, "%-72s %10.1f %s%n", what.get(e.getKey()), median, Stats.rounded(mib, 1));
             results.put(e.getKey(), Map.of("what", what.get(e.getKey()), "medianMiB", Stats.round(median, 1),
-                    "roundsMiB", mib.stream().map(v -> Stats.round(v, 1)).toList()));
+                    "roundsMiB", Stats.rounded(mib, 1)));
         }
         doc.put("results", results);
         Files.createDirectories(c.jsonOut.toAbsolutePath().getParent());
         new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(c.jsonOut.toFile(), doc);
         out.println("JSON: " + c.jsonOut.toAbsolutePath());
         return 0;
-    }
-
-    private static boolean isReady(com.fasterxml.jackson.databind.JsonNode n) {
-        return "ready".equals(n.path("event").asText());
     }
 
     private static LabProcess started(LabProcess p) {

@@ -59,8 +59,7 @@ final class PathMeasurement {
                 Map<String, Object> r = new LinkedHashMap<>();
                 try (DevTunnelsPeer peer = DevTunnelsPeer.start(lab, path.equals("dt-aes"), "")) {
                     notes.put(path, peer.describe());
-                    r.put("idleRss", Map.of("envMiB", MemWatch.mib(Mem.rssKib(peer.env().pid())),
-                            "deskMiB", MemWatch.mib(Mem.rssKib(peer.desk().pid()))));
+                    r.put("idleRss", MemWatch.idleRss(peer.env(), peer.desk()));
                     // Two Node processes: no NMT; MemWatch's VmHWM and sampled RSS as for sshd and ssh.
                     MemWatch mem = new MemWatch(peer.env(), peer.desk(), false, false);
                     r.putAll(measure(peer.route(), mem));
@@ -84,8 +83,7 @@ final class PathMeasurement {
                 try {
                     notes.put("transport", t.gatewayTransport());
                     Map<String, Object> r = new LinkedHashMap<>();
-                    r.put("idleRss", Map.of("envMiB", MemWatch.mib(Mem.rssKib(t.gateway().pid())),
-                            "deskMiB", MemWatch.mib(Mem.rssKib(t.ingress().pid()))));
+                    r.put("idleRss", MemWatch.idleRss(t.gateway(), t.ingress()));
                     r.putAll(measure(t.route(), new MemWatch(t.gateway(), t.ingress(), true, c.nmt)));
                     if (c.abortStreams > 0 && c.figures.contains("abort")) {
                         RunLog.step(out, t.route(), "robustness: abort " + c.abortStreams + " busy streams");
