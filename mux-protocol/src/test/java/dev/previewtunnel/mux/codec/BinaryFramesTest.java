@@ -15,6 +15,7 @@ import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
@@ -67,22 +68,31 @@ class BinaryFramesTest {
     }
 
     @Test
-    void slowPathForBuffersOfSeveralRegionsMasksTheSameWay() {
+    void everyPathMasksTheSameWay() {
+        // Direct: through its memory address; heap: through its NIO view; a composite of several parts: byte by byte.
         Random random = new Random(7);
         for (int length : EDGE_LENGTHS) {
-            byte[] bytes = new byte[length];
-            random.nextBytes(bytes);
-            int key = random.nextInt();
-            ByteBuf flat = Unpooled.directBuffer(length).writeBytes(bytes);
-            CompositeByteBuf split = composite(random, bytes);
-            try {
-                BinaryFrames.maskInPlace(flat, 0, length, key);
-                BinaryFrames.maskInPlace(split, 0, length, key);
-                assertArrayEquals(bytesOf(flat), bytesOf(split), "length " + length);
-                assertArrayEquals(reference(bytes, key), bytesOf(flat), "length " + length);
-            } finally {
-                flat.release();
-                split.release();
+            for (int offset : new int[]{0, 1, 7}) {
+                byte[] bytes = new byte[length];
+                random.nextBytes(bytes);
+                int key = random.nextInt();
+                ByteBuf direct = Unpooled.directBuffer(offset + length).writeZero(offset).writeBytes(bytes);
+                ByteBuf heap = Unpooled.buffer(offset + length).writeZero(offset).writeBytes(bytes);
+                CompositeByteBuf split = composite(random, bytes);
+                try {
+                    assertTrue(direct.hasMemoryAddress() && !heap.hasMemoryAddress(), "each takes its own path");
+                    BinaryFrames.maskInPlace(direct, offset, length, key);
+                    BinaryFrames.maskInPlace(heap, offset, length, key);
+                    BinaryFrames.maskInPlace(split, 0, length, key);
+                    byte[] expected = reference(bytes, key);
+                    assertArrayEquals(expected, bytesOf(direct.skipBytes(offset)), "direct, length " + length);
+                    assertArrayEquals(expected, bytesOf(heap.skipBytes(offset)), "heap, length " + length);
+                    assertArrayEquals(expected, bytesOf(split), "composite, length " + length);
+                } finally {
+                    direct.release();
+                    heap.release();
+                    split.release();
+                }
             }
         }
     }
