@@ -66,13 +66,18 @@ for cfg in "$app"/*.cfg; do
   opts=$(sed -n 's/^java-options=//p' "$cfg" | grep -v '^-Djpackage.app-version=' | sed 's/.*/"&"/' | paste -sd' ' -)
   # The commands that end within a second or so (all but serve, run and open, and the demo) run C1 only with the
   # serial collector: C2 and G1's threads cost them start-up and never pay back (finding 29). The long-running
-  # ones keep tiered compilation, which their throughput needs (findings 18, 19), with the memory defaults of
-  # dev.previewtunnel.mux.local.JvmDefaults.MEMORY_OPTIONS (issue 21; LongRunningJvmFlagsTest keeps this line and
-  # the constant equal). No argument (the usage) counts as long-running, so generate-cds-archive dumps the
-  # archive under the flags serve runs with. $PREVIEW_TUNNEL_JAVA_OPTIONS comes last: its -Xmx wins.
+  # ones run with the memory defaults of dev.previewtunnel.mux.local.JvmDefaults.MEMORY_OPTIONS (issue 21); the
+  # gateway keeps tiered compilation, which its throughput needs (findings 18, 19), the desktop side runs C1 only
+  # (JvmDefaults.INGRESS_COMPILER_OPTIONS, finding 36). LongRunningJvmFlagsTest keeps these lines and the constants
+  # equal. No argument (the usage) counts as long-running, so generate-cds-archive dumps the archive under the
+  # flags serve runs with. $PREVIEW_TUNNEL_JAVA_OPTIONS comes last: its -Xmx wins.
+  memory='-XX:+UseSerialGC -Xms16m -Xmx64m -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=20 -XX:MaxDirectMemorySize=256m -XX:TrimNativeHeapInterval=1000'
+  ingress_compiler='-XX:TieredStopAtLevel=1'
+  long=$memory
+  if [ "$name" = desktop-ingress ]; then long="$memory $ingress_compiler"; fi
   short='short='
   if [ "$name" != preview-tunnel-demo ]; then
-    short='case "${1:-}" in serve|run|open|"") short="-XX:+UseSerialGC -Xms16m -Xmx64m -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=20 -XX:MaxDirectMemorySize=256m -XX:TrimNativeHeapInterval=1000" ;; *) short="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC" ;; esac'
+    short='case "${1:-}" in serve|run|open|"") short="'"$long"'" ;; *) short="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC" ;; esac'
   fi
   cat > "$image/bin/$name" <<LAUNCHER
 #!/bin/sh

@@ -58,7 +58,9 @@ final class Config {
     // that javac copies here (the programs' classes are on the runner's compile class path only).
     List<String> serverJvmOptions = new ArrayList<>(jvmOptions(JvmDefaults.MEMORY_OPTIONS));
     List<String> gatewayJvmExtra = new ArrayList<>();
-    List<String> ingressJvmExtra = new ArrayList<>();
+    /** The launchers run the ingress C1 only (finding 36); --ingress-jvm adds after it, so its flags win. */
+    static final List<String> INGRESS_JVM_DEFAULT = jvmOptions(JvmDefaults.INGRESS_COMPILER_OPTIONS);
+    List<String> ingressJvmExtra = new ArrayList<>(INGRESS_JVM_DEFAULT);
     boolean keepTemp;
     boolean smoke;
     // -XX:NativeMemoryTracking=summary on gateway and ingress, and jcmd VM.native_memory at the end of each memory
@@ -193,7 +195,8 @@ final class Config {
                                           (default: what the package launchers run,
                                           "@MEMORY@")
                   --gateway-jvm "OPTS"    extra JVM options, gateway only (e.g. -Dptun.transport=nio)
-                  --ingress-jvm "OPTS"    extra JVM options, ingress only
+                  --ingress-jvm "OPTS"    extra JVM options, ingress only, after its default @INGRESS@
+                                          (C1 only, as the launchers run it; -XX:TieredStopAtLevel=4: C2 too)
                   --json FILE             results (default benchmarks/target/bench-results.json)
                   --root DIR              the project checkout (default: found from the working directory)
                   --keep-temp             keep the temporary directory with every process's log
@@ -206,7 +209,8 @@ final class Config {
                           (bench/open-floor.sh; --open-floor --help for its options)
                   --memory-floor          instead of the benchmark, figure 6's idle floor: idle JVM and Node
                           beside the idle tunnel and peer (bench/memory-floor.sh; --memory-floor --help)
-                """.replace("@MEMORY@", JvmDefaults.MEMORY_OPTIONS);
+                """.replace("@MEMORY@", JvmDefaults.MEMORY_OPTIONS)
+                .replace("@INGRESS@", JvmDefaults.INGRESS_COMPILER_OPTIONS);
     }
 
     private static Path findRoot() {

@@ -78,7 +78,7 @@ public final class MemoryFloor {
         List<String> labArgs = new ArrayList<>(List.of("--paths", "ws,dt", "--figures", "bulk"));
         labArgs.addAll(rest);
         Config c = Config.parse(labArgs.toArray(String[]::new));
-        if (c.nmt || !c.gatewayJvmExtra.isEmpty() || !c.ingressJvmExtra.isEmpty()) {
+        if (c.nmt || !c.gatewayJvmExtra.isEmpty() || !c.ingressJvmExtra.equals(Config.INGRESS_JVM_DEFAULT)) {
             System.err.println("--nmt, --gateway-jvm and --ingress-jvm would make the tunnel's processes differ from "
                     + "the floor's; use --server-jvm for both");
             System.exit(2);

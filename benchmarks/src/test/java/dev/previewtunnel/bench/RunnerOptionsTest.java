@@ -47,5 +47,10 @@ class RunnerOptionsTest {
         assertTrue(Config.parse(new String[]{"--nmt", "--root", "."}).nmt);
         assertFalse(Config.parse(new String[]{"--nmt", "--no-nmt", "--root", "."}).nmt);
         assertTrue(Config.usage().contains(JvmDefaults.MEMORY_OPTIONS), Config.usage());
+        // the ingress as its launcher runs it: C1 only; --ingress-jvm comes after, so its flags win
+        assertEquals(List.of(JvmDefaults.INGRESS_COMPILER_OPTIONS), c.ingressJvmExtra);
+        assertEquals(List.of(), c.gatewayJvmExtra);
+        assertEquals(List.of(JvmDefaults.INGRESS_COMPILER_OPTIONS, "-XX:TieredStopAtLevel=4"), Config.parse(
+                new String[]{"--ingress-jvm", "-XX:TieredStopAtLevel=4", "--root", "."}).ingressJvmExtra);
     }
 }

@@ -21,14 +21,14 @@ import java.util.UUID;
  */
 final class RemoteInstall {
     /**
-     * The gateway's JVM flags: those of every long-running command (memory defaults included, as the package's
+     * The gateway's JVM flags: those of serve (memory defaults included, as the package's
      * launcher runs serve), and the JVM's own warnings (unified logging, stdout by default) on stderr, since stdout
      * is the control channel and a stray line there would break it. The remote's Java may be older than 17.0.9
      * (or 18-20), which lack -XX:TrimNativeHeapInterval: IgnoreUnrecognizedVMOptions keeps the gateway starting
      * there (the JVM scans for it before the other options); nobody else's options reach this line.
      */
     static final List<String> REMOTE_JVM_FLAGS = java.util.stream.Stream.concat(
-            JvmDefaults.LONG_RUNNING_FLAGS.stream(),
+            JvmDefaults.GATEWAY_FLAGS.stream(),
             java.util.stream.Stream.of("-XX:+IgnoreUnrecognizedVMOptions", "-Xlog:disable",
                     "-Xlog:all=warning:stderr")).toList();
 

@@ -92,7 +92,7 @@ class DocShellBlocksRunTest {
     }
 
     static final List<UntilStopped> UNTIL_STOPPED = List.of(
-            new UntilStopped("README.md", "java " + String.join(" ", JvmDefaults.LONG_RUNNING_FLAGS)
+            new UntilStopped("README.md", "java " + String.join(" ", JvmDefaults.INGRESS_FLAGS)
                     + " -jar desktop-ingress/target/desktop-ingress.jar open ssh://devbox"));
 
     /** What is checked of a command that stays until Ctrl-C: while it runs (after its first line), after its exit. */
