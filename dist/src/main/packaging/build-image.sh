@@ -69,8 +69,9 @@ for cfg in "$app"/*.cfg; do
   # ones run with the memory defaults of dev.previewtunnel.mux.local.JvmDefaults.MEMORY_OPTIONS (issue 21); the
   # gateway keeps tiered compilation, which its throughput needs (findings 18, 19), the desktop side runs C1 only
   # (JvmDefaults.INGRESS_COMPILER_OPTIONS, finding 36). LongRunningJvmFlagsTest keeps these lines and the constants
-  # equal. No argument (the usage) counts as long-running, so generate-cds-archive dumps the archive under the
-  # flags serve runs with. $PREVIEW_TUNNEL_JAVA_OPTIONS comes last: its -Xmx wins.
+  # equal. No argument (the usage) counts as long-running, so generate-cds-archive (desktop-ingress without an
+  # argument) dumps the archive under the memory flags serve and run share (the compiler does not matter to an
+  # archive). $PREVIEW_TUNNEL_JAVA_OPTIONS comes last: its -Xmx wins.
   memory='-XX:+UseSerialGC -Xms16m -Xmx64m -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=20 -XX:MaxDirectMemorySize=256m -XX:TrimNativeHeapInterval=1000'
   ingress_compiler='-XX:TieredStopAtLevel=1'
   long=$memory

@@ -30,8 +30,8 @@ import java.util.function.Supplier;
  * anything of ours, beside an idle gateway and ingress and an idle Dev Tunnels peer, each read 3 s after it is
  * ready (a floor process: its ready line; a tunnel or peer pair: once it carried one stream per target port, as
  * figure 6's idle row); three rounds, interleaved, medians. A JVM with the tunnel's JVM options (the ones users run,
- * {@link JvmDefaults#MEMORY_OPTIONS}, unless --server-jvm says otherwise) doing nothing, the same with a Netty epoll
- * server bound, Node doing nothing, and Node with a {@code ws} server listening. Run with
+ * {@link JvmDefaults#MEMORY_OPTIONS}, unless --server-jvm says otherwise; tiered compilation, as the gateway runs)
+ * doing nothing, the same with a Netty epoll server bound, Node doing nothing, and Node with a {@code ws} server listening. Run with
  * {@code bench/memory-floor.sh} ({@code bench/run.sh --memory-floor}).
  */
 public final class MemoryFloor {
@@ -80,7 +80,7 @@ public final class MemoryFloor {
         Config c = Config.parse(labArgs.toArray(String[]::new));
         if (c.nmt || !c.gatewayJvmExtra.isEmpty() || !c.ingressJvmExtra.equals(Config.INGRESS_JVM_DEFAULT)) {
             System.err.println("--nmt, --gateway-jvm and --ingress-jvm would make the tunnel's processes differ from "
-                    + "the floor's; use --server-jvm for both");
+                    + "what users run; use --server-jvm for all the JVMs");
             System.exit(2);
         }
         if (c.jsonOut.endsWith("bench-results.json")) {
@@ -99,7 +99,7 @@ public final class MemoryFloor {
             // The runner's own class path: the shaded jar under bench/run.sh, with Netty's epoll and its native library.
             String classPath = System.getProperty("java.class.path");
             List<String> jvm = new ArrayList<>(List.of(java));
-            jvm.addAll(c.serverJvmOptions); // as Lab.startTunnel gives the gateway and the ingress
+            jvm.addAll(c.serverJvmOptions); // as Lab.startTunnel gives the gateway (the ingress: C1 only too)
             jvm.addAll(List.of("-XX:+ExitOnOutOfMemoryError", "-cp", classPath));
             String ws = new ObjectMapper().writeValueAsString(devtunnels.resolve("node_modules/ws").toString());
             List<Kind> kinds = List.of(

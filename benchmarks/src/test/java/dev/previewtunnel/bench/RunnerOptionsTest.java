@@ -17,7 +17,7 @@ class RunnerOptionsTest {
         Config c = Config.parse(new String[]{"--gateway-jvm", "", "--ingress-jvm", "  ", "--root", "."});
         // An empty argument before -jar would be taken by java for the main class: the server would not start.
         assertEquals(List.of(), c.gatewayJvmExtra);
-        assertEquals(List.of(), c.ingressJvmExtra);
+        assertEquals(Config.INGRESS_JVM_DEFAULT, c.ingressJvmExtra);
     }
 
     @Test

@@ -11,13 +11,16 @@ import io.netty.handler.codec.http.websocketx.WebSocket08FrameDecoder;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
 import org.junit.jupiter.api.Test;
 
+import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Our own frame encoding, checked against Netty's decoder: masked frames in its server configuration (masked frames
@@ -68,25 +71,35 @@ class BinaryFramesTest {
     }
 
     @Test
-    void everyPathMasksTheSameWay() {
-        // Direct: through its memory address; heap: through its NIO view; a composite of several parts: byte by byte.
+    void everyPathMasksTheSameWayAndNothingOutside() {
+        // Direct: at its memory address; heap: through its NIO view; a composite of two parts: byte by byte.
         Random random = new Random(7);
+        byte[] guard = {0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A};
         for (int length : EDGE_LENGTHS) {
             for (int offset : new int[]{0, 1, 7}) {
                 byte[] bytes = new byte[length];
                 random.nextBytes(bytes);
                 int key = random.nextInt();
-                ByteBuf direct = Unpooled.directBuffer(offset + length).writeZero(offset).writeBytes(bytes);
-                ByteBuf heap = Unpooled.buffer(offset + length).writeZero(offset).writeBytes(bytes);
-                CompositeByteBuf split = composite(random, bytes);
+                ByteBuf direct = Unpooled.directBuffer(offset + length + guard.length)
+                        .writeBytes(guard, 0, offset).writeBytes(bytes).writeBytes(guard);
+                ByteBuf heap = Unpooled.buffer(offset + length + guard.length)
+                        .writeBytes(guard, 0, offset).writeBytes(bytes).writeBytes(guard);
+                CompositeByteBuf split = ALLOC.compositeDirectBuffer()
+                        .addComponent(true, Unpooled.directBuffer().writeBytes(bytes, 0, length / 2))
+                        .addComponent(true, Unpooled.directBuffer().writeBytes(bytes, length / 2, length - length / 2));
                 try {
-                    assertTrue(direct.hasMemoryAddress() && !heap.hasMemoryAddress(), "each takes its own path");
+                    assertTrue(direct.hasMemoryAddress() && !heap.hasMemoryAddress() && heap.nioBufferCount() == 1
+                            && split.nioBufferCount() == 2 && !split.hasMemoryAddress(), "each takes its own path");
                     BinaryFrames.maskInPlace(direct, offset, length, key);
                     BinaryFrames.maskInPlace(heap, offset, length, key);
                     BinaryFrames.maskInPlace(split, 0, length, key);
                     byte[] expected = reference(bytes, key);
-                    assertArrayEquals(expected, bytesOf(direct.skipBytes(offset)), "direct, length " + length);
-                    assertArrayEquals(expected, bytesOf(heap.skipBytes(offset)), "heap, length " + length);
+                    for (ByteBuf b : List.of(direct, heap)) {
+                        String what = (b == direct ? "direct" : "heap") + ", length " + length + ", offset " + offset;
+                        assertArrayEquals(Arrays.copyOf(guard, offset), bytesOf(b.slice(0, offset)), what);
+                        assertArrayEquals(expected, bytesOf(b.slice(offset, length)), what);
+                        assertArrayEquals(guard, bytesOf(b.slice(offset + length, guard.length)), what);
+                    }
                     assertArrayEquals(expected, bytesOf(split), "composite, length " + length);
                 } finally {
                     direct.release();
@@ -94,6 +107,18 @@ class BinaryFramesTest {
                     split.release();
                 }
             }
+        }
+    }
+
+    @Test
+    void aRangeOutsideTheBufferIsRefusedBeforeAnyWrite() {
+        ByteBuf buf = Unpooled.directBuffer(16).writeZero(16);
+        try {
+            assertThrows(IndexOutOfBoundsException.class, () -> BinaryFrames.maskInPlace(buf, 9, 8, 1));
+            assertThrows(IndexOutOfBoundsException.class, () -> BinaryFrames.maskInPlace(buf, -1, 4, 1));
+            assertArrayEquals(new byte[16], bytesOf(buf));
+        } finally {
+            buf.release();
         }
     }
 
