@@ -2,6 +2,7 @@ package dev.previewtunnel.bench;
 
 import dev.previewtunnel.spikes.lab.LabProcess;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -111,8 +112,16 @@ final class MemWatch {
         return out;
     }
 
-    /** Both processes' current RSS, for the idle row of figure 6: {envMiB, deskMiB}. */
-    static Map<String, Object> idleRss(LabProcess env, LabProcess desk) {
+    /**
+     * How long a process is left alone after start before its idle RSS is read, the same for every kind of process
+     * (figure 6 and MemoryFloor): a JVM's start-up leaves malloc'ed memory of class loading and compilation that it
+     * gives back within a second or two (-XX:TrimNativeHeapInterval=1000), which a reading at once would count.
+     */
+    static final Duration IDLE_SETTLE = Duration.ofSeconds(3);
+
+    /** Both processes' RSS {@link #IDLE_SETTLE} from now, for the idle row of figure 6: {envMiB, deskMiB}. */
+    static Map<String, Object> idleRss(LabProcess env, LabProcess desk) throws InterruptedException {
+        Thread.sleep(IDLE_SETTLE.toMillis()); // a fixed settling time, not a wait for a condition
         return Map.of("envMiB", mib(Mem.rssKib(env.pid())), "deskMiB", mib(Mem.rssKib(desk.pid())));
     }
 

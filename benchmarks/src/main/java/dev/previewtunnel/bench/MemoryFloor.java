@@ -35,7 +35,6 @@ import java.util.function.Supplier;
  * {@code bench/memory-floor.sh} ({@code bench/run.sh --memory-floor}).
  */
 public final class MemoryFloor {
-    private static final Duration SETTLE = Duration.ofSeconds(3);
 
     private MemoryFloor() {
     }
@@ -134,7 +133,7 @@ public final class MemoryFloor {
                     RunLog.log(out, "round " + (round + 1) + ": " + kind.labels().get(0));
                     List<LabProcess> procs = kind.start().get();
                     try {
-                        Thread.sleep(SETTLE.toMillis()); // a fixed settling time, the same for every kind
+                        Thread.sleep(MemWatch.IDLE_SETTLE.toMillis()); // as figure 6's idle row: the same for every kind
                         for (int i = 0; i < procs.size(); i++) {
                             String key = kind.keys().get(i);
                             what.putIfAbsent(key, kind.labels().get(i));
@@ -160,7 +159,7 @@ public final class MemoryFloor {
         doc.put("at", Instant.now().toString());
         doc.put("machine", MachineInfo.machine());
         doc.put("jvmOptions", String.join(" ", c.serverJvmOptions));
-        doc.put("settleSeconds", SETTLE.toSeconds());
+        doc.put("settleSeconds", MemWatch.IDLE_SETTLE.toSeconds());
         Map<String, Object> results = new LinkedHashMap<>();
         out.println();
         out.printf(Locale.ROOT, "%-72s %10s %s%n", "idle process (RSS 3 s after start)", "median MiB", "rounds");

@@ -1,6 +1,7 @@
 package dev.previewtunnel.gateway.cli;
 
 import dev.previewtunnel.mux.local.FatalErrors;
+import dev.previewtunnel.mux.local.NettyDefaults;
 import dev.previewtunnel.cli.CompletionCommand;
 import dev.previewtunnel.cli.ErrorHandling;
 import dev.previewtunnel.cli.ExitCodes;
@@ -81,6 +82,7 @@ public final class GatewayMain {
     static volatile boolean standalone;
 
     public static void main(String[] args) {
+        NettyDefaults.apply(); // before any Netty class initialises: Netty reads its properties once
         FatalErrors.install(); // out of memory or a dead event loop ends the process (docs/security.md)
         standalone = true;
         int code = new CommandLine(new GatewayMain()).execute(args);

@@ -4,10 +4,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -31,17 +28,7 @@ class JvmDefaultsTest {
     }
 
     private static String describeIn(List<String> flags) throws Exception {
-        List<String> command = new java.util.ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-        command.addAll(flags);
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), Describe.class.getName()));
-        Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(30, TimeUnit.SECONDS), "child JVM did not end");
-        assertEquals(0, p.exitValue(), out);
-        // the test class path's logback may log Netty's start-up on stdout first: the answer is the last line
-        List<String> lines = out.lines().toList();
-        return lines.isEmpty() ? "" : lines.get(lines.size() - 1).strip();
+        return ChildJvm.lastLine(flags, Describe.class);
     }
 
     /** The child: prints {@link JvmDefaults#describeRunning()}. */

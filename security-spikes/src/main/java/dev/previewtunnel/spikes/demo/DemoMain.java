@@ -1,6 +1,7 @@
 package dev.previewtunnel.spikes.demo;
 
 import dev.previewtunnel.mux.local.FatalErrors;
+import dev.previewtunnel.mux.local.NettyDefaults;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.sampleapp.SampleApp;
@@ -43,6 +44,7 @@ public final class DemoMain {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     public static void main(String[] args) throws Exception {
+        NettyDefaults.apply(); // before any Netty class initialises: Netty reads its properties once
         FatalErrors.install(); // out of memory or a dead event loop ends the process (docs/security.md)
         // The JDK's client refuses Basic auth on CONNECT unless this is emptied (browsers have no such rule).
         System.setProperty("jdk.http.auth.tunneling.disabledSchemes", "");
