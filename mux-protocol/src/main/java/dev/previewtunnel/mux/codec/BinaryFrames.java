@@ -7,6 +7,7 @@ import io.netty.util.internal.PlatformDependent;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.ReadOnlyBufferException;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -108,10 +109,14 @@ final class BinaryFrames {
         if (buf.refCnt() == 0) {
             throw new IllegalReferenceCountException(0);
         }
+        // A read-only wrapper still reports the address of the memory it guards (a read-only mapping, even).
+        if (buf.isReadOnly()) {
+            throw new ReadOnlyBufferException();
+        }
         if (length == 0) {
             return;
         }
-        if (buf.hasMemoryAddress() && PlatformDependent.isUnaligned()) {
+        if (PlatformDependent.hasUnsafe() && buf.hasMemoryAddress() && PlatformDependent.isUnaligned()) {
             maskAtAddress(buf.memoryAddress() + index, length, maskingKey);
         } else if (buf.nioBufferCount() == 1) {
             maskThroughView(buf, index, length, maskingKey);
