@@ -65,11 +65,27 @@ public final class JvmDefaults {
             return "unknown";
         }
         try {
+            // -XX:CompilationMode (JDK 14+) overrides the tiered flags below: quick-only is C1, high-only C2.
+            String mode = compilationMode(hotSpot);
+            if (mode.equals("quick-only")) {
+                return "C1 only";
+            }
+            if (mode.startsWith("high-only")) {
+                return "C2 only";
+            }
             boolean tiered = Boolean.parseBoolean(hotSpot.getVMOption("TieredCompilation").getValue());
             int stopAt = Integer.parseInt(hotSpot.getVMOption("TieredStopAtLevel").getValue());
             return !tiered ? "C2 only" : stopAt == 0 ? "none (interpreter)" : stopAt < 4 ? "C1 only" : "C1 and C2";
         } catch (IllegalArgumentException e) { // not a HotSpot VM: no such flag
             return "unknown";
+        }
+    }
+
+    private static String compilationMode(HotSpotDiagnosticMXBean hotSpot) {
+        try {
+            return hotSpot.getVMOption("CompilationMode").getValue();
+        } catch (IllegalArgumentException e) { // a JDK before 14 has no such flag
+            return "default";
         }
     }
 

@@ -13,7 +13,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class JvmDefaultsTest {
     @ParameterizedTest
     @CsvSource({"-XX:TieredStopAtLevel=1, C1 only", "-XX:+TieredCompilation, C1 and C2",
-            "-XX:-TieredCompilation, C2 only"})
+            "-XX:-TieredCompilation, C2 only", "-XX:CompilationMode=quick-only, C1 only",
+            "-XX:CompilationMode=high-only, C2 only"})
     void theCompilerFollowsTheFlagsThatChooseIt(String flag, String expected) throws Exception {
         String line = describeIn(List.of("-XX:+UseSerialGC", "-Xmx32m", flag));
         assertTrue(line.matches("max heap \\d+ MiB, max direct memory \\d+ MiB, collector Serial, compiler "
