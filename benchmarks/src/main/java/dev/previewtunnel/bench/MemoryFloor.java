@@ -79,7 +79,8 @@ public final class MemoryFloor {
         Config c = Config.parse(labArgs.toArray(String[]::new));
         if (c.nmt || !c.gatewayJvmExtra.isEmpty() || !c.ingressJvmExtra.equals(Config.INGRESS_JVM_DEFAULT)) {
             System.err.println("--nmt, --gateway-jvm and --ingress-jvm would make the tunnel's processes differ from "
-                    + "what users run; use --server-jvm for all the JVMs");
+                    + "the floor's; --server-jvm changes the options of every JVM here alike (the ingress still "
+                    + "adds its C1-only default after them)");
             System.exit(2);
         }
         if (c.jsonOut.endsWith("bench-results.json")) {
@@ -99,7 +100,8 @@ public final class MemoryFloor {
             String classPath = System.getProperty("java.class.path");
             List<String> jvm = new ArrayList<>(List.of(java));
             jvm.addAll(c.serverJvmOptions); // as Lab.startTunnel gives the gateway (the ingress: C1 only too)
-            jvm.addAll(List.of("-XX:+ExitOnOutOfMemoryError", "-cp", classPath));
+            // The programs set this in their mains (NettyDefaults, finding 37); the floor runs no main of theirs.
+            jvm.addAll(List.of("-Dio.netty.jfr.enabled=false", "-XX:+ExitOnOutOfMemoryError", "-cp", classPath));
             String ws = new ObjectMapper().writeValueAsString(devtunnels.resolve("node_modules/ws").toString());
             List<Kind> kinds = List.of(
                     Kind.one("jvm", "JVM, options users run, doing nothing", () -> started(LabProcess.start(
