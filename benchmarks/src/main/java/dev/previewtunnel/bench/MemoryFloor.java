@@ -3,6 +3,7 @@ package dev.previewtunnel.bench;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.previewtunnel.mux.local.JvmDefaults;
+import dev.previewtunnel.mux.local.NettyDefaults;
 import dev.previewtunnel.spikes.lab.LabProcess;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.ChannelInitializer;
@@ -100,8 +101,9 @@ public final class MemoryFloor {
             String classPath = System.getProperty("java.class.path");
             List<String> jvm = new ArrayList<>(List.of(java));
             jvm.addAll(c.serverJvmOptions); // as Lab.startTunnel gives the gateway (the ingress: C1 only too)
-            // The programs set this in their mains (NettyDefaults, finding 37); the floor runs no main of theirs.
-            jvm.addAll(List.of("-Dio.netty.jfr.enabled=false", "-XX:+ExitOnOutOfMemoryError", "-cp", classPath));
+            // The programs' mains set these (finding 37); the floor runs no main of theirs, so they go on its line.
+            NettyDefaults.PROPERTIES.forEach((name, value) -> jvm.add("-D" + name + "=" + value));
+            jvm.addAll(List.of("-XX:+ExitOnOutOfMemoryError", "-cp", classPath));
             String ws = new ObjectMapper().writeValueAsString(devtunnels.resolve("node_modules/ws").toString());
             List<Kind> kinds = List.of(
                     Kind.one("jvm", "JVM, options users run, doing nothing", () -> started(LabProcess.start(
