@@ -31,8 +31,8 @@ import java.util.function.Supplier;
  * anything of ours, beside an idle gateway and ingress and an idle Dev Tunnels peer, each read 3 s after it is
  * ready (a floor process: its ready line; a tunnel or peer pair: once it carried one stream per target port, as
  * figure 6's idle row); three rounds, interleaved, medians. A JVM with the tunnel's JVM options (the ones users run,
- * {@link JvmDefaults#MEMORY_OPTIONS}, unless --server-jvm says otherwise; tiered compilation, as the gateway runs)
- * doing nothing, the same with a Netty epoll server bound, Node doing nothing, and Node with a {@code ws} server listening. Run with
+ * {@link JvmDefaults#MEMORY_OPTIONS}, unless --server-jvm says otherwise; tiered compilation, as the gateway runs;
+ * the Netty properties the programs' mains set, {@link NettyDefaults#PROPERTIES}) doing nothing, the same with a Netty epoll server bound, Node doing nothing, and Node with a {@code ws} server listening. Run with
  * {@code bench/memory-floor.sh} ({@code bench/run.sh --memory-floor}).
  */
 public final class MemoryFloor {
