@@ -155,6 +155,7 @@ public final class GatewayServer implements AutoCloseable {
                 Math.min(total, config.limits().maxHandshaking()), null);
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(group)
+                .handler(budget.acceptOrder()) // "oldest" is accept order, whichever loop admits first
                 .childOption(ChannelOption.RCVBUF_ALLOCATOR, ReadBuffers.allocator())
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override

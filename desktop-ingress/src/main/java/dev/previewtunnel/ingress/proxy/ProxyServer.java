@@ -53,6 +53,7 @@ public final class ProxyServer implements AutoCloseable {
         this.channel = new ServerBootstrap()
                 .group(group)
                 .channel(transports.serverSocketChannel())
+                .handler(budget.acceptOrder()) // "oldest" is accept order, whichever loop admits first
                 .childOption(ChannelOption.AUTO_READ, false)
                 .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)

@@ -126,6 +126,7 @@ public final class LocalHttpServer {
         // an honest client out, and clients that did complete requests keep the last quarter.
         ConnectionBudget budget = new ConnectionBudget(name, total, Math.max(1, total * 3 / 4), null);
         return new ServerBootstrap().group(group).channel(type)
+                .handler(budget.acceptOrder()) // "oldest" is accept order, whichever loop admits first
                 // Read on demand: the next request is read only once the previous one is answered.
                 .childOption(ChannelOption.AUTO_READ, false)
                 .childHandler(new ChannelInitializer<SocketChannel>() {

@@ -1,6 +1,9 @@
 package dev.previewtunnel.local.net;
 
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
 import io.netty.util.AttributeKey;
 import org.slf4j.Logger;
@@ -8,7 +11,8 @@ import org.slf4j.LoggerFactory;
 
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
-import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.Map;
+import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,14 +27,21 @@ import java.util.concurrent.atomic.AtomicLong;
  * at once, the squatters do not), and the pending cap being lower than the total keeps headroom for connections
  * that proved themselves however many sockets another local process opens.
  *
+ * <p>"Oldest" means accepted first. A listener installs {@link #acceptOrder()} as its server handler, which numbers
+ * each connection on the accepting loop; admission then runs on the child's own loop, and two loops admit in any
+ * interleaving (a honest client accepted after a burst of idle sockets was evicted by the burst's stragglers still
+ * queued on the busier loop: a CI failure of BrowserConnectionBudgetTest). A connection made untrusted again is
+ * numbered anew, as the newest.
+ *
  * <p>On EMFILE Netty's acceptor turns auto-read off on the listener for one second (ServerBootstrapAcceptor), so a
  * full descriptor table does not spin the accept loop; caps above the process's descriptor limit are clipped by
  * {@link #clipToFdLimit} so that the budget, not the OS, is what refuses.
  */
 public final class ConnectionBudget {
     private static final Logger log = LoggerFactory.getLogger(ConnectionBudget.class);
-    private static final AttributeKey<AtomicBoolean> PENDING = AttributeKey.valueOf("ptun.budget.pending");
-    private static final AttributeKey<ConnectionBudget> BUDGET = AttributeKey.valueOf("ptun.budget");
+    private static final AttributeKey<Place> PLACE = AttributeKey.valueOf("ptun.budget.place");
+    /** The accept number {@link AcceptOrder} gave a channel, read at admission. */
+    private static final AttributeKey<Long> ACCEPTED = AttributeKey.valueOf("ptun.budget.accepted");
     /** Descriptors kept for everything that is not a counted connection: jars, logs, epoll, targets. */
     static final int FD_RESERVE = 128;
     private static final long LOG_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
@@ -44,8 +55,11 @@ public final class ConnectionBudget {
     private final AtomicInteger pending = new AtomicInteger();
     private final AtomicLong refused = new AtomicLong();
     private final AtomicLong evicted = new AtomicLong();
-    /** Untrusted connections, oldest first (at most maxPending and a few closing); removed when trusted or closed. */
-    private final ConcurrentLinkedQueue<Channel> untrustedOrder = new ConcurrentLinkedQueue<>();
+    /** Accept numbers, and the numbers of connections made untrusted again: one sequence, so "oldest" is one order. */
+    private final AtomicLong numbers = new AtomicLong();
+    /** Untrusted connections by number, oldest first (at most maxPending and a few closing). */
+    private final ConcurrentSkipListMap<Long, Channel> untrustedByAge = new ConcurrentSkipListMap<>();
+    private final AcceptOrder acceptOrder = new AcceptOrder();
     private final AtomicLong lastLog = new AtomicLong(System.nanoTime() - LOG_EVERY_NANOS);
 
     /**
@@ -76,6 +90,14 @@ public final class ConnectionBudget {
     }
 
     /**
+     * The handler a listener installs on its server channel ({@code ServerBootstrap.handler}): numbers each accepted
+     * channel in accept order, on the accepting loop, before the channel is handed to its own loop.
+     */
+    public ChannelHandler acceptOrder() {
+        return acceptOrder;
+    }
+
+    /**
      * Counts {@code ch} (just accepted, on its event loop) or closes it when the budget is spent. Returns false if
      * it was refused: the caller adds no handlers then.
      */
@@ -84,25 +106,23 @@ public final class ConnectionBudget {
             total.decrementAndGet();
             return refuse(ch, "total");
         }
-        AtomicBoolean untrusted = new AtomicBoolean(!trustAll);
-        if (!trustAll && pending.incrementAndGet() > maxPending) {
-            evictOldest();
-        }
-        ch.attr(PENDING).set(untrusted);
-        ch.attr(BUDGET).set(this);
+        Long accepted = ch.attr(ACCEPTED).getAndSet(null);
+        Place place = new Place(this, ch, !trustAll, accepted != null ? accepted : numbers.getAndIncrement());
+        ch.attr(PLACE).set(place);
         if (!trustAll) {
-            untrustedOrder.add(ch);
+            // Queued before the eviction: a straggler accepted before the newest may itself be the oldest.
+            untrustedByAge.put(place.number, ch);
+            if (pending.incrementAndGet() > maxPending) {
+                evictOldest();
+            }
         }
         ch.closeFuture().addListener(f -> {
             total.decrementAndGet();
-            if (untrusted.compareAndSet(true, false)) {
-                pending.decrementAndGet();
-                untrustedOrder.remove(ch);
-            }
+            place.leaveUntrusted();
         });
         if (!trustAll && pendingTimeout != null) {
             ch.eventLoop().schedule(() -> {
-                if (untrusted.get()) {
+                if (place.untrusted.get()) {
                     ch.close();
                 }
             }, pendingTimeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -115,11 +135,9 @@ public final class ConnectionBudget {
      * cap and the pending deadline. Idempotent; a channel no budget admitted is ignored.
      */
     public static void trust(Channel ch) {
-        AtomicBoolean untrusted = ch.attr(PENDING).get();
-        ConnectionBudget budget = ch.attr(BUDGET).get();
-        if (untrusted != null && budget != null && untrusted.compareAndSet(true, false)) {
-            budget.pending.decrementAndGet();
-            budget.untrustedOrder.remove(ch);
+        Place place = ch.attr(PLACE).get();
+        if (place != null) {
+            place.leaveUntrusted();
         }
     }
 
@@ -129,10 +147,14 @@ public final class ConnectionBudget {
      * (a pooled HTTP client per call) cannot fill the total and lock the next caller out. Idempotent.
      */
     public static void untrust(Channel ch) {
-        AtomicBoolean untrusted = ch.attr(PENDING).get();
-        ConnectionBudget budget = ch.attr(BUDGET).get();
-        if (untrusted != null && budget != null && !budget.trustAll && untrusted.compareAndSet(false, true)) {
-            budget.untrustedOrder.add(ch);
+        Place place = ch.attr(PLACE).get();
+        if (place == null) {
+            return;
+        }
+        ConnectionBudget budget = place.budget;
+        if (!budget.trustAll && place.untrusted.compareAndSet(false, true)) {
+            place.number = budget.numbers.getAndIncrement();
+            budget.untrustedByAge.put(place.number, ch);
             if (budget.pending.incrementAndGet() > budget.maxPending) {
                 budget.evictOldest();
             }
@@ -144,10 +166,11 @@ public final class ConnectionBudget {
      * pending count is one over, for a moment).
      */
     private void evictOldest() {
-        Channel oldest = untrustedOrder.poll();
-        if (oldest == null) {
+        Map.Entry<Long, Channel> first = untrustedByAge.pollFirstEntry();
+        if (first == null) {
             return;
         }
+        Channel oldest = first.getValue();
         evicted.incrementAndGet();
         note("pending");
         oldest.eventLoop().execute(() -> {
@@ -225,5 +248,43 @@ public final class ConnectionBudget {
         log.warn("{} {} is above what the descriptor limit ({} open files, ulimit -n) leaves; using {}", setting,
                 cap, limit, usable);
         return (int) usable;
+    }
+
+    /**
+     * One admitted channel in its budget. {@code number} is its key in the eviction order; it changes only on the
+     * channel's own loop while the channel is out of that order (trusted), so the order's keys never move.
+     */
+    private static final class Place {
+        final ConnectionBudget budget;
+        final Channel channel;
+        final AtomicBoolean untrusted;
+        volatile long number;
+
+        Place(ConnectionBudget budget, Channel channel, boolean untrusted, long number) {
+            this.budget = budget;
+            this.channel = channel;
+            this.untrusted = new AtomicBoolean(untrusted);
+            this.number = number;
+        }
+
+        /** Trusted or closed: gives its pending place back, once. */
+        void leaveUntrusted() {
+            if (untrusted.compareAndSet(true, false)) {
+                budget.pending.decrementAndGet();
+                budget.untrustedByAge.remove(number, channel);
+            }
+        }
+    }
+
+    /** See {@link #acceptOrder()}; one per budget, shared by nothing else. */
+    @ChannelHandler.Sharable
+    private final class AcceptOrder extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof Channel child) {
+                child.attr(ACCEPTED).set(numbers.getAndIncrement());
+            }
+            ctx.fireChannelRead(msg);
+        }
     }
 }

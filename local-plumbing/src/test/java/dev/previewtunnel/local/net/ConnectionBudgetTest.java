@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The bookkeeping of {@link ConnectionBudget}, on embedded channels (the listeners' tests use real sockets). */
@@ -41,6 +42,32 @@ class ConnectionBudgetTest {
         untrusted.get(3).close();
         assertEquals(1, budget.pending());
         assertEquals(3, budget.open());
+    }
+
+    @Test
+    void theOldestIsTheFirstAcceptedWhicheverLoopAdmitsItFirst() {
+        // Admission runs on each child's own loop, so a connection accepted last can be admitted before stragglers
+        // accepted earlier on a busier loop; those stragglers must not evict it (a CI failure of
+        // BrowserConnectionBudgetTest: a honest request accepted after 1,000 idle sockets was reset).
+        ConnectionBudget budget = new ConnectionBudget("test", 10, 2, null);
+        EmbeddedChannel listener = new EmbeddedChannel(budget.acceptOrder());
+        EmbeddedChannel first = new EmbeddedChannel();
+        EmbeddedChannel second = new EmbeddedChannel();
+        EmbeddedChannel honest = new EmbeddedChannel();
+        for (EmbeddedChannel accepted : List.of(first, second, honest)) {
+            listener.writeInbound(accepted);
+            assertSame(accepted, listener.readInbound(), "passed on to the acceptor");
+        }
+        assertTrue(budget.admit(honest)); // its loop was idle
+        assertTrue(budget.admit(first));  // the stragglers' loop catches up
+        assertTrue(budget.admit(second)); // over the cap of 2: the first accepted goes
+        List.of(first, second, honest).forEach(EmbeddedChannel::runPendingTasks);
+        assertFalse(first.isOpen(), "the first accepted is the oldest");
+        assertTrue(second.isOpen());
+        assertTrue(honest.isOpen(), "the last accepted is kept although it was admitted first");
+        assertEquals(1, budget.evicted());
+        assertEquals(2, budget.pending());
+        listener.finishAndReleaseAll();
     }
 
     @Test
