@@ -132,7 +132,8 @@ public final class ConnectionBudget {
 
     /**
      * {@code ch} proved itself (a valid credential, a completed handshake): it stops counting against the pending
-     * cap and the pending deadline. Idempotent; a channel no budget admitted is ignored.
+     * cap and the pending deadline. Idempotent; a channel no budget admitted is ignored. Call it on the channel's
+     * own loop, as {@link #untrust} and the close listener run: that keeps its eviction number still while queued.
      */
     public static void trust(Channel ch) {
         Place place = ch.attr(PLACE).get();
@@ -144,7 +145,8 @@ public final class ConnectionBudget {
     /**
      * {@code ch} counts as untrusted again, newest in the eviction order: a local endpoint's keep-alive connection
      * waiting for its next request holds nothing worth keeping, so clients that leave idle connections behind
-     * (a pooled HTTP client per call) cannot fill the total and lock the next caller out. Idempotent.
+     * (a pooled HTTP client per call) cannot fill the total and lock the next caller out. Idempotent; on the
+     * channel's own loop, as {@link #trust}.
      */
     public static void untrust(Channel ch) {
         Place place = ch.attr(PLACE).get();
@@ -162,8 +164,9 @@ public final class ConnectionBudget {
     }
 
     /**
-     * Closes the oldest untrusted connection to make room; its close listener gives its place back (until then the
-     * pending count is one over, for a moment).
+     * Closes the oldest untrusted connection to make room, on its own loop; its close listener gives its place back
+     * (until then the pending count is one over, for a moment). One trusted before that turn of its loop (its
+     * request was being read as it was chosen) is kept: its trust gave the place back already.
      */
     private void evictOldest() {
         Map.Entry<Long, Channel> first = untrustedByAge.pollFirstEntry();
@@ -171,9 +174,14 @@ public final class ConnectionBudget {
             return;
         }
         Channel oldest = first.getValue();
-        evicted.incrementAndGet();
+        long number = first.getKey();
         note("pending");
         oldest.eventLoop().execute(() -> {
+            Place place = oldest.attr(PLACE).get();
+            if (place != null && !(place.untrusted.get() && place.number == number)) {
+                return; // trusted since (and perhaps untrusted again, with a newer number)
+            }
+            evicted.incrementAndGet();
             oldest.config().setOption(ChannelOption.SO_LINGER, 0);
             oldest.close();
         });
@@ -211,7 +219,7 @@ public final class ConnectionBudget {
         return refused.get();
     }
 
-    /** Untrusted connections closed to make room for a newer one. */
+    /** Untrusted connections closed to make room (for a later-accepted one, or a straggler admitted late itself). */
     public long evicted() {
         return evicted.get();
     }

@@ -71,6 +71,22 @@ class ConnectionBudgetTest {
     }
 
     @Test
+    void aConnectionTrustedBeforeItsEvictionRunsIsKept() {
+        // The eviction is chosen on the admitting loop and runs on the victim's: a request read in between wins.
+        ConnectionBudget budget = new ConnectionBudget("test", 10, 1, null);
+        EmbeddedChannel reading = new EmbeddedChannel();
+        EmbeddedChannel next = new EmbeddedChannel();
+        assertTrue(budget.admit(reading));
+        assertTrue(budget.admit(next)); // over the cap of 1: reading is chosen, its close queued on its loop
+        ConnectionBudget.trust(reading); // its loop reads its credential first
+        reading.runPendingTasks();
+        assertTrue(reading.isOpen(), "trusted in time: kept");
+        assertEquals(0, budget.evicted());
+        assertEquals(1, budget.pending(), "only next is untrusted");
+        assertEquals(2, budget.open());
+    }
+
+    @Test
     void idleKeepAliveConnectionsBecomeEvictableSoTheyCannotFillTheTotal() {
         // A client that completes a request and leaves its connection idle (a pooled HTTP client per call) must not
         // hold a place forever: untrust puts it back in the eviction order, so the total is never reached by idlers.
