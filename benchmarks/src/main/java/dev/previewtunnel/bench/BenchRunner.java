@@ -87,11 +87,13 @@ public final class BenchRunner {
             List<String> freshForPage = new ArrayList<>();
             PathMeasurement paths = new PathMeasurement(lab, notes, figureFailures, out);
             try {
+                List<Map<String, Map<String, Object>>> earlierRounds = earlierRounds(c, paths, failures, out);
                 for (String path : ORDER) {
                     if (!c.paths.contains(path)) {
                         continue;
                     }
-                    RunLog.log(out, "measuring " + path);
+                    RunLog.log(out, "measuring " + path + (earlierRounds.isEmpty() ? ""
+                            : " (round " + c.rounds + " of " + c.rounds + ", every figure)"));
                     try {
                         results.put(path, paths.measurePath(path, keptForPage, freshForPage));
                     } catch (Exception e) {
@@ -100,6 +102,7 @@ public final class BenchRunner {
                         e.printStackTrace(out);
                     }
                 }
+                Rounds.merge(results, earlierRounds);
                 for (String path : freshForPage) {
                     startPeerForPage(lab, path, results.get(path), notes, keptForPage, figureFailures, out);
                 }
@@ -133,6 +136,36 @@ public final class BenchRunner {
             return 1;
         }
         return 0;
+    }
+
+    /**
+     * Rounds 1 to N-1 of figures 1-3 ({@link Rounds}), before the last round measures every figure: each path in
+     * turn, started afresh and closed after. A path that fails a round is recorded and left out of that round.
+     */
+    private static List<Map<String, Map<String, Object>>> earlierRounds(Config c, PathMeasurement paths,
+                                                                       List<String> failures, PrintStream out) {
+        List<Map<String, Map<String, Object>>> rounds = new ArrayList<>();
+        if (Rounds.FIGURES.stream().noneMatch(c.figures::contains)) {
+            return rounds;
+        }
+        for (int round = 1; round < c.rounds; round++) {
+            Map<String, Map<String, Object>> measured = new LinkedHashMap<>();
+            for (String path : ORDER) {
+                if (!c.paths.contains(path)) {
+                    continue;
+                }
+                RunLog.log(out, "measuring " + path + " (round " + round + " of " + c.rounds + ", figures 1-3)");
+                try {
+                    measured.put(path, paths.measureRound(path, "-r" + round));
+                } catch (Exception e) {
+                    failures.add(path + " round " + round + ": " + e);
+                    RunLog.log(out, "FAILED " + path + " round " + round + ": " + e);
+                    e.printStackTrace(out);
+                }
+            }
+            rounds.add(measured);
+        }
+        return rounds;
     }
 
     /** A fresh Dev Tunnels peer for figure 7, its figures' processes having been closed after them. */
@@ -177,6 +210,7 @@ public final class BenchRunner {
         m.put("figures", c.figures);
         m.put("targetPorts", c.targetPorts);
         m.put("pool", c.pool);
+        m.put("rounds", c.rounds);
         m.put("bulkBytes", c.bulkBytes);
         m.put("bulkReps", c.bulkReps);
         m.put("pingCount", c.pingCount);

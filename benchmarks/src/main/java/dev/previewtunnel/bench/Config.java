@@ -21,6 +21,8 @@ final class Config {
     int pageSteadyWarm = 40;
     /** Figure 7's rounds also load through one and two nginx HTTP proxies (its floor, {@link PageRelays}). */
     boolean pageRelays = true;
+    /** Rounds of figures 1-3, paths interleaved, medians reported ({@link Rounds}); the last round has them all. */
+    int rounds = 3;
     int targetPorts = 4;
     int pool = 4;
 
@@ -75,6 +77,7 @@ final class Config {
         c.bulkWarmBytes = 4L << 20;
         c.bulkWarmMillis = 0;
         c.bulkReps = 1;
+        c.rounds = 1;
         c.pingWarm = 100;
         c.pingCount = 300;
         c.openWarm = 5;
@@ -107,6 +110,7 @@ final class Config {
                 case "--json" -> c.jsonOut = Path.of(args[++i]);
                 case "--paths" -> c.paths = new ArrayList<>(List.of(args[++i].split(",")));
                 case "--figures" -> c.figures = new ArrayList<>(List.of(args[++i].split(",")));
+                case "--rounds" -> c.rounds = Integer.parseInt(args[++i]);
                 case "--page-loads" -> c.pageLoads = Integer.parseInt(args[++i]);
                 case "--page-warm" -> c.pageWarm = Integer.parseInt(args[++i]);
                 case "--page-steady-warm" -> c.pageSteadyWarm = Integer.parseInt(args[++i]);
@@ -143,6 +147,9 @@ final class Config {
                 default -> throw new IllegalArgumentException("unknown option " + a + "\n" + usage());
             }
         }
+        if (c.rounds < 1) {
+            throw new IllegalArgumentException("--rounds must be at least 1, got " + c.rounds);
+        }
         if (c.jsonOut == null) {
             c.jsonOut = c.root.resolve("benchmarks/target/bench-results.json");
         }
@@ -167,6 +174,10 @@ final class Config {
                                           are Microsoft's Dev Tunnels SSH stack (Node, bench/devtunnels, npm ci
                                           on first use) without a cipher and with aes256-gcm
                   --figures LIST          subset of bulk,pingpong,open,slow,hol,concurrent,page,abort (default: all)
+                  --rounds N              rounds of figures 1-3 (bulk, ping-pong, stream open), every path
+                                          started afresh in each and the paths in turn; each value is the
+                                          median over the rounds, every round's in the JSON and under the
+                                          table (default 3; --smoke: 1). The last round runs every figure
                   --page-loads N          measured cold page loads per path for figure 7 (default 5; after all
                           other figures, one load per path in turn)
                   --page-warm N           unmeasured rounds of page loads first (default 2)

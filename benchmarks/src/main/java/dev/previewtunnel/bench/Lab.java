@@ -228,6 +228,11 @@ final class Lab implements AutoCloseable {
     }
 
     Tunnel startTunnel(boolean tls) {
+        return startTunnel(tls, "");
+    }
+
+    /** {@code suffix} names this pair's logs and state directory apart from another round's ({@link Rounds}). */
+    Tunnel startTunnel(boolean tls, String suffix) {
         String name = tls ? "wss" : "ws";
         List<String> jvm = new ArrayList<>(List.of(javaBin));
         jvm.addAll(config.serverJvmOptions);
@@ -246,7 +251,7 @@ final class Lab implements AutoCloseable {
         if (tls) {
             gw.addAll(List.of("--tls-cert", cert.toString(), "--tls-key", key.toString()));
         }
-        LabProcess gateway = LabProcess.start("gateway-" + name, gw, dir, READY);
+        LabProcess gateway = LabProcess.start("gateway-" + name + suffix, gw, dir, READY);
         LabProcess ingress = null;
         try {
             JsonNode gReady = gateway.awaitReady(Duration.ofSeconds(60));
@@ -256,12 +261,12 @@ final class Lab implements AutoCloseable {
             in.addAll(List.of("-jar", ingressJar.toString(), "run", "--gateway", url,
                     "--token-file", tokenFile.toString(), "--grant-file", grantFile.toString(),
                     "--listen", "127.0.0.1:0", "--pool", String.valueOf(config.pool),
-                    "--state-dir", dir.resolve("state-" + name).toString(), "--session-id", "bench-" + name,
+                    "--state-dir", dir.resolve("state-" + name + suffix).toString(), "--session-id", "bench-" + name,
                     "--audit-file", "-"));
             if (tls) {
                 in.addAll(List.of("--gateway-ca", cert.toString()));
             }
-            ingress = LabProcess.start("ingress-" + name, in, dir, READY);
+            ingress = LabProcess.start("ingress-" + name + suffix, in, dir, READY);
             JsonNode iReady = ingress.awaitReady(Duration.ofSeconds(60));
             String[] proxy = iReady.get("proxy").asText().split(":");
             JsonNode creds = JSON.readTree(Path.of(iReady.get("credentialsFile").asText()).toFile());
@@ -312,8 +317,9 @@ final class Lab implements AutoCloseable {
         }
     }
 
-    Ssh startSsh() throws IOException {
-        Sshd sshd = Sshd.start(Files.createDirectories(dir.resolve("ssh")), "ERROR");
+    /** {@code suffix} gives this sshd its own directory and this ssh its own log ({@link Rounds}). */
+    Ssh startSsh(String suffix) throws IOException {
+        Sshd sshd = Sshd.start(Files.createDirectories(dir.resolve("ssh" + suffix)), "ERROR");
         LabProcess ssh = null;
         try {
             // One short verbose login first: it records the host key and tells which cipher OpenSSH negotiates.
@@ -328,7 +334,7 @@ final class Lab implements AutoCloseable {
             for (int i = 0; i < targetPorts.size(); i++) {
                 local.add(Processes.freePort());
             }
-            ssh = sshd.forward("ssh", local, targetPorts);
+            ssh = sshd.forward("ssh" + suffix, local, targetPorts);
             Route route = Route.plain("ssh", "ssh -L", local);
             awaitRoute(route, Duration.ofSeconds(20));
             return new Ssh(sshd, ssh, route, version, cipher);

@@ -37,13 +37,13 @@ final class PathMeasurement {
             throws Exception {
         switch (path) {
             case "direct" -> {
-                return measure(lab.directRoute(), null);
+                return measure(lab.directRoute(), null, false);
             }
             case "ssh" -> {
-                try (Lab.Ssh ssh = lab.startSsh()) {
+                try (Lab.Ssh ssh = lab.startSsh("")) {
                     notes.put("ssh", ssh.version() + ", cipher " + ssh.cipher() + " (OpenSSH defaults)");
                     Map<String, Object> r = measure(ssh.route(),
-                            new MemWatch(ssh.sshd().process(), ssh.ssh(), false, false));
+                            new MemWatch(ssh.sshd().process(), ssh.ssh(), false, false), false);
                     if (c.abortStreams > 0 && c.figures.contains("abort")) {
                         RunLog.step(out, ssh.route(), "robustness: abort " + c.abortStreams + " busy streams");
                         r.put("abort", AbortProbe.run(ssh.route(), c, () -> ssh.ssh().process().isAlive() ? 0 : 1));
@@ -62,7 +62,7 @@ final class PathMeasurement {
                     r.put("idleRss", MemWatch.idleRss(peer.env(), peer.desk()));
                     // Two Node processes: no NMT; MemWatch's VmHWM and sampled RSS as for sshd and ssh.
                     MemWatch mem = new MemWatch(peer.env(), peer.desk(), false, false);
-                    r.putAll(measure(peer.route(), mem));
+                    r.putAll(measure(peer.route(), mem, false));
                     if (c.abortStreams > 0 && c.figures.contains("abort")) {
                         RunLog.step(out, peer.route(), "robustness: abort " + c.abortStreams + " busy streams");
                         // One WebSocket carries the session: "connections lost" = a side that died.
@@ -78,13 +78,13 @@ final class PathMeasurement {
                 return r;
             }
             case "ws", "wss" -> {
-                Lab.Tunnel t = lab.startTunnel(path.equals("wss"));
+                Lab.Tunnel t = lab.startTunnel(path.equals("wss"), "");
                 boolean keep = false;
                 try {
                     notes.put("transport", t.gatewayTransport());
                     Map<String, Object> r = new LinkedHashMap<>();
                     r.put("idleRss", MemWatch.idleRss(t.gateway(), t.ingress()));
-                    r.putAll(measure(t.route(), new MemWatch(t.gateway(), t.ingress(), true, c.nmt)));
+                    r.putAll(measure(t.route(), new MemWatch(t.gateway(), t.ingress(), true, c.nmt), false));
                     if (c.abortStreams > 0 && c.figures.contains("abort")) {
                         RunLog.step(out, t.route(), "robustness: abort " + c.abortStreams + " busy streams");
                         r.put("abort", AbortProbe.run(t.route(), c, () -> TunnelLogs.countLines(t.ingress(),
@@ -108,6 +108,43 @@ final class PathMeasurement {
     }
 
     /**
+     * One of the earlier rounds of figures 1-3 ({@link Rounds}): the path's processes started afresh, as for its
+     * full round, measured, checked for log errors and closed. {@code suffix} keeps their logs apart.
+     */
+    Map<String, Object> measureRound(String path, String suffix) throws Exception {
+        switch (path) {
+            case "direct" -> {
+                return measure(lab.directRoute(), null, true);
+            }
+            case "ssh" -> {
+                try (Lab.Ssh ssh = lab.startSsh(suffix)) {
+                    return measure(ssh.route(), new MemWatch(ssh.sshd().process(), ssh.ssh(), false, false), true);
+                }
+            }
+            case "dt", "dt-aes" -> {
+                try (DevTunnelsPeer peer = DevTunnelsPeer.start(lab, path.equals("dt-aes"), suffix)) {
+                    Map<String, Object> r = measure(peer.route(), new MemWatch(peer.env(), peer.desk(), false, false),
+                            true);
+                    peer.putLogErrors(r);
+                    return r;
+                }
+            }
+            case "ws", "wss" -> {
+                Lab.Tunnel t = lab.startTunnel(path.equals("wss"), suffix);
+                try {
+                    Map<String, Object> r = measure(t.route(), new MemWatch(t.gateway(), t.ingress(), true, c.nmt),
+                            true);
+                    TunnelLogs.putLogErrors(r, t);
+                    return r;
+                } finally {
+                    t.close();
+                }
+            }
+            default -> throw new IllegalArgumentException("unknown path " + path);
+        }
+    }
+
+    /**
      * CPU both processes spend in the 2 s after the last figure, as a percentage of one CPU each: what a process
      * kept running would take from the next path's figures.
      */
@@ -121,12 +158,16 @@ final class PathMeasurement {
                 "deskPercent", Stats.round(100 * (after[1] - before[1]) / millis, 1));
     }
 
-    private Map<String, Object> measure(Route route, MemWatch mem) {
+    /** The selected figures; {@code firstThree}: figures 1-3 only, as an earlier round measures them. */
+    private Map<String, Object> measure(Route route, MemWatch mem, boolean firstThree) {
         Map<String, Object> r = new LinkedHashMap<>();
         // CPU the path's own processes spend per unit of work: robust to a busy machine, unlike times.
         figure(r, "bulk", route, "1 bulk", () -> BulkFigure.measure(route, c, mem));
         figure(r, "pingpong", route, "2 ping-pong", () -> PingPongFigure.measure(route, c, mem));
         figure(r, "open", route, "3 stream open", () -> StreamOpenFigure.measure(route, c, mem));
+        if (firstThree) {
+            return r;
+        }
         // From here on in order of growing memory needs: RSS rarely shrinks once touched, so each phase's peak
         // (VmHWM is reset at its start) is its own only if no earlier phase needed more.
         if (mem != null) {

@@ -130,6 +130,9 @@ final class Table {
             }
             sb.append('\n');
         }
+        if (c.rounds > 1) {
+            appendRounds(sb, results, c.rounds);
+        }
         if (!relays.isEmpty()) {
             appendPageRelays(sb, results.get("direct"), relays);
         }
@@ -148,6 +151,49 @@ final class Table {
         }
         out.print(sb);
         out.flush();
+    }
+
+    /** Figures 1-3's values per round, whose medians the table shows ({@link Rounds}). */
+    static final List<Row> ROUND_ROWS = List.of(
+            new Row("download", "Gbit/s", "bulk.downloadGbps", 2, true),
+            new Row("upload", "Gbit/s", "bulk.uploadGbps", 2, true),
+            new Row("ping-pong p50", "us", "pingpong.p50us", 1, true),
+            new Row("open p50", "ms", "open.p50ms", 3, true),
+            new Row("open p99", "ms", "open.p99ms", 3, true));
+
+    /** Every round's figures 1-3 with the tunnel/peer ratios of that round, so that the spread shows. */
+    private static void appendRounds(StringBuilder sb, Map<String, Map<String, Object>> results, int rounds) {
+        List<String[]> ratios = RATIOS.stream().filter(r -> r[1].startsWith("dt")).toList();
+        sb.append(String.format(Locale.ROOT, "%-39s", "1-3 per round (above: their medians)"));
+        HEADERS.forEach(h -> sb.append(String.format(Locale.ROOT, " %9s", h)));
+        ratios.forEach(r -> sb.append(String.format(Locale.ROOT, " %9s", r[2])));
+        sb.append('\n');
+        for (Row row : ROUND_ROWS) {
+            for (int i = 0; i < rounds; i++) {
+                sb.append(String.format(Locale.ROOT, "  %-30s %-6s", row.label() + ", round " + (i + 1), row.unit()));
+                for (String p : PATHS) {
+                    sb.append(String.format(Locale.ROOT, " %9s", fmt(roundValue(results, p, i, row.key()),
+                            row.decimals())));
+                }
+                for (String[] r : ratios) {
+                    sb.append(String.format(Locale.ROOT, " %9s", ratio(roundValue(results, r[0], i, row.key()),
+                            roundValue(results, r[1], i, row.key()))));
+                }
+                sb.append('\n');
+            }
+        }
+    }
+
+    /** A value of round {@code i} (0 = the first) of a path, or NaN. */
+    static double roundValue(Map<String, Map<String, Object>> results, String path, int i, String key) {
+        Map<String, Object> r = results.get(path);
+        if (r == null || !(r.get("rounds") instanceof List<?> rounds) || i >= rounds.size()
+                || !(rounds.get(i) instanceof Map<?, ?> round)) {
+            return Double.NaN;
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> values = (Map<String, Object>) round;
+        return num(values, key);
     }
 
     /**

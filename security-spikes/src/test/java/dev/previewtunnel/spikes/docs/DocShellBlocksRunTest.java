@@ -74,7 +74,7 @@ class DocShellBlocksRunTest {
             new Exclusion("README.md", "desktop-ingress --version && env-gateway --version",
                     "the installed commands: .ci/package-check runs both --version with no java on PATH",
                     "grep -q 'in_package \"$p\" --version' .ci/package-check"),
-            new Exclusion("README.md", "bench/run.sh", "builds, then about 16 minutes of load",
+            new Exclusion("README.md", "bench/run.sh", "builds, then about 25 minutes of load",
                     "test -x bench/run.sh && bash -n bench/run.sh"),
             new Exclusion("README.md", "bench/open-floor.sh", "minutes of load; needs nginx's stream module",
                     "test -x bench/open-floor.sh && bash -n bench/open-floor.sh"),
