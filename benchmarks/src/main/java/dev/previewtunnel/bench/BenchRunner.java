@@ -96,7 +96,7 @@ public final class BenchRunner {
                             : " (round " + c.rounds + " of " + c.rounds + ", every figure)"));
                     try {
                         results.put(path, paths.measurePath(path, keptForPage, freshForPage));
-                    } catch (Exception e) {
+                    } catch (Exception | AssertionError e) { // the lab's Sshd reports a failed start so
                         failures.add(path + ": " + e);
                         RunLog.log(out, "FAILED " + path + ": " + e);
                         e.printStackTrace(out);
@@ -157,7 +157,7 @@ public final class BenchRunner {
                 RunLog.log(out, "measuring " + path + " (round " + round + " of " + c.rounds + ", figures 1-3)");
                 try {
                     measured.put(path, paths.measureRound(path, "-r" + round));
-                } catch (Exception e) {
+                } catch (Exception | AssertionError e) { // the lab's Sshd reports a failed start so
                     failures.add(path + " round " + round + ": " + e);
                     RunLog.log(out, "FAILED " + path + " round " + round + ": " + e);
                     e.printStackTrace(out);

@@ -77,7 +77,7 @@ final class Config {
         c.bulkWarmBytes = 4L << 20;
         c.bulkWarmMillis = 0;
         c.bulkReps = 1;
-        c.rounds = 1;
+        c.rounds = 2; // so that the earlier rounds' code (fresh processes per round, the medians) runs too
         c.pingWarm = 100;
         c.pingCount = 300;
         c.openWarm = 5;
@@ -177,7 +177,7 @@ final class Config {
                   --rounds N              rounds of figures 1-3 (bulk, ping-pong, stream open), every path
                                           started afresh in each and the paths in turn; each value is the
                                           median over the rounds, every round's in the JSON and under the
-                                          table (default 3; --smoke: 1). The last round runs every figure
+                                          table (default 3; --smoke: 2). The last round runs every figure
                   --page-loads N          measured cold page loads per path for figure 7 (default 5; after all
                           other figures, one load per path in turn)
                   --page-warm N           unmeasured rounds of page loads first (default 2)

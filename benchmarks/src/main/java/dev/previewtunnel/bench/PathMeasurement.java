@@ -125,6 +125,7 @@ final class PathMeasurement {
                 try (DevTunnelsPeer peer = DevTunnelsPeer.start(lab, path.equals("dt-aes"), suffix)) {
                     Map<String, Object> r = measure(peer.route(), new MemWatch(peer.env(), peer.desk(), false, false),
                             true);
+                    r.put("peer", peer.describe()); // says whether this round's peer needed a second start
                     peer.putLogErrors(r);
                     return r;
                 }

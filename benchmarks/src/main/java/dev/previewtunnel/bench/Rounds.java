@@ -24,11 +24,20 @@ final class Rounds {
      * Replaces figures 1-3 of each path in {@code results} (the last round's, measured with every figure) by the
      * median over that round and the {@code earlier} ones, and keeps every round's own values under
      * {@code rounds} (a list, first round first) so that the spread stays visible. A figure that failed in a round
-     * (its map holds {@code error}) is left out of the median; the failure is already in the run's failures.
+     * (its map holds {@code error}) is left out of the median; the failure is already in the run's failures. A
+     * path that failed its last round keeps the medians of its earlier rounds, and says so under {@code error}.
      */
     static void merge(Map<String, Map<String, Object>> results, List<Map<String, Map<String, Object>>> earlier) {
         if (earlier.isEmpty()) {
             return;
+        }
+        for (String path : BenchRunner.ORDER) {
+            if (!results.containsKey(path) && earlier.stream().anyMatch(round -> round.containsKey(path))) {
+                Map<String, Object> failed = new LinkedHashMap<>();
+                failed.put("error", "not measured in the last round (see failures): figures 1-3 are the earlier "
+                        + "rounds' alone");
+                results.put(path, failed);
+            }
         }
         for (Map.Entry<String, Map<String, Object>> path : results.entrySet()) {
             Map<String, Object> last = path.getValue();
@@ -58,7 +67,7 @@ final class Rounds {
                     last.put(figure, median);
                 }
             }
-            if (!lastRound.isEmpty()) {
+            if (rounds.stream().anyMatch(round -> FIGURES.stream().anyMatch(round::containsKey))) {
                 last.put("rounds", rounds);
             }
         }
@@ -66,8 +75,9 @@ final class Rounds {
 
     /**
      * The element-wise median of maps of the same shape: numbers by their median (the middle one of an odd count,
-     * so an actual measured value; the mean of the two middle ones of an even count), nested maps likewise, lists
-     * joined in round order (e.g. every bulk repetition), anything else as in the last map.
+     * so an actual measured value; the mean of the two middle ones of an even count; NaN and infinities left out),
+     * nested maps likewise, lists joined in round order (e.g. every bulk repetition), anything else as in the last
+     * map.
      */
     static Map<String, Object> median(List<Map<String, Object>> maps) {
         Map<String, Object> last = maps.get(maps.size() - 1);
@@ -87,8 +97,12 @@ final class Rounds {
     @SuppressWarnings("unchecked")
     private static Object medianOf(List<Object> values, Object last) {
         if (values.stream().allMatch(v -> v instanceof Number)) {
-            double[] d = values.stream().mapToDouble(v -> ((Number) v).doubleValue()).toArray();
-            return values.size() % 2 == 1 ? medianValue(values, Stats.median(d)) : Stats.round(Stats.median(d), 3);
+            List<Object> finite = values.stream().filter(v -> Double.isFinite(((Number) v).doubleValue())).toList();
+            if (finite.isEmpty()) {
+                return last;
+            }
+            double[] d = finite.stream().mapToDouble(v -> ((Number) v).doubleValue()).toArray();
+            return finite.size() % 2 == 1 ? medianValue(finite, Stats.median(d)) : Stats.round(Stats.median(d), 3);
         }
         if (values.stream().allMatch(v -> v instanceof Map)) {
             return median(values.stream().map(v -> (Map<String, Object>) v).toList());

@@ -130,7 +130,7 @@ final class Table {
             }
             sb.append('\n');
         }
-        if (c.rounds > 1) {
+        if (results.values().stream().anyMatch(r -> r.containsKey("rounds"))) {
             appendRounds(sb, results, c.rounds);
         }
         if (!relays.isEmpty()) {

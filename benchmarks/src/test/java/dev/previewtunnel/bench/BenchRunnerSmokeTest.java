@@ -24,7 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class BenchRunnerSmokeTest {
 
     @Test
-    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    @Timeout(value = 180, unit = TimeUnit.SECONDS) // a bound on a hang: two rounds took 44 s here
     void smokeRunPrintsTheTableAndWritesJson() throws Exception {
         Config c = Config.smoke();
         assertTrue(Files.isRegularFile(c.root.resolve("env-gateway/target/env-gateway.jar"))
@@ -46,9 +46,16 @@ class BenchRunnerSmokeTest {
         assertTrue(printed.contains("ping-pong p50 ws <= dt: "), printed);
         assertTrue(printed.contains("7b the same, after 1 earlier rounds of loads"), printed);
         assertTrue(printed.contains("<= 1.15x direct, JIT-warm (7b)"), printed);
+        assertTrue(printed.contains("1-3 per round (above: their medians)"), printed);
         JsonNode doc = new ObjectMapper().readTree(c.jsonOut.toFile());
         for (String path : new String[]{"direct", "dt", "ws"}) {
             JsonNode r = doc.path("results").path(path);
+            // Two rounds of figures 1-3, each path started afresh in the first: the medians and each round kept.
+            assertEquals(2, r.path("rounds").size(), path + ": " + r);
+            for (JsonNode round : r.path("rounds")) {
+                assertTrue(round.path("open").path("p50ms").asDouble() > 0, path + ": " + r);
+            }
+            assertEquals(2, r.path("open").path("roundsMeasured").asInt(), path + ": " + r);
             assertTrue(r.path("bulk").path("downloadGbps").asDouble() > 0, path + ": " + r);
             assertTrue(r.path("bulk").path("uploadGbps").asDouble() > 0, path + ": " + r);
             assertTrue(r.path("pingpong").path("p50us").asDouble() > 0, path + ": " + r);

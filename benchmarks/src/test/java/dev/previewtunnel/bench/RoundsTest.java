@@ -97,6 +97,62 @@ class RoundsTest {
     }
 
     @Test
+    void aPathThatFailedItsLastRoundKeepsItsEarlierRoundsAndSaysSo() {
+        Map<String, Map<String, Object>> results = new LinkedHashMap<>();
+        results.put("ws", path("open", new LinkedHashMap<>(Map.of("p50ms", 1.0))));
+        List<Map<String, Map<String, Object>>> earlier = new ArrayList<>();
+        earlier.add(Map.of("dt", path("open", new LinkedHashMap<>(Map.of("p50ms", 0.6)))));
+        earlier.add(Map.of("dt", path("open", new LinkedHashMap<>(Map.of("p50ms", 0.8)))));
+
+        Rounds.merge(results, earlier);
+
+        Map<String, Object> dt = results.get("dt");
+        assertTrue(String.valueOf(dt.get("error")).contains("not measured in the last round"), String.valueOf(dt));
+        assertEquals(0.7, Table.num(dt, "open.p50ms"));
+        assertEquals(0.8, Table.roundValue(results, "dt", 1, "open.p50ms"));
+        assertTrue(Double.isNaN(Table.roundValue(results, "dt", 2, "open.p50ms")), "its last round measured nothing");
+    }
+
+    @Test
+    void notANumberIsLeftOutOfTheMedian() {
+        Map<String, Object> m = Rounds.median(List.of(new LinkedHashMap<>(Map.of("p50ms", 1.0)),
+                new LinkedHashMap<>(Map.of("p50ms", Double.NaN)), new LinkedHashMap<>(Map.of("p50ms", 3.0))));
+        assertEquals(2.0, m.get("p50ms"), "the two numbers' median, not the NaN sorted last");
+        Map<String, Object> none = Rounds.median(List.of(new LinkedHashMap<>(Map.of("p50ms", Double.NaN))));
+        assertTrue(Double.isNaN((Double) none.get("p50ms")));
+    }
+
+    @Test
+    void theTablePrintsEachRoundWithItsOwnRatiosOnlyWhenThereWereRounds() {
+        Map<String, Map<String, Object>> results = new LinkedHashMap<>();
+        results.put("dt", path("bulk", new LinkedHashMap<>(Map.of("downloadGbps", 4.0))));
+        results.put("ws", path("bulk", new LinkedHashMap<>(Map.of("downloadGbps", 6.0))));
+        assertFalse(print(results).contains("1-3 per round"), "one round: no such section");
+
+        List<Map<String, Map<String, Object>>> earlier = new ArrayList<>();
+        earlier.add(Map.of("dt", path("bulk", new LinkedHashMap<>(Map.of("downloadGbps", 2.0))),
+                "ws", path("bulk", new LinkedHashMap<>(Map.of("downloadGbps", 5.0)))));
+        Rounds.merge(results, earlier);
+        String table = print(results);
+
+        assertTrue(table.contains("1-3 per round"), table);
+        String round1 = table.lines().filter(l -> l.contains("download, round 1")).findFirst().orElseThrow();
+        String round2 = table.lines().filter(l -> l.contains("download, round 2")).findFirst().orElseThrow();
+        assertTrue(round1.matches(".*2\\.00 +- +5\\.00 +- +2\\.50x.*"), round1);
+        assertTrue(round2.matches(".*4\\.00 +- +6\\.00 +- +1\\.50x.*"), round2);
+    }
+
+    private static String print(Map<String, Map<String, Object>> results) {
+        java.io.ByteArrayOutputStream buf = new java.io.ByteArrayOutputStream();
+        Config c = new Config();
+        c.rounds = 2;
+        try (java.io.PrintStream out = new java.io.PrintStream(buf, true, java.nio.charset.StandardCharsets.UTF_8)) {
+            Table.print(out, results, Map.of(), List.of(), Map.of(), c);
+        }
+        return buf.toString(java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    @Test
     void oneRoundChangesNothing() {
         Map<String, Map<String, Object>> results = new LinkedHashMap<>();
         Map<String, Object> bulk = bulk(6.0, 1L, 900, List.of(6.0));
@@ -109,7 +165,7 @@ class RoundsTest {
     @Test
     void roundsAreAnOptionOfTheFullRunAndOneInASmokeRun() {
         assertEquals(3, Config.parse(new String[]{"--root", "."}).rounds);
-        assertEquals(1, Config.parse(new String[]{"--smoke", "--root", "."}).rounds);
+        assertEquals(2, Config.parse(new String[]{"--smoke", "--root", "."}).rounds);
         assertEquals(5, Config.parse(new String[]{"--rounds", "5", "--root", "."}).rounds);
         assertThrows(IllegalArgumentException.class, () -> Config.parse(new String[]{"--rounds", "0", "--root", "."}));
         assertTrue(Config.usage().contains("--rounds N"));
