@@ -169,6 +169,9 @@ final class Table {
         ratios.forEach(r -> sb.append(String.format(Locale.ROOT, " %9s", r[2])));
         sb.append('\n');
         for (Row row : ROUND_ROWS) {
+            if (!anyRoundValue(results, rounds, row.key())) {
+                continue; // a figure that --figures left out
+            }
             for (int i = 0; i < rounds; i++) {
                 sb.append(String.format(Locale.ROOT, "  %-30s %-6s", row.label() + ", round " + (i + 1), row.unit()));
                 for (String p : PATHS) {
@@ -182,6 +185,17 @@ final class Table {
                 sb.append('\n');
             }
         }
+    }
+
+    private static boolean anyRoundValue(Map<String, Map<String, Object>> results, int rounds, String key) {
+        for (String p : PATHS) {
+            for (int i = 0; i < rounds; i++) {
+                if (!Double.isNaN(roundValue(results, p, i, key))) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** A value of round {@code i} (0 = the first) of a path, or NaN. */

@@ -140,6 +140,7 @@ class RoundsTest {
         String round2 = table.lines().filter(l -> l.contains("download, round 2")).findFirst().orElseThrow();
         assertTrue(round1.matches(".*2\\.00 +- +5\\.00 +- +2\\.50x.*"), round1);
         assertTrue(round2.matches(".*4\\.00 +- +6\\.00 +- +1\\.50x.*"), round2);
+        assertFalse(table.contains("open p50, round 1"), "no rows for a figure no round measured: " + table);
     }
 
     private static String print(Map<String, Map<String, Object>> results) {
