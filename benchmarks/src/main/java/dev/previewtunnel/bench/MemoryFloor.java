@@ -13,6 +13,7 @@ import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.socket.SocketChannel;
 
+import java.io.File;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -20,11 +21,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 /**
  * The floor under the idle RSS of figure 6 (issue 21): what an idle process of each runtime holds before it does
@@ -32,7 +35,9 @@ import java.util.function.Supplier;
  * ready (a floor process: its ready line; a tunnel or peer pair: once it carried one stream per target port, as
  * figure 6's idle row); three rounds, interleaved, medians. A JVM with the tunnel's JVM options (the ones users run,
  * {@link JvmDefaults#MEMORY_OPTIONS}, unless --server-jvm says otherwise; tiered compilation, as the gateway runs;
- * the Netty properties the programs' mains set, {@link NettyDefaults#PROPERTIES}) doing nothing, the same with a Netty epoll server bound, Node doing nothing, and Node with a {@code ws} server listening. Run with
+ * the Netty properties the programs' mains set, {@link NettyDefaults#PROPERTIES}) doing nothing, the same with a
+ * Netty epoll server bound, {@code mux-protocol} alone forwarding ports ({@link MuxFloor}: the design's own floor),
+ * Node doing nothing, and Node with a {@code ws} server listening. Run with
  * {@code bench/memory-floor.sh} ({@code bench/run.sh --memory-floor}).
  */
 public final class MemoryFloor {
@@ -66,7 +71,8 @@ public final class MemoryFloor {
                     System.out.println("""
                             usage: bench/memory-floor.sh [--rounds N] [--json FILE]
                               Idle RSS 3 s after start: a JVM with the options users run doing nothing, the same
-                              with a Netty epoll server bound, Node doing nothing, Node with a ws server, the
+                              with a Netty epoll server bound, mux-protocol alone forwarding ports (both sides, one
+                              stream per target port carried), Node doing nothing, Node with a ws server, the
                               tunnel's gateway and ingress (ws://) and the Dev Tunnels peer's two sides.
                               --rounds N  rounds, each kind started once per round (default 3)
                               --json F    results (default benchmarks/target/memory-floor.json)""");
@@ -98,7 +104,9 @@ public final class MemoryFloor {
             Path devtunnels = DevTunnelsPeer.install(c.root);
             String java = lab.javaBin;
             // The runner's own class path: the shaded jar under bench/run.sh, with Netty's epoll and its native library.
-            String classPath = System.getProperty("java.class.path");
+            // Absolute: the floor processes run in the lab's directory (a relative -jar path would not resolve there).
+            String classPath = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+                    .map(e -> Path.of(e).toAbsolutePath().toString()).collect(Collectors.joining(File.pathSeparator));
             List<String> jvm = new ArrayList<>(List.of(java));
             jvm.addAll(c.serverJvmOptions); // as Lab.startTunnel gives the gateway (the ingress: C1 only too)
             // The programs' mains set these (finding 37); the floor runs no main of theirs, so they go on its line.
@@ -110,6 +118,10 @@ public final class MemoryFloor {
                             "floor-jvm", concat(jvm, Idle.class.getName()), lab.dir, Lab.READY))),
                     Kind.one("jvmNetty", "the same + Netty epoll server bound", () -> started(LabProcess.start(
                             "floor-netty", concat(jvm, NettyIdle.class.getName()), lab.dir, Lab.READY))),
+                    new Kind(List.of("muxEnv", "muxDesk"), List.of(
+                            "mux-protocol alone, env side, one stream per target port carried",
+                            "mux-protocol alone, desktop side (C1 only, as the ingress)"),
+                            () -> startMuxFloor(lab, jvm, c.ingressJvmExtra)),
                     new Kind(List.of("gateway", "ingress"), List.of(
                             "env-gateway serve (ws://), one stream per target port carried",
                             "desktop-ingress run, idle"), () -> {
@@ -179,6 +191,43 @@ public final class MemoryFloor {
         new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(c.jsonOut.toFile(), doc);
         out.println("JSON: " + c.jsonOut.toAbsolutePath());
         return 0;
+    }
+
+    /**
+     * The protocol's floor pair ({@link MuxFloor}), started as the tunnel's pair is compared: its desktop side
+     * forwards one local port per target port and carries one stream through each before the reading. No logging
+     * backend: SLF4J's no-op provider, so that the floor holds the protocol and nothing the programs add. The
+     * desktop side gets the ingress's compiler options ({@code ingressJvm}, C1 only) as the ingress does.
+     */
+    private static List<LabProcess> startMuxFloor(Lab lab, List<String> jvm, List<String> ingressJvm) {
+        Map<String, String> env = Map.of(MuxFloor.TOKEN_ENV, MuxFloor.newToken());
+        List<String> base = new ArrayList<>(jvm);
+        base.add(1, "-Dslf4j.provider=org.slf4j.helpers.NOP_SLF4JServiceProvider");
+        List<String> ports = lab.targetPorts.stream().map(String::valueOf).toList();
+        List<String> envCmd = new ArrayList<>(base);
+        envCmd.add(MuxFloor.Env.class.getName());
+        envCmd.addAll(ports);
+        LabProcess envSide = LabProcess.start("floor-mux-env", envCmd, env, lab.dir, Lab.READY);
+        LabProcess desk = null;
+        try {
+            String url = envSide.awaitReady(Duration.ofSeconds(30)).get("url").asText();
+            List<String> deskCmd = new ArrayList<>(base);
+            deskCmd.addAll(1, ingressJvm);
+            deskCmd.add(MuxFloor.Desk.class.getName());
+            deskCmd.add(url);
+            deskCmd.addAll(ports);
+            desk = LabProcess.start("floor-mux-desk", deskCmd, env, lab.dir, Lab.READY);
+            List<Integer> local = new ArrayList<>();
+            desk.awaitReady(Duration.ofSeconds(30)).get("ports").forEach(n -> local.add(n.asInt()));
+            Lab.awaitRoute(Route.plain("floorMux", "mux-protocol floor", local), Duration.ofSeconds(30));
+            return List.of(envSide, desk);
+        } catch (RuntimeException e) {
+            if (desk != null) {
+                desk.close();
+            }
+            envSide.close();
+            throw e;
+        }
     }
 
     private static LabProcess started(LabProcess p) {

@@ -14,6 +14,7 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
@@ -53,11 +54,18 @@ public final class LabProcess implements AutoCloseable {
      * picks the ready line among the JSON lines on stdout (null: none awaited, stdout goes to the log too).
      */
     public static LabProcess start(String name, List<String> command, Path dir, Predicate<JsonNode> isReady) {
+        return start(name, command, Map.of(), dir, isReady);
+    }
+
+    /** As above, with {@code env} added to the environment (e.g. a lab token, kept off the command line). */
+    public static LabProcess start(String name, List<String> command, Map<String, String> env, Path dir,
+                                   Predicate<JsonNode> isReady) {
         Path log = dir.resolve(name + ".log");
         ProcessBuilder pb = Processes.builder(command, null)
                 .directory(dir.toFile())
                 .redirectErrorStream(false)
                 .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        pb.environment().putAll(env);
         if (isReady == null) {
             pb.redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
         }

@@ -1,0 +1,223 @@
+package dev.previewtunnel.bench;
+
+import dev.previewtunnel.mux.client.TunnelClient;
+import dev.previewtunnel.mux.client.TunnelConnection;
+import dev.previewtunnel.mux.relay.ReadBuffers;
+import dev.previewtunnel.mux.relay.RelayHandler;
+import dev.previewtunnel.mux.relay.SocketHalfCloseHandler;
+import dev.previewtunnel.mux.relay.StreamByteAdapter;
+import dev.previewtunnel.mux.relay.Transports;
+import dev.previewtunnel.mux.server.TunnelServerUpgradeHandler;
+import dev.previewtunnel.mux.wire.Authority;
+import dev.previewtunnel.mux.wire.ConnectHeaders;
+import dev.previewtunnel.mux.wire.ConnectRequest;
+import dev.previewtunnel.mux.wire.MuxProtocol;
+import dev.previewtunnel.mux.wire.MuxSettings;
+import dev.previewtunnel.mux.wire.TunnelError;
+import dev.previewtunnel.mux.wire.TunnelStreamException;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http2.Http2HeadersFrame;
+import io.netty.handler.codec.http2.Http2StreamChannel;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.EventExecutor;
+
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * The protocol's floor under figure 6's idle RSS (issue 21, {@link MemoryFloor}): {@code mux-protocol} alone, as a
+ * pair of processes forwarding ports the way the Dev Tunnels peer does. {@link Env} accepts tunnel connections
+ * (WebSocket upgrade, HTTP/2 inside it) and dials the stream's target; {@link Desk} holds one tunnel connection per
+ * event loop and forwards one local port per target port. Nothing else of the programs: no grants (JJWT), no
+ * logging backend, no metrics, no audit, no command line, no HTTP proxy. What the design itself needs is at least
+ * this, so an idle figure below it is out of reach for the gateway and the ingress on this runtime.
+ */
+public final class MuxFloor {
+    /** The environment variable that carries the connection token from the runner to both processes. */
+    static final String TOKEN_ENV = "PTUN_FLOOR_TOKEN";
+    private static final Transports TRANSPORTS = Transports.best();
+
+    private MuxFloor() {
+    }
+
+    /** A fresh token for one pair: both sides get it from the runner through {@link #TOKEN_ENV}. */
+    static String newToken() {
+        byte[] b = new byte[24];
+        new SecureRandom().nextBytes(b);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+    }
+
+    private static String token() {
+        String token = System.getenv(TOKEN_ENV);
+        if (token == null || token.isEmpty()) {
+            throw new IllegalStateException(TOKEN_ENV + " is not set");
+        }
+        return token;
+    }
+
+    /** Environment side. Arguments: the target ports it may dial on 127.0.0.1 (no other). Ready line: its port. */
+    public static final class Env {
+        private Env() {
+        }
+
+        public static void main(String[] args) throws InterruptedException {
+            Set<Integer> allowed = Arrays.stream(args).map(Integer::valueOf).collect(Collectors.toSet());
+            String token = token();
+            MuxSettings settings = MuxSettings.defaults();
+            EventLoopGroup group = TRANSPORTS.newGroup(2, "floor-env");
+            TunnelServerUpgradeHandler.Acceptor acceptor = new TunnelServerUpgradeHandler.Acceptor() {
+                @Override
+                public ChannelHandler inboundStreamHandler(Channel parent, Object principal) {
+                    return new DialTarget(allowed);
+                }
+
+                @Override
+                public ChannelHandler connectionHandler(Channel parent, Object principal) {
+                    return null;
+                }
+            };
+            Channel server = new ServerBootstrap().group(group).channel(TRANSPORTS.serverSocketChannel())
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(8192),
+                                    new TunnelServerUpgradeHandler(MuxProtocol.DEFAULT_PATH, settings, t -> {
+                                        if (!token.equals(t)) {
+                                            throw new TunnelServerUpgradeHandler.RefusedException("token_refused",
+                                                    "connection token refused");
+                                        }
+                                        return "floor";
+                                    }, acceptor));
+                        }
+                    }).bind("127.0.0.1", 0).sync().channel();
+            int port = ((InetSocketAddress) server.localAddress()).getPort();
+            System.out.println("{\"event\":\"ready\",\"url\":\"ws://127.0.0.1:" + port + MuxProtocol.DEFAULT_PATH
+                    + "\"}");
+            server.closeFuture().sync();
+        }
+    }
+
+    /**
+     * On a stream's HEADERS: dials 127.0.0.1 at the requested port, answers, and relays (as the gateway does).
+     * One instance serves every stream of a connection (Netty's multiplex handler adds it to each): no state.
+     */
+    @ChannelHandler.Sharable
+    private static final class DialTarget extends ChannelInboundHandlerAdapter {
+        private final Set<Integer> allowed;
+
+        DialTarget(Set<Integer> allowed) {
+            this.allowed = allowed;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (!(msg instanceof Http2HeadersFrame headers)) {
+                ReferenceCountUtil.release(msg);
+                return;
+            }
+            Http2StreamChannel stream = (Http2StreamChannel) ctx.channel();
+            int port;
+            try {
+                port = ConnectRequest.parse(headers.headers()).authority().port();
+            } catch (TunnelStreamException e) {
+                stream.writeAndFlush(ConnectHeaders.refused(e.error(), e.detail()));
+                return;
+            }
+            if (!allowed.contains(port)) {
+                stream.writeAndFlush(ConnectHeaders.refused(TunnelError.POLICY_REFUSED, "port_not_allowed"));
+                return;
+            }
+            new Bootstrap().group(stream.eventLoop()).channel(TRANSPORTS.socketChannel())
+                    .option(ChannelOption.AUTO_READ, false)
+                    .option(ChannelOption.ALLOW_HALF_CLOSURE, true)
+                    .option(ChannelOption.TCP_NODELAY, true)
+                    .option(ChannelOption.RCVBUF_ALLOCATOR, ReadBuffers.relayAllocator())
+                    .handler(SocketHalfCloseHandler.INSTANCE)
+                    .connect(new InetSocketAddress("127.0.0.1", port)).addListener(f -> {
+                        if (!f.isSuccess()) {
+                            stream.writeAndFlush(ConnectHeaders.refused(TunnelError.TARGET_UNREACHABLE,
+                                    "connect_failed"));
+                            return;
+                        }
+                        stream.writeAndFlush(ConnectHeaders.accepted());
+                        stream.pipeline().remove(this);
+                        stream.pipeline().addLast(new StreamByteAdapter());
+                        RelayHandler.link(stream, ((ChannelFuture) f).channel(), null);
+                    });
+        }
+    }
+
+    /**
+     * Desktop side. Arguments: the environment side's URL, then the target ports; forwards one local port per
+     * target port. Ready line: the local ports, in the order of the target ports.
+     */
+    public static final class Desk {
+        private Desk() {
+        }
+
+        public static void main(String[] args) throws Exception {
+            URI url = URI.create(args[0]);
+            String token = token();
+            MuxSettings settings = MuxSettings.defaults();
+            EventLoopGroup group = TRANSPORTS.newGroup(2, "floor-desk");
+            TunnelClient client = new TunnelClient(group, TRANSPORTS.socketChannel(), settings);
+            // One tunnel connection per loop: a relay's two sides share one event loop.
+            Map<EventExecutor, TunnelConnection> byLoop = new HashMap<>();
+            for (EventLoop loop : client.loops()) {
+                byLoop.put(loop, client.connect(url, token, null, Duration.ofSeconds(10), loop).get());
+            }
+            List<Integer> local = new ArrayList<>();
+            for (int i = 1; i < args.length; i++) {
+                Authority target = new Authority("localhost", Integer.parseInt(args[i]));
+                Channel listener = new ServerBootstrap().group(group).channel(TRANSPORTS.serverSocketChannel())
+                        .childOption(ChannelOption.AUTO_READ, false)
+                        .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
+                        .childOption(ChannelOption.TCP_NODELAY, true)
+                        .childHandler(new ChannelInitializer<SocketChannel>() {
+                            @Override
+                            protected void initChannel(SocketChannel ch) {
+                                ReadBuffers.relayReads(ch);
+                                ch.pipeline().addLast(SocketHalfCloseHandler.INSTANCE);
+                                byLoop.get(ch.eventLoop()).openStream(target, "floor", Duration.ofSeconds(10))
+                                        .addListener(f -> {
+                                            if (f.isSuccess() && ch.isActive()) {
+                                                RelayHandler.link(ch, (Channel) f.getNow(), null);
+                                            } else {
+                                                if (f.isSuccess()) {
+                                                    ((Channel) f.getNow()).close();
+                                                }
+                                                ch.close();
+                                            }
+                                        });
+                            }
+                        }).bind("127.0.0.1", 0).sync().channel();
+                local.add(((InetSocketAddress) listener.localAddress()).getPort());
+            }
+            System.out.println("{\"event\":\"ready\",\"ports\":" + local + "}");
+            Thread.sleep(Long.MAX_VALUE);
+        }
+    }
+}

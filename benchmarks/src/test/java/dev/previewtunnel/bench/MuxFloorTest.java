@@ -1,0 +1,128 @@
+package dev.previewtunnel.bench;
+
+import dev.previewtunnel.spikes.lab.LabProcess;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The protocol's floor pair that bench/memory-floor.sh measures ({@link MuxFloor}): it must really forward, or its
+ * idle figure would be a floor of nothing. Two child JVMs, a target in this one: hello byte, an echo byte for byte,
+ * the half-close, a port the environment side was not given, a wrong token.
+ */
+class MuxFloorTest {
+    private final List<LabProcess> processes = new ArrayList<>();
+    private ServerSocket target;
+    private Thread targetThread;
+
+    @AfterEach
+    void stop() throws Exception {
+        processes.forEach(LabProcess::close);
+        if (target != null) {
+            target.close();
+            targetThread.join(5_000);
+        }
+    }
+
+    /** Writes 'H' on accept, then echoes until the client's end, then closes: one connection at a time. */
+    private int startTarget() throws Exception {
+        target = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        targetThread = new Thread(() -> {
+            while (!target.isClosed()) {
+                try (Socket s = target.accept()) {
+                    OutputStream out = s.getOutputStream();
+                    out.write('H');
+                    s.getInputStream().transferTo(out);
+                } catch (Exception e) {
+                    // closed by the test, or a connection the floor dropped
+                }
+            }
+        }, "floor-test-target");
+        targetThread.start();
+        return target.getLocalPort();
+    }
+
+    private LabProcess start(String name, Class<?> main, Map<String, String> env, Path dir, List<String> args) {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Dslf4j.provider=org.slf4j.helpers.NOP_SLF4JServiceProvider",
+                "-cp", System.getProperty("java.class.path"), main.getName()));
+        cmd.addAll(args);
+        LabProcess p = LabProcess.start(name, cmd, env, dir, Lab.READY);
+        processes.add(p);
+        return p;
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void forwardsAGrantedPortByteForByteAndRefusesOthers(@TempDir Path dir) throws Exception {
+        int port = startTarget();
+        int notGiven;
+        try (ServerSocket other = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            notGiven = other.getLocalPort(); // listening, so only the environment side's policy can refuse it
+            Map<String, String> env = Map.of(MuxFloor.TOKEN_ENV, MuxFloor.newToken());
+            String url = start("env", MuxFloor.Env.class, env, dir, List.of(String.valueOf(port)))
+                    .awaitReady(Duration.ofSeconds(30)).get("url").asText();
+            var ports = start("desk", MuxFloor.Desk.class, env, dir,
+                    List.of(url, String.valueOf(port), String.valueOf(notGiven)))
+                    .awaitReady(Duration.ofSeconds(30)).get("ports");
+
+            try (Socket s = new Socket(InetAddress.getLoopbackAddress(), ports.get(0).asInt())) {
+                s.setSoTimeout(20_000);
+                InputStream in = s.getInputStream();
+                assertEquals('H', in.read());
+                byte[] payload = new byte[1 << 20];
+                new Random(7).nextBytes(payload);
+                Thread writer = new Thread(() -> {
+                    try {
+                        s.getOutputStream().write(payload);
+                        s.shutdownOutput(); // the half-close travels to the target, whose end comes back
+                    } catch (Exception e) {
+                        throw new RuntimeException(e);
+                    }
+                });
+                writer.start();
+                byte[] echoed = in.readAllBytes(); // until the target's end: the half-close went both ways
+                writer.join();
+                assertArrayEquals(payload, echoed);
+            }
+            try (Socket s = new Socket(InetAddress.getLoopbackAddress(), ports.get(1).asInt())) {
+                s.setSoTimeout(20_000);
+                assertEquals(-1, s.getInputStream().read(), "a port the environment side was not given");
+            }
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void aWrongTokenIsRefused(@TempDir Path dir) throws Exception {
+        int port = startTarget();
+        String url = start("env", MuxFloor.Env.class, Map.of(MuxFloor.TOKEN_ENV, MuxFloor.newToken()), dir,
+                List.of(String.valueOf(port))).awaitReady(Duration.ofSeconds(30)).get("url").asText();
+        LabProcess desk = start("desk", MuxFloor.Desk.class, Map.of(MuxFloor.TOKEN_ENV, MuxFloor.newToken()), dir,
+                List.of(url, String.valueOf(port)));
+        assertThrows(RuntimeException.class, () -> desk.awaitReady(Duration.ofSeconds(30)));
+        assertTrue(desk.process().waitFor(30, TimeUnit.SECONDS), "the desktop side ends when refused");
+        assertNotEquals(0, desk.process().exitValue());
+        assertTrue(desk.tail(4000).contains("token_refused"), desk.tail(4000));
+    }
+}
