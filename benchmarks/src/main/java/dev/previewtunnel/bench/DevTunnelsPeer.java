@@ -27,6 +27,11 @@ record DevTunnelsPeer(String key, LabProcess env, LabProcess desk, Route route, 
 
     static final String DIR = "bench/devtunnels";
 
+    /** Two Node processes: no native-memory summary; VmHWM and sampled RSS, as for sshd and ssh. */
+    MemWatch memWatch() {
+        return new MemWatch(env, desk, false, false);
+    }
+
     /**
      * Installs the pinned packages when needed, then starts both sides; fails (never skips) without node or npm.
      * A start that does not get ready is tried once more, and the peer's description says so: once in a smoke run

@@ -197,6 +197,11 @@ final class Lab implements AutoCloseable {
     /** A running gateway + ingress pair and the route through it. */
     record Tunnel(String key, LabProcess gateway, LabProcess ingress, Route route, String gatewayTransport,
                   InetSocketAddress proxy, String username, String password) implements PagePath {
+        /** Two JVMs: their native-memory summary too when the run asks for it ({@code --nmt}). */
+        MemWatch memWatch(boolean nmt) {
+            return new MemWatch(gateway, ingress, true, nmt);
+        }
+
         @Override
         public PageLoad.Via pageVia() {
             return new PageLoad.Via(proxy, username, password, gateway, ingress);
@@ -310,6 +315,11 @@ final class Lab implements AutoCloseable {
 
     /** The lab's {@code sshd} on a loopback port and {@code ssh -N -L} forwarding one local port per target port. */
     record Ssh(Sshd sshd, LabProcess ssh, Route route, String version, String cipher) implements AutoCloseable {
+        /** sshd's tree on the environment side, ssh on the desktop side; neither a JVM. */
+        MemWatch memWatch() {
+            return new MemWatch(sshd.process(), ssh, false, false);
+        }
+
         @Override
         public void close() {
             ssh.close();

@@ -42,8 +42,7 @@ final class PathMeasurement {
             case "ssh" -> {
                 try (Lab.Ssh ssh = lab.startSsh("")) {
                     notes.put("ssh", ssh.version() + ", cipher " + ssh.cipher() + " (OpenSSH defaults)");
-                    Map<String, Object> r = measure(ssh.route(),
-                            new MemWatch(ssh.sshd().process(), ssh.ssh(), false, false), false);
+                    Map<String, Object> r = measure(ssh.route(), ssh.memWatch(), false);
                     if (c.abortStreams > 0 && c.figures.contains("abort")) {
                         RunLog.step(out, ssh.route(), "robustness: abort " + c.abortStreams + " busy streams");
                         r.put("abort", AbortProbe.run(ssh.route(), c, () -> ssh.ssh().process().isAlive() ? 0 : 1));
@@ -60,8 +59,7 @@ final class PathMeasurement {
                 try (DevTunnelsPeer peer = DevTunnelsPeer.start(lab, path.equals("dt-aes"), "")) {
                     notes.put(path, peer.describe());
                     r.put("idleRss", MemWatch.idleRss(peer.env(), peer.desk()));
-                    // Two Node processes: no NMT; MemWatch's VmHWM and sampled RSS as for sshd and ssh.
-                    MemWatch mem = new MemWatch(peer.env(), peer.desk(), false, false);
+                    MemWatch mem = peer.memWatch();
                     r.putAll(measure(peer.route(), mem, false));
                     if (c.abortStreams > 0 && c.figures.contains("abort")) {
                         RunLog.step(out, peer.route(), "robustness: abort " + c.abortStreams + " busy streams");
@@ -84,7 +82,7 @@ final class PathMeasurement {
                     notes.put("transport", t.gatewayTransport());
                     Map<String, Object> r = new LinkedHashMap<>();
                     r.put("idleRss", MemWatch.idleRss(t.gateway(), t.ingress()));
-                    r.putAll(measure(t.route(), new MemWatch(t.gateway(), t.ingress(), true, c.nmt), false));
+                    r.putAll(measure(t.route(), t.memWatch(c.nmt), false));
                     if (c.abortStreams > 0 && c.figures.contains("abort")) {
                         RunLog.step(out, t.route(), "robustness: abort " + c.abortStreams + " busy streams");
                         r.put("abort", AbortProbe.run(t.route(), c, () -> TunnelLogs.countLines(t.ingress(),
@@ -118,13 +116,12 @@ final class PathMeasurement {
             }
             case "ssh" -> {
                 try (Lab.Ssh ssh = lab.startSsh(suffix)) {
-                    return measure(ssh.route(), new MemWatch(ssh.sshd().process(), ssh.ssh(), false, false), true);
+                    return measure(ssh.route(), ssh.memWatch(), true);
                 }
             }
             case "dt", "dt-aes" -> {
                 try (DevTunnelsPeer peer = DevTunnelsPeer.start(lab, path.equals("dt-aes"), suffix)) {
-                    Map<String, Object> r = measure(peer.route(), new MemWatch(peer.env(), peer.desk(), false, false),
-                            true);
+                    Map<String, Object> r = measure(peer.route(), peer.memWatch(), true);
                     r.put("peer", peer.describe()); // says whether this round's peer needed a second start
                     peer.putLogErrors(r);
                     return r;
@@ -133,8 +130,7 @@ final class PathMeasurement {
             case "ws", "wss" -> {
                 Lab.Tunnel t = lab.startTunnel(path.equals("wss"), suffix);
                 try {
-                    Map<String, Object> r = measure(t.route(), new MemWatch(t.gateway(), t.ingress(), true, c.nmt),
-                            true);
+                    Map<String, Object> r = measure(t.route(), t.memWatch(c.nmt), true);
                     TunnelLogs.putLogErrors(r, t);
                     return r;
                 } finally {
