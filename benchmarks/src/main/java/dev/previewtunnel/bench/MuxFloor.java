@@ -91,7 +91,13 @@ public final class MuxFloor {
             TunnelServerUpgradeHandler.Acceptor acceptor = new TunnelServerUpgradeHandler.Acceptor() {
                 @Override
                 public ChannelHandler inboundStreamHandler(Channel parent, Object principal) {
-                    return new DialTarget(allowed);
+                    return new ChannelInitializer<Http2StreamChannel>() {
+                        @Override
+                        protected void initChannel(Http2StreamChannel ch) {
+                            ReadBuffers.relayReads(ch); // relayed to its target once dialed, as the gateway's
+                            ch.pipeline().addLast(new DialTarget(allowed));
+                        }
+                    };
                 }
 
                 @Override
@@ -100,10 +106,12 @@ public final class MuxFloor {
                 }
             };
             Channel server = new ServerBootstrap().group(group).channel(TRANSPORTS.serverSocketChannel())
+                    .childOption(ChannelOption.RCVBUF_ALLOCATOR, ReadBuffers.allocator())
+                    .childOption(ChannelOption.TCP_NODELAY, true)
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
-                            ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(8192),
+                            ch.pipeline().addLast(new HttpServerCodec(4096, 8192, 8192), new HttpObjectAggregator(8192),
                                     new TunnelServerUpgradeHandler(MuxProtocol.DEFAULT_PATH, settings, t -> {
                                         if (!token.equals(t)) {
                                             throw new TunnelServerUpgradeHandler.RefusedException("token_refused",
@@ -121,12 +129,13 @@ public final class MuxFloor {
     }
 
     /**
-     * On a stream's HEADERS: dials 127.0.0.1 at the requested port, answers, and relays (as the gateway does).
-     * One instance serves every stream of a connection (Netty's multiplex handler adds it to each): no state.
+     * One per stream, as the gateway's {@code StreamAuthorizer}: on the stream's HEADERS, reading stops, 127.0.0.1
+     * is dialed at the requested port (only a port it was given), and the stream is answered and relayed. Anything
+     * before the HEADERS, or a second HEADERS, resets the stream.
      */
-    @ChannelHandler.Sharable
     private static final class DialTarget extends ChannelInboundHandlerAdapter {
         private final Set<Integer> allowed;
+        private boolean started;
 
         DialTarget(Set<Integer> allowed) {
             this.allowed = allowed;
@@ -134,39 +143,56 @@ public final class MuxFloor {
 
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (!(msg instanceof Http2HeadersFrame headers)) {
+            if (started || !(msg instanceof Http2HeadersFrame headers)) {
                 ReferenceCountUtil.release(msg);
+                ctx.close();
                 return;
             }
+            started = true;
+            ctx.channel().config().setOption(ChannelOption.AUTO_READ, false);
             Http2StreamChannel stream = (Http2StreamChannel) ctx.channel();
             int port;
             try {
                 port = ConnectRequest.parse(headers.headers()).authority().port();
             } catch (TunnelStreamException e) {
-                stream.writeAndFlush(ConnectHeaders.refused(e.error(), e.detail()));
+                refuse(stream, e.error(), e.detail());
                 return;
             }
             if (!allowed.contains(port)) {
-                stream.writeAndFlush(ConnectHeaders.refused(TunnelError.POLICY_REFUSED, "port_not_allowed"));
+                refuse(stream, TunnelError.POLICY_REFUSED, "port_not_allowed");
                 return;
             }
             new Bootstrap().group(stream.eventLoop()).channel(TRANSPORTS.socketChannel())
                     .option(ChannelOption.AUTO_READ, false)
                     .option(ChannelOption.ALLOW_HALF_CLOSURE, true)
                     .option(ChannelOption.TCP_NODELAY, true)
+                    .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
                     .option(ChannelOption.RCVBUF_ALLOCATOR, ReadBuffers.relayAllocator())
                     .handler(SocketHalfCloseHandler.INSTANCE)
-                    .connect(new InetSocketAddress("127.0.0.1", port)).addListener(f -> {
+                    .connect(new InetSocketAddress("127.0.0.1", port)).addListener((ChannelFuture f) -> {
                         if (!f.isSuccess()) {
-                            stream.writeAndFlush(ConnectHeaders.refused(TunnelError.TARGET_UNREACHABLE,
-                                    "connect_failed"));
+                            refuse(stream, TunnelError.TARGET_UNREACHABLE, "connect_failed");
+                            return;
+                        }
+                        if (!stream.isActive()) {
+                            f.channel().close(); // reset while we dialed
                             return;
                         }
                         stream.writeAndFlush(ConnectHeaders.accepted());
                         stream.pipeline().remove(this);
                         stream.pipeline().addLast(new StreamByteAdapter());
-                        RelayHandler.link(stream, ((ChannelFuture) f).channel(), null);
+                        RelayHandler.link(stream, f.channel(), null);
                     });
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
+
+        /** Answers with the refusal and ends the stream; the desktop side prints the code (MuxFloorTest reads it). */
+        private static void refuse(Http2StreamChannel stream, TunnelError error, String detail) {
+            stream.writeAndFlush(ConnectHeaders.refused(error, detail));
         }
     }
 
@@ -205,12 +231,15 @@ public final class MuxFloor {
                                         .addListener(f -> {
                                             if (f.isSuccess() && ch.isActive()) {
                                                 RelayHandler.link(ch, (Channel) f.getNow(), null);
-                                            } else {
-                                                if (f.isSuccess()) {
-                                                    ((Channel) f.getNow()).close();
-                                                }
-                                                ch.close();
+                                                return;
                                             }
+                                            if (f.isSuccess()) {
+                                                ((Channel) f.getNow()).close();
+                                            } else {
+                                                // No logging backend here: the refusal's code, for the test.
+                                                System.err.println("open refused: " + f.cause());
+                                            }
+                                            ch.close();
                                         });
                             }
                         }).bind("127.0.0.1", 0).sync().channel();
