@@ -58,12 +58,17 @@ public final class TunnelStack implements AutoCloseable {
     public static TunnelStack start(int poolSize, Duration gatewayDrainTimeout)
             throws IOException, InterruptedException {
         TunnelStack stack = new TunnelStack(Files.createTempDirectory("ptun-keys"));
-        stack.gatewayDrainTimeout = gatewayDrainTimeout;
-        stack.startGateway(new InetSocketAddress("127.0.0.1", 0));
-        stack.ingressConfig = IngressConfig.defaults(new InetSocketAddress("127.0.0.1", 0),
-                URI.create(stack.gateway.url(false))).withPoolSize(poolSize);
-        stack.startIngress(stack.ingressConfig);
-        return stack;
+        try {
+            stack.gatewayDrainTimeout = gatewayDrainTimeout;
+            stack.startGateway(new InetSocketAddress("127.0.0.1", 0));
+            stack.ingressConfig = IngressConfig.defaults(new InetSocketAddress("127.0.0.1", 0),
+                    URI.create(stack.gateway.url(false))).withPoolSize(poolSize);
+            stack.startIngress(stack.ingressConfig);
+            return stack;
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            stack.close(); // the keys directory holds a signing key: not left in /tmp by a failed start
+            throw e;
+        }
     }
 
     public void startGateway(InetSocketAddress listen) throws IOException, InterruptedException {
@@ -184,18 +189,22 @@ public final class TunnelStack implements AutoCloseable {
         return keysDir;
     }
 
+    /** Stops both sides and deletes the keys directory (a signing key) even when a stop throws. */
     @Override
     public void close() {
-        if (ingress != null) {
-            ingress.close();
-        }
-        if (gateway != null && !gatewayStopped) {
-            gateway.close();
-        }
-        try (var files = Files.walk(keysDir)) {
-            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        try {
+            if (ingress != null) {
+                ingress.close();
+            }
+            if (gateway != null && !gatewayStopped) {
+                gateway.close();
+            }
+        } finally {
+            try (var files = Files.walk(keysDir)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
         }
     }
 }

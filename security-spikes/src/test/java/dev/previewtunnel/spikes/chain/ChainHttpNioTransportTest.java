@@ -12,9 +12,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class ChainHttpNioTransportTest extends ChainHttpTest {
     private static final String PROPERTY = "ptun.transport";
 
-    /** Hides {@link ChainHttpTest#start()}: the stack starts with the property set, which is then restored. */
+    /**
+     * Runs after {@link ChainHttpTest#start()}: JUnit runs a superclass's {@code @BeforeAll} first even when a
+     * static method of the same name would hide it in Java (the earlier version did so, and left that stack, its
+     * app and its keys directory running until the JVM ended). So that stack is closed, and the whole chain
+     * started again with the property set, which is then restored.
+     */
     @BeforeAll
-    static void start() throws Exception {
+    static void restartOnNio() throws Exception {
+        stop();
         String before = System.getProperty(PROPERTY);
         System.setProperty(PROPERTY, "nio");
         try {
