@@ -36,6 +36,8 @@ final class Lab implements AutoCloseable {
     final Path gatewayJar;
     final Path ingressJar;
     final String javaBin;
+    /** The runner's class path, absolute, its jars privately copied: for the lab's own JVMs (target, floors). */
+    String classPath;
     LabProcess target;
     List<Integer> targetPorts;
     Path tokenFile;
@@ -69,7 +71,8 @@ final class Lab implements AutoCloseable {
 
     /** Target JVM (its own process), then keys, token, one grant per target port (each its own session), TLS. */
     void start() {
-        target = startTarget(javaBin, absoluteClassPath(), config.targetPorts, dir);
+        classPath = absoluteClassPath();
+        target = startTarget(javaBin, classPath, config.targetPorts, dir);
         targetPorts = targetPorts(target);
 
         Path keys = dir.resolve("keys");

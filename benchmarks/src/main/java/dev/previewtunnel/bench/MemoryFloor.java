@@ -13,7 +13,6 @@ import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.socket.SocketChannel;
 
-import java.io.File;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -21,13 +20,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Supplier;
-import java.util.stream.Collectors;
 
 /**
  * The floor under the idle RSS of figure 6 (issue 21): what an idle process of each runtime holds before it does
@@ -103,10 +100,9 @@ public final class MemoryFloor {
             lab.start();
             Path devtunnels = DevTunnelsPeer.install(c.root);
             String java = lab.javaBin;
-            // The runner's own class path: the shaded jar under bench/run.sh, with Netty's epoll and its native library.
-            // Absolute: the floor processes run in the lab's directory (a relative -jar path would not resolve there).
-            String classPath = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
-                    .map(e -> Path.of(e).toAbsolutePath().toString()).collect(Collectors.joining(File.pathSeparator));
+            // The runner's own class path (the shaded jar under bench/run.sh, with Netty's epoll and its native
+            // library), as the lab's target gets it: absolute, for processes that run in the lab's directory.
+            String classPath = lab.classPath;
             List<String> jvm = new ArrayList<>(List.of(java));
             jvm.addAll(c.serverJvmOptions); // as Lab.startTunnel gives the gateway (the ingress: C1 only too)
             // The programs' mains set these (finding 37); the floor runs no main of theirs, so they go on its line.
