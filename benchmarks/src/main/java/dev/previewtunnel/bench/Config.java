@@ -12,7 +12,7 @@ import java.util.List;
 final class Config {
     Path root = findRoot();
     Path jsonOut;
-    List<String> paths = new ArrayList<>(List.of("direct", "ssh", "dt", "dt-aes", "ws", "wss"));
+    List<String> paths = new ArrayList<>(List.of("direct", "ssh", "dt", "dt-aes", "ws", "wss", "mux"));
     List<String> figures = new ArrayList<>(List.of("bulk", "pingpong", "open", "slow", "hol", "concurrent", "page",
             "abort"));
     int pageWarm = 2;
@@ -95,8 +95,9 @@ final class Config {
         c.pageWarm = 0;   // one page load per path, interleaved as in a full run (Chromium and Vite, as CI has)
         c.pageLoads = 1;
         c.pageSteadyWarm = 0; // and the second series right after, so that its code runs too
-        // dt: CI runs the Dev Tunnels peer's programs too (bench/devtunnels; node and npm are required).
-        c.paths = new ArrayList<>(List.of("direct", "dt", "ws"));
+        // dt: CI runs the Dev Tunnels peer's programs too (bench/devtunnels; node and npm are required), and mux
+        // the protocol's floor pair.
+        c.paths = new ArrayList<>(List.of("direct", "dt", "ws", "mux"));
         return c;
     }
 
@@ -168,11 +169,13 @@ final class Config {
     static String usage() {
         return """
                 usage: bench/run.sh [options]   (java -jar benchmarks/target/benchmarks.jar [options])
-                  --smoke                 tiny sizes, direct, dt and ws only, one page load each (proves the
-                          runner works; ~50 s)
-                  --paths LIST            subset of direct,ssh,dt,dt-aes,ws,wss (default: all six): dt and dt-aes
-                                          are Microsoft's Dev Tunnels SSH stack (Node, bench/devtunnels, npm ci
-                                          on first use) without a cipher and with aes256-gcm
+                  --smoke                 tiny sizes, direct, dt, ws and mux only, one page load each (proves
+                          the runner works; ~60 s)
+                  --paths LIST            subset of direct,ssh,dt,dt-aes,ws,wss,mux (default: all seven): dt and
+                                          dt-aes are Microsoft's Dev Tunnels SSH stack (Node, bench/devtunnels,
+                                          npm ci on first use) without a cipher and with aes256-gcm; mux is
+                                          mux-protocol alone forwarding the ports (the design's floor, no
+                                          grants, proxy, audit or metrics; figures 1-3 and idle RSS only)
                   --figures LIST          subset of bulk,pingpong,open,slow,hol,concurrent,page,abort (default: all)
                   --rounds N              rounds of figures 1-3 (bulk, ping-pong, stream open), every path
                                           started afresh in each and the paths in turn; each value is the

@@ -2,6 +2,7 @@ package dev.previewtunnel.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.mux.local.NettyDefaults;
 import dev.previewtunnel.spikes.lab.LabProcess;
 import dev.previewtunnel.spikes.lab.Processes;
 import dev.previewtunnel.spikes.lab.SelfSignedCertificate;
@@ -312,6 +313,69 @@ final class Lab implements AutoCloseable {
             sleep(100);
         }
         sleep(500); // let the rest of the pool connect
+    }
+
+    // ------------------------------------------------------------------------------------------------ mux floor
+
+    /**
+     * {@code mux-protocol} alone as a port-forwarding pair ({@link MuxFloor}): the design's floor, measured as a path
+     * of its own ({@code mux}) beside the tunnel and the peer, and idle by {@link MemoryFloor}.
+     */
+    record MuxPair(LabProcess env, LabProcess desk, Route route) implements AutoCloseable {
+        MemWatch memWatch(boolean nmt) {
+            return new MemWatch(env, desk, true, nmt);
+        }
+
+        @Override
+        public void close() {
+            desk.close();
+            env.close();
+        }
+    }
+
+    /**
+     * Starts the pair with the JVM options the gateway and the ingress get ({@link #startTunnel}): the environment
+     * side the gateway's, the desktop side the ingress's (C1 only by default). The programs' mains set Netty's
+     * properties (finding 37) and the floor runs no main of theirs, so they go on its command line; SLF4J's no-op
+     * provider stands in for the logging backend the floor leaves out. The token travels in the environment.
+     */
+    MuxPair startMuxFloor(String suffix) {
+        Map<String, String> token = Map.of(MuxFloor.TOKEN_ENV, MuxFloor.newToken());
+        List<String> jvm = new ArrayList<>(List.of(javaBin));
+        jvm.addAll(config.serverJvmOptions);
+        if (config.nmt) {
+            jvm.add("-XX:NativeMemoryTracking=summary");
+        }
+        NettyDefaults.PROPERTIES.forEach((name, value) -> jvm.add("-D" + name + "=" + value));
+        jvm.addAll(List.of("-Dslf4j.provider=org.slf4j.helpers.NOP_SLF4JServiceProvider",
+                "-XX:+ExitOnOutOfMemoryError", "-cp", classPath));
+        List<String> ports = targetPorts.stream().map(String::valueOf).toList();
+        List<String> envCmd = new ArrayList<>(jvm);
+        envCmd.addAll(1, config.gatewayJvmExtra);
+        envCmd.add(MuxFloor.Env.class.getName());
+        envCmd.addAll(ports);
+        LabProcess envSide = LabProcess.start("mux-env" + suffix, envCmd, token, dir, READY);
+        LabProcess desk = null;
+        try {
+            String url = envSide.awaitReady(Duration.ofSeconds(30)).get("url").asText();
+            List<String> deskCmd = new ArrayList<>(jvm);
+            deskCmd.addAll(1, config.ingressJvmExtra);
+            deskCmd.add(MuxFloor.Desk.class.getName());
+            deskCmd.add(url);
+            deskCmd.addAll(ports);
+            desk = LabProcess.start("mux-desk" + suffix, deskCmd, token, dir, READY);
+            List<Integer> local = new ArrayList<>();
+            desk.awaitReady(Duration.ofSeconds(30)).get("ports").forEach(n -> local.add(n.asInt()));
+            Route route = Route.plain("mux", "mux-protocol alone", local);
+            awaitRoute(route, Duration.ofSeconds(30));
+            return new MuxPair(envSide, desk, route);
+        } catch (RuntimeException e) {
+            if (desk != null) {
+                desk.close();
+            }
+            envSide.close();
+            throw e;
+        }
     }
 
     // ------------------------------------------------------------------------------------------------ ssh -L

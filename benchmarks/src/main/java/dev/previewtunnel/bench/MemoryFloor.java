@@ -117,7 +117,10 @@ public final class MemoryFloor {
                     new Kind(List.of("muxEnv", "muxDesk"), List.of(
                             "mux-protocol alone, env side, one stream per target port carried",
                             "mux-protocol alone, desktop side (C1 only, as the ingress)"),
-                            () -> startMuxFloor(lab, jvm, c.ingressJvmExtra)),
+                            () -> {
+                                Lab.MuxPair m = lab.startMuxFloor("-floor");
+                                return List.of(m.env(), m.desk());
+                            }),
                     new Kind(List.of("gateway", "ingress"), List.of(
                             "env-gateway serve (ws://), one stream per target port carried",
                             "desktop-ingress run, idle"), () -> {
@@ -195,37 +198,6 @@ public final class MemoryFloor {
      * backend: SLF4J's no-op provider, so that the floor holds the protocol and nothing the programs add. The
      * desktop side gets the ingress's compiler options ({@code ingressJvm}, C1 only) as the ingress does.
      */
-    private static List<LabProcess> startMuxFloor(Lab lab, List<String> jvm, List<String> ingressJvm) {
-        Map<String, String> env = Map.of(MuxFloor.TOKEN_ENV, MuxFloor.newToken());
-        List<String> base = new ArrayList<>(jvm);
-        base.add(1, "-Dslf4j.provider=org.slf4j.helpers.NOP_SLF4JServiceProvider");
-        List<String> ports = lab.targetPorts.stream().map(String::valueOf).toList();
-        List<String> envCmd = new ArrayList<>(base);
-        envCmd.add(MuxFloor.Env.class.getName());
-        envCmd.addAll(ports);
-        LabProcess envSide = LabProcess.start("floor-mux-env", envCmd, env, lab.dir, Lab.READY);
-        LabProcess desk = null;
-        try {
-            String url = envSide.awaitReady(Duration.ofSeconds(30)).get("url").asText();
-            List<String> deskCmd = new ArrayList<>(base);
-            deskCmd.addAll(1, ingressJvm);
-            deskCmd.add(MuxFloor.Desk.class.getName());
-            deskCmd.add(url);
-            deskCmd.addAll(ports);
-            desk = LabProcess.start("floor-mux-desk", deskCmd, env, lab.dir, Lab.READY);
-            List<Integer> local = new ArrayList<>();
-            desk.awaitReady(Duration.ofSeconds(30)).get("ports").forEach(n -> local.add(n.asInt()));
-            Lab.awaitRoute(Route.plain("floorMux", "mux-protocol floor", local), Duration.ofSeconds(30));
-            return List.of(envSide, desk);
-        } catch (RuntimeException e) {
-            if (desk != null) {
-                desk.close();
-            }
-            envSide.close();
-            throw e;
-        }
-    }
-
     private static LabProcess started(LabProcess p) {
         p.awaitReady(Duration.ofSeconds(30));
         return p;

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Every figure but the page load, for one path (direct, ssh, dt, dt-aes, ws or wss) at a time. A figure that fails
+ * Every figure but the page load, for one path (direct, ssh, dt, dt-aes, ws, wss or mux) at a time. A figure that fails
  * is recorded in its place and in {@code failures}, and the run goes on. One per run.
  */
 final class PathMeasurement {
@@ -101,7 +101,27 @@ final class PathMeasurement {
                     }
                 }
             }
+            case "mux" -> {
+                // The design's floor beside the tunnel and the peer (finding 40): figures 1-3 and the idle row
+                // only. It has none of the gateway's limits (streams per session, queued bytes), so figures 4-6
+                // would measure a program nobody runs.
+                try (Lab.MuxPair m = lab.startMuxFloor("")) {
+                    Map<String, Object> r = new LinkedHashMap<>();
+                    r.put("idleRss", MemWatch.idleRss(m.env(), m.desk()));
+                    r.putAll(measure(m.route(), m.memWatch(c.nmt), true));
+                    putRefusedOpens(r, m);
+                    return r;
+                }
+            }
             default -> throw new IllegalArgumentException("unknown path " + path);
+        }
+    }
+
+    /** The floor has no log but the refusals its desktop side prints: any is a stream the figures lost. */
+    private static void putRefusedOpens(Map<String, Object> r, Lab.MuxPair m) {
+        long refused = TunnelLogs.countLines(m.desk(), "open refused", "open refused");
+        if (refused != 0) {
+            r.put("logErrors", Map.of("muxDesk", refused + " open(s) refused: " + m.desk().tail(500)));
         }
     }
 
@@ -135,6 +155,13 @@ final class PathMeasurement {
                     return r;
                 } finally {
                     t.close();
+                }
+            }
+            case "mux" -> {
+                try (Lab.MuxPair m = lab.startMuxFloor(suffix)) {
+                    Map<String, Object> r = measure(m.route(), m.memWatch(c.nmt), true);
+                    putRefusedOpens(r, m);
+                    return r;
                 }
             }
             default -> throw new IllegalArgumentException("unknown path " + path);

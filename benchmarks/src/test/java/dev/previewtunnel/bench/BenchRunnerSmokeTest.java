@@ -69,6 +69,19 @@ class BenchRunnerSmokeTest {
             assertTrue(r.path("pageSteady").path("loadMedianMs").asDouble() > 0, path + ": " + r);
             assertEquals(1, r.path("pageSteady").path("roundsBefore").asInt(), path + ": " + r);
         }
+        // The protocol's floor pair: figures 1-3 in both rounds and its idle RSS, no other figure (it has none of
+        // the gateway's limits), no refused open, and its column and ratio to the peer in the table.
+        JsonNode mux = doc.path("results").path("mux");
+        assertEquals(2, mux.path("rounds").size(), "mux: " + mux);
+        assertEquals(2, mux.path("open").path("roundsMeasured").asInt(), "mux: " + mux);
+        assertTrue(mux.path("bulk").path("downloadGbps").asDouble() > 0, "mux: " + mux);
+        assertTrue(mux.path("bulk").path("uploadGbps").asDouble() > 0, "mux: " + mux);
+        assertTrue(mux.path("pingpong").path("p50us").asDouble() > 0, "mux: " + mux);
+        assertTrue(mux.path("open").path("p50ms").asDouble() > 0, "mux: " + mux);
+        assertTrue(mux.path("idleRss").path("deskMiB").asDouble() > 0, "mux: " + mux);
+        assertTrue(mux.path("concurrent").isMissingNode() && mux.path("page").isMissingNode(), "mux: " + mux);
+        assertTrue(mux.path("logErrors").isMissingNode(), "mux: " + mux);
+        assertTrue(printed.contains("mux only") && printed.contains("mux/dt"), printed);
         // Figure 7's floor: the same rounds through one and two nginx HTTP proxies, with nginx's CPU per load.
         assertTrue(printed.contains("7, 7b floor: nginx as HTTP proxy, same rounds"), printed);
         for (String relay : new String[]{"nginx1", "nginx2"}) {
