@@ -104,7 +104,7 @@ final class Lab implements AutoCloseable {
         } else {
             pageSkipReason = "not selected (--figures)";
         }
-        CompletableFuture<Void> tls = config.paths.contains("wss")
+        CompletableFuture<Void> tls = config.paths.contains("wss") || config.paths.contains("mux-tls")
                 ? CompletableFuture.runAsync(this::makeCertificate) : CompletableFuture.completedFuture(null);
         try {
             tokenFile = secretFile("token", token.join().strip() + "\n");
@@ -319,7 +319,8 @@ final class Lab implements AutoCloseable {
 
     /**
      * {@code mux-protocol} alone as a port-forwarding pair ({@link MuxFloor}): the design's floor, measured as a path
-     * of its own ({@code mux}) beside the tunnel and the peer, and idle by {@link MemoryFloor}.
+     * of its own ({@code mux}, and {@code mux-tls} over wss:// with the gateway's certificate) beside the tunnel and
+     * the peer, and idle by {@link MemoryFloor}.
      */
     record MuxPair(LabProcess env, LabProcess desk, Route route) implements AutoCloseable {
         MemWatch memWatch(boolean nmt) {
@@ -339,22 +340,26 @@ final class Lab implements AutoCloseable {
      * properties (finding 37) and the floor runs no main of theirs, so they go on its command line; SLF4J's no-op
      * provider stands in for the logging backend the floor leaves out. The token travels in the environment.
      */
-    MuxPair startMuxFloor(String suffix) {
+    MuxPair startMuxFloor(boolean tls, String suffix) {
+        String name = tls ? "mux-tls" : "mux";
         Map<String, String> token = Map.of(MuxFloor.TOKEN_ENV, MuxFloor.newToken());
         List<String> jvm = new ArrayList<>(List.of(javaBin));
         jvm.addAll(config.serverJvmOptions);
         if (config.nmt) {
             jvm.add("-XX:NativeMemoryTracking=summary");
         }
-        NettyDefaults.PROPERTIES.forEach((name, value) -> jvm.add("-D" + name + "=" + value));
+        NettyDefaults.PROPERTIES.forEach((property, value) -> jvm.add("-D" + property + "=" + value));
         jvm.addAll(List.of("-Dslf4j.provider=org.slf4j.helpers.NOP_SLF4JServiceProvider",
                 "-XX:+ExitOnOutOfMemoryError", "-cp", classPath));
         List<String> ports = targetPorts.stream().map(String::valueOf).toList();
         List<String> envCmd = new ArrayList<>(jvm);
         envCmd.addAll(1, config.gatewayJvmExtra);
         envCmd.add(MuxFloor.Env.class.getName());
+        if (tls) { // the gateway's serve --tls-cert --tls-key, the same certificate
+            envCmd.addAll(List.of("--tls", cert.toString(), key.toString()));
+        }
         envCmd.addAll(ports);
-        LabProcess envSide = LabProcess.start("mux-env" + suffix, envCmd, token, dir, READY);
+        LabProcess envSide = LabProcess.start(name + "-env" + suffix, envCmd, token, dir, READY);
         LabProcess desk = null;
         try {
             String url = envSide.awaitReady(Duration.ofSeconds(30)).get("url").asText();
@@ -362,11 +367,14 @@ final class Lab implements AutoCloseable {
             deskCmd.addAll(1, config.ingressJvmExtra);
             deskCmd.add(MuxFloor.Desk.class.getName());
             deskCmd.add(url);
+            if (tls) { // the ingress's --gateway-ca
+                deskCmd.addAll(List.of("--ca", cert.toString()));
+            }
             deskCmd.addAll(ports);
-            desk = LabProcess.start("mux-desk" + suffix, deskCmd, token, dir, READY);
+            desk = LabProcess.start(name + "-desk" + suffix, deskCmd, token, dir, READY);
             List<Integer> local = new ArrayList<>();
             desk.awaitReady(Duration.ofSeconds(30)).get("ports").forEach(n -> local.add(n.asInt()));
-            Route route = Route.plain("mux", "mux-protocol alone", local);
+            Route route = Route.plain(name, "mux-protocol alone " + (tls ? "wss" : "ws") + "://", local);
             awaitRoute(route, Duration.ofSeconds(30));
             return new MuxPair(envSide, desk, route);
         } catch (RuntimeException e) {

@@ -31,9 +31,12 @@ import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.netty.handler.codec.http2.Http2StreamChannel;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.EventExecutor;
 
+import java.io.File;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.security.SecureRandom;
@@ -78,13 +81,25 @@ public final class MuxFloor {
         return token;
     }
 
-    /** Environment side. Arguments: the target ports it may dial on 127.0.0.1 (no other). Ready line: its port. */
+    /**
+     * Environment side. Arguments: {@code [--tls CERT KEY]} (wss://, a server context built as the gateway's
+     * {@code serve --tls-cert --tls-key}: Netty's defaults, OpenSSL where tcnative loads), then the target ports it
+     * may dial on 127.0.0.1 (no other). Ready line: its URL.
+     */
     public static final class Env {
         private Env() {
         }
 
-        public static void main(String[] args) throws InterruptedException {
-            Set<Integer> allowed = Arrays.stream(args).map(Integer::valueOf).collect(Collectors.toSet());
+        public static void main(String[] args) throws Exception {
+            SslContext tls = null;
+            int first = 0;
+            if (args.length >= 3 && args[0].equals("--tls")) {
+                tls = SslContextBuilder.forServer(new File(args[1]), new File(args[2])).build();
+                first = 3;
+            }
+            SslContext serverTls = tls;
+            Set<Integer> allowed = Arrays.stream(args, first, args.length).map(Integer::valueOf)
+                    .collect(Collectors.toSet());
             String token = token();
             MuxSettings settings = MuxSettings.defaults();
             EventLoopGroup group = TRANSPORTS.newGroup(2, "floor-env");
@@ -111,6 +126,9 @@ public final class MuxFloor {
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
+                            if (serverTls != null) {
+                                ch.pipeline().addLast(serverTls.newHandler(ch.alloc()));
+                            }
                             ch.pipeline().addLast(new HttpServerCodec(4096, 8192, 8192), new HttpObjectAggregator(8192),
                                     new TunnelServerUpgradeHandler(MuxProtocol.DEFAULT_PATH, settings, t -> {
                                         if (!token.equals(t)) {
@@ -122,8 +140,9 @@ public final class MuxFloor {
                         }
                     }).bind("127.0.0.1", 0).sync().channel();
             int port = ((InetSocketAddress) server.localAddress()).getPort();
-            System.out.println("{\"event\":\"ready\",\"url\":\"ws://127.0.0.1:" + port + MuxProtocol.DEFAULT_PATH
-                    + "\"}");
+            String scheme = tls == null ? "ws" : "wss";
+            System.out.println("{\"event\":\"ready\",\"url\":\"" + scheme + "://127.0.0.1:" + port
+                    + MuxProtocol.DEFAULT_PATH + "\"}");
             server.closeFuture().sync();
         }
     }
@@ -197,8 +216,9 @@ public final class MuxFloor {
     }
 
     /**
-     * Desktop side. Arguments: the environment side's URL, then the target ports; forwards one local port per
-     * target port. Ready line: the local ports, in the order of the target ports.
+     * Desktop side. Arguments: the environment side's URL, {@code [--ca CERT]} (for wss://: trust that certificate,
+     * a client context built as the ingress's {@code --gateway-ca}), then the target ports; forwards one local port
+     * per target port. Ready line: the local ports, in the order of the target ports.
      */
     public static final class Desk {
         private Desk() {
@@ -206,6 +226,12 @@ public final class MuxFloor {
 
         public static void main(String[] args) throws Exception {
             URI url = URI.create(args[0]);
+            SslContext tls = null;
+            int first = 1;
+            if (args.length >= 3 && args[1].equals("--ca")) {
+                tls = SslContextBuilder.forClient().trustManager(new File(args[2])).build();
+                first = 3;
+            }
             String token = token();
             MuxSettings settings = MuxSettings.defaults();
             EventLoopGroup group = TRANSPORTS.newGroup(2, "floor-desk");
@@ -213,10 +239,10 @@ public final class MuxFloor {
             // One tunnel connection per loop: a relay's two sides share one event loop.
             Map<EventExecutor, TunnelConnection> byLoop = new HashMap<>();
             for (EventLoop loop : client.loops()) {
-                byLoop.put(loop, client.connect(url, token, null, Duration.ofSeconds(10), loop).get());
+                byLoop.put(loop, client.connect(url, token, tls, Duration.ofSeconds(10), loop).get());
             }
             List<Integer> local = new ArrayList<>();
-            for (int i = 1; i < args.length; i++) {
+            for (int i = first; i < args.length; i++) {
                 Authority target = new Authority("localhost", Integer.parseInt(args[i]));
                 Channel listener = new ServerBootstrap().group(group).channel(TRANSPORTS.serverSocketChannel())
                         .childOption(ChannelOption.AUTO_READ, false)

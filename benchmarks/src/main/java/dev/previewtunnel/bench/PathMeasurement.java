@@ -6,8 +6,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Every figure but the page load, for one path (direct, ssh, dt, dt-aes, ws, wss or mux) at a time. A figure that fails
- * is recorded in its place and in {@code failures}, and the run goes on. One per run.
+ * Every figure but the page load, for one path (direct, ssh, dt, dt-aes, ws, wss, mux or mux-tls) at a time. A
+ * figure that fails is recorded in its place and in {@code failures}, and the run goes on. One per run.
  */
 final class PathMeasurement {
     interface Figure {
@@ -101,11 +101,11 @@ final class PathMeasurement {
                     }
                 }
             }
-            case "mux" -> {
+            case "mux", "mux-tls" -> {
                 // The design's floor beside the tunnel and the peer (finding 40): figures 1-3 and the idle row
                 // only. It has none of the gateway's limits (streams per session, queued bytes), so figures 4-6
                 // would measure a program nobody runs.
-                try (Lab.MuxPair m = lab.startMuxFloor("")) {
+                try (Lab.MuxPair m = lab.startMuxFloor(path.equals("mux-tls"), "")) {
                     Map<String, Object> r = new LinkedHashMap<>();
                     r.put("idleRss", MemWatch.idleRss(m.env(), m.desk()));
                     r.putAll(measure(m.route(), m.memWatch(c.nmt), true));
@@ -157,8 +157,8 @@ final class PathMeasurement {
                     t.close();
                 }
             }
-            case "mux" -> {
-                try (Lab.MuxPair m = lab.startMuxFloor(suffix)) {
+            case "mux", "mux-tls" -> {
+                try (Lab.MuxPair m = lab.startMuxFloor(path.equals("mux-tls"), suffix)) {
                     Map<String, Object> r = measure(m.route(), m.memWatch(c.nmt), true);
                     putRefusedOpens(r, m);
                     return r;

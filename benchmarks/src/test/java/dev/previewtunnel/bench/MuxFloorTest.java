@@ -1,6 +1,7 @@
 package dev.previewtunnel.bench;
 
 import dev.previewtunnel.spikes.lab.LabProcess;
+import dev.previewtunnel.spikes.lab.SelfSignedCertificate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -29,7 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The protocol's floor pair that bench/memory-floor.sh measures ({@link MuxFloor}): it must really forward, or its
  * idle figure would be a floor of nothing. Two child JVMs, a target in this one: hello byte, an echo byte for byte,
- * the half-close, a port the environment side was not given, a wrong token.
+ * the half-close, a port the environment side was not given, a wrong token; over TLS, an echo and a client that
+ * does not trust the certificate.
  */
 class MuxFloorTest {
     private final List<LabProcess> processes = new ArrayList<>();
@@ -132,6 +134,35 @@ class MuxFloorTest {
             LabProcess desk = processes.get(1);
             assertTrue(desk.tail(1 << 20).contains("policy_refused: port_not_allowed"), desk.tail(4000));
         }
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS) // a bound on a hang: ~6 s here
+    void overTlsItForwardsAndAClientThatDoesNotTrustTheCertificateIsRefused(@TempDir Path dir) throws Exception {
+        int port = startTarget();
+        SelfSignedCertificate cert = SelfSignedCertificate.create(dir);
+        Map<String, String> env = Map.of(MuxFloor.TOKEN_ENV, MuxFloor.newToken());
+        String url = start("env", MuxFloor.Env.class, env, dir, List.of("--tls", cert.certPem().toString(),
+                cert.keyPem().toString(), String.valueOf(port))).awaitReady(Duration.ofSeconds(30)).get("url").asText();
+        assertTrue(url.startsWith("wss://127.0.0.1:"), url);
+        var ports = start("desk", MuxFloor.Desk.class, env, dir,
+                List.of(url, "--ca", cert.certPem().toString(), String.valueOf(port)))
+                .awaitReady(Duration.ofSeconds(30)).get("ports");
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), ports.get(0).asInt())) {
+            s.setSoTimeout(10_000);
+            InputStream in = s.getInputStream();
+            assertEquals('H', in.read());
+            byte[] payload = new byte[64 << 10];
+            new Random(11).nextBytes(payload);
+            s.getOutputStream().write(payload);
+            s.shutdownOutput();
+            assertArrayEquals(payload, in.readAllBytes());
+        }
+        // The same server without --ca: the JDK's default trust does not know the certificate, so no connection.
+        LabProcess untrusting = start("desk-no-ca", MuxFloor.Desk.class, env, dir, List.of(url, String.valueOf(port)));
+        assertThrows(RuntimeException.class, () -> untrusting.awaitReady(Duration.ofSeconds(30)));
+        assertTrue(untrusting.process().waitFor(30, TimeUnit.SECONDS), "the desktop side ends when it cannot connect");
+        assertNotEquals(0, untrusting.process().exitValue());
     }
 
     @Test
