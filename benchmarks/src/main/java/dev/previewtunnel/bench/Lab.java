@@ -7,6 +7,7 @@ import dev.previewtunnel.spikes.lab.LabProcess;
 import dev.previewtunnel.spikes.lab.Processes;
 import dev.previewtunnel.spikes.lab.SelfSignedCertificate;
 import dev.previewtunnel.spikes.lab.Sshd;
+import org.slf4j.helpers.NOP_FallbackServiceProvider;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -349,7 +350,9 @@ final class Lab implements AutoCloseable {
             jvm.add("-XX:NativeMemoryTracking=summary");
         }
         NettyDefaults.PROPERTIES.forEach((property, value) -> jvm.add("-D" + property + "=" + value));
-        jvm.addAll(List.of("-Dslf4j.provider=org.slf4j.helpers.NOP_SLF4JServiceProvider",
+        // A class literal, so that a wrong name cannot compile: until 2026-12-03 the property named a class that
+        // does not exist, SLF4J fell back to its service loader, and the floor ran logback (finding 40).
+        jvm.addAll(List.of("-Dslf4j.provider=" + NOP_FallbackServiceProvider.class.getName(),
                 "-XX:+ExitOnOutOfMemoryError", "-cp", classPath));
         List<String> ports = targetPorts.stream().map(String::valueOf).toList();
         List<String> envCmd = new ArrayList<>(jvm);

@@ -1,5 +1,7 @@
 package dev.previewtunnel.bench;
 
+import dev.previewtunnel.spikes.lab.LabProcess;
+
 import java.io.PrintStream;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -117,11 +119,23 @@ final class PathMeasurement {
         }
     }
 
-    /** The floor has no log but the refusals its desktop side prints: any is a stream the figures lost. */
+    /**
+     * The floor has no log but the refusals its desktop side prints (any is a stream the figures lost) and what
+     * SLF4J prints when the no-op provider it was given did not load (then a logging backend ran in the floor).
+     */
     private static void putRefusedOpens(Map<String, Object> r, Lab.MuxPair m) {
-        long refused = TunnelLogs.countLines(m.desk(), "open refused", "open refused");
-        if (refused != 0) {
-            r.put("logErrors", Map.of("muxDesk", refused + " open(s) refused: " + m.desk().tail(500)));
+        Map<String, Object> errors = new LinkedHashMap<>();
+        for (LabProcess p : List.of(m.env(), m.desk())) {
+            long refused = TunnelLogs.countLines(p, "open refused", "open refused");
+            // SLF4J(I) says which provider it loads; (W) and (E) that it did not load the one asked for.
+            long slf4j = TunnelLogs.countLines(p, "SLF4J(W)", "SLF4J(W)") + TunnelLogs.countLines(p, "SLF4J(E)",
+                    "SLF4J(E)");
+            if (refused != 0 || slf4j != 0) {
+                errors.put(p.name(), refused + " open(s) refused, " + slf4j + " SLF4J line(s): " + p.tail(500));
+            }
+        }
+        if (!errors.isEmpty()) {
+            r.put("logErrors", errors);
         }
     }
 

@@ -81,7 +81,7 @@ class BenchRunnerSmokeTest {
         assertTrue(mux.path("idleRss").path("deskMiB").asDouble() > 0, "mux: " + mux);
         assertTrue(mux.path("concurrent").isMissingNode() && mux.path("page").isMissingNode(), "mux: " + mux);
         assertTrue(mux.path("logErrors").isMissingNode(), "mux: " + mux);
-        assertTrue(printed.contains("mux only") && printed.contains("mux/dt"), printed);
+        assertTrue(printed.contains("mux ws") && printed.contains("mux/dt"), printed);
         // Figure 7's floor: the same rounds through one and two nginx HTTP proxies, with nginx's CPU per load.
         assertTrue(printed.contains("7, 7b floor: nginx as HTTP proxy, same rounds"), printed);
         for (String relay : new String[]{"nginx1", "nginx2"}) {
