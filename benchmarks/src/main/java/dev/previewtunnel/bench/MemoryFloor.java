@@ -192,12 +192,7 @@ public final class MemoryFloor {
         return 0;
     }
 
-    /**
-     * The protocol's floor pair ({@link MuxFloor}), started as the tunnel's pair is compared: its desktop side
-     * forwards one local port per target port and carries one stream through each before the reading. No logging
-     * backend: SLF4J's no-op provider, so that the floor holds the protocol and nothing the programs add. The
-     * desktop side gets the ingress's compiler options ({@code ingressJvm}, C1 only) as the ingress does.
-     */
+    /** A single floor process, once its ready line came (the pairs wait for their streams themselves). */
     private static LabProcess started(LabProcess p) {
         p.awaitReady(Duration.ofSeconds(30));
         return p;
