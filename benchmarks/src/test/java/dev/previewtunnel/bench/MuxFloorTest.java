@@ -86,6 +86,32 @@ class MuxFloorTest {
         return p;
     }
 
+    /**
+     * Through the forwarded port: the target's hello byte, then {@code size} random bytes echoed byte for byte
+     * until the target's end, which comes back only if the client's half-close went through.
+     */
+    private static void assertEchoedWithHalfClose(int localPort, int size, long seed) throws Exception {
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), localPort)) {
+            s.setSoTimeout(10_000);
+            InputStream in = s.getInputStream();
+            assertEquals('H', in.read());
+            byte[] payload = new byte[size];
+            new Random(seed).nextBytes(payload);
+            Thread writer = new Thread(() -> { // written while the echo is read: the payload exceeds the buffers
+                try {
+                    s.getOutputStream().write(payload);
+                    s.shutdownOutput();
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            writer.start();
+            byte[] echoed = in.readAllBytes();
+            writer.join();
+            assertArrayEquals(payload, echoed);
+        }
+    }
+
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS) // a bound on a hang: each wait below is bounded, ~5 s here
     void forwardsAGrantedPortByteForByteAndRefusesOthers(@TempDir Path dir) throws Exception {
@@ -108,25 +134,7 @@ class MuxFloorTest {
                     assertEquals('H', s.getInputStream().read(), "connection " + i);
                 }
             }
-            try (Socket s = new Socket(InetAddress.getLoopbackAddress(), ports.get(0).asInt())) {
-                s.setSoTimeout(10_000);
-                InputStream in = s.getInputStream();
-                assertEquals('H', in.read());
-                byte[] payload = new byte[1 << 20];
-                new Random(7).nextBytes(payload);
-                Thread writer = new Thread(() -> {
-                    try {
-                        s.getOutputStream().write(payload);
-                        s.shutdownOutput(); // the half-close travels to the target, whose end comes back
-                    } catch (Exception e) {
-                        throw new RuntimeException(e);
-                    }
-                });
-                writer.start();
-                byte[] echoed = in.readAllBytes(); // until the target's end: the half-close went both ways
-                writer.join();
-                assertArrayEquals(payload, echoed);
-            }
+            assertEchoedWithHalfClose(ports.get(0).asInt(), 1 << 20, 7);
             try (Socket s = new Socket(InetAddress.getLoopbackAddress(), ports.get(1).asInt())) {
                 s.setSoTimeout(10_000);
                 assertEquals(-1, s.getInputStream().read(), "a port the environment side was not given");
@@ -148,16 +156,7 @@ class MuxFloorTest {
         var ports = start("desk", MuxFloor.Desk.class, env, dir,
                 List.of(url, "--ca", cert.certPem().toString(), String.valueOf(port)))
                 .awaitReady(Duration.ofSeconds(30)).get("ports");
-        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), ports.get(0).asInt())) {
-            s.setSoTimeout(10_000);
-            InputStream in = s.getInputStream();
-            assertEquals('H', in.read());
-            byte[] payload = new byte[64 << 10];
-            new Random(11).nextBytes(payload);
-            s.getOutputStream().write(payload);
-            s.shutdownOutput();
-            assertArrayEquals(payload, in.readAllBytes());
-        }
+        assertEchoedWithHalfClose(ports.get(0).asInt(), 64 << 10, 11);
         // The same server without --ca: the JDK's default trust does not know the certificate, so no connection.
         LabProcess untrusting = start("desk-no-ca", MuxFloor.Desk.class, env, dir, List.of(url, String.valueOf(port)));
         assertThrows(RuntimeException.class, () -> untrusting.awaitReady(Duration.ofSeconds(30)));
