@@ -16,7 +16,8 @@ import java.util.Map;
 
 /**
  * The benchmark: one run measures every figure for direct, {@code ssh -L}, the Dev Tunnels peer without and with
- * its cipher ({@link DevTunnelsPeer}), tunnel over {@code ws://} and tunnel over {@code wss://}, prints a table
+ * its cipher ({@link DevTunnelsPeer}), tunnel over {@code ws://} and tunnel over {@code wss://}, and figures 1-3
+ * and idle RSS for {@code mux-protocol} alone over each ({@link MuxFloor}, the design's floor), prints a table
  * with absolute numbers and the ratios, checks the issues' targets, and writes JSON. See docs/performance.md. Run
  * it with {@code bench/run.sh}.
  */

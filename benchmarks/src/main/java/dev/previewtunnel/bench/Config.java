@@ -170,7 +170,7 @@ final class Config {
         return """
                 usage: bench/run.sh [options]   (java -jar benchmarks/target/benchmarks.jar [options])
                   --smoke                 tiny sizes, direct, dt, ws and mux only, one page load each (proves
-                          the runner works; ~60 s)
+                          the runner works; ~80 s)
                   --paths LIST            subset of direct,ssh,dt,dt-aes,ws,wss,mux,mux-tls (default: all):
                                           dt and dt-aes are Microsoft's Dev Tunnels SSH stack (Node,
                                           bench/devtunnels, npm ci on first use) without a cipher and with
@@ -206,11 +206,13 @@ final class Config {
                   --slow-seconds N        slow reader's time bound (default 15)
                   --pool N                ingress --pool (default 4)
                   --abort-streams N       busy streams closed at once by the robustness probe (default 40; 0: skip)
-                  --server-jvm "OPTS"     JVM options of gateway and ingress
+                  --server-jvm "OPTS"     JVM options of gateway and ingress (and of the floor's two sides)
                                           (default: what the package launchers run,
                                           "@MEMORY@")
-                  --gateway-jvm "OPTS"    extra JVM options, gateway only (e.g. -Dptun.transport=nio)
-                  --ingress-jvm "OPTS"    extra JVM options, ingress only, after its default @INGRESS@
+                  --gateway-jvm "OPTS"    extra JVM options, gateway (and floor env side) only (e.g.
+                                          -Dptun.transport=nio)
+                  --ingress-jvm "OPTS"    extra JVM options, ingress (and floor desktop side) only, after
+                                          its default @INGRESS@
                                           (C1 only, as the launchers run it; -XX:TieredStopAtLevel=4: C2 too)
                   --json FILE             results (default benchmarks/target/bench-results.json)
                   --root DIR              the project checkout (default: found from the working directory)

@@ -216,9 +216,10 @@ public final class MuxFloor {
     }
 
     /**
-     * Desktop side. Arguments: the environment side's URL, {@code [--ca CERT]} (for wss://: trust that certificate,
-     * a client context built as the ingress's {@code --gateway-ca}), then the target ports; forwards one local port
-     * per target port. Ready line: the local ports, in the order of the target ports.
+     * Desktop side. Arguments: the environment side's URL, {@code [--ca CERT]} (for wss://: trust that certificate;
+     * without it the JDK's default trust, as the ingress builds its context with and without {@code --gateway-ca}),
+     * then the target ports; forwards one local port per target port. Ready line: the local ports, in the order of
+     * the target ports.
      */
     public static final class Desk {
         private Desk() {
@@ -226,12 +227,13 @@ public final class MuxFloor {
 
         public static void main(String[] args) throws Exception {
             URI url = URI.create(args[0]);
-            SslContext tls = null;
+            SslContextBuilder tlsClient = SslContextBuilder.forClient();
             int first = 1;
             if (args.length >= 3 && args[1].equals("--ca")) {
-                tls = SslContextBuilder.forClient().trustManager(new File(args[2])).build();
+                tlsClient.trustManager(new File(args[2]));
                 first = 3;
             }
+            SslContext tls = "wss".equalsIgnoreCase(url.getScheme()) ? tlsClient.build() : null;
             String token = token();
             MuxSettings settings = MuxSettings.defaults();
             EventLoopGroup group = TRANSPORTS.newGroup(2, "floor-desk");

@@ -208,8 +208,8 @@ final class PathMeasurement {
     }
 
     /**
-     * The robustness probe (not an issue figure), as a figure: when it fails (in run 11 {@code ssh -L}, still
-     * closing figure 4's 1,000 channels, opened none of its 40 streams in 60 s) the path keeps its other figures.
+     * The robustness probe (not an issue figure), as a figure: when it fails (in run 11 {@code ssh -L}, right after
+     * figure 4's 1,000 channels, opened none of its 40 streams in 60 s) the path keeps its other figures.
      */
     private void abort(Map<String, Object> r, Route route, LongSupplier lost) {
         if (c.abortStreams > 0) {

@@ -81,7 +81,10 @@ class BenchRunnerSmokeTest {
         assertTrue(mux.path("idleRss").path("deskMiB").asDouble() > 0, "mux: " + mux);
         assertTrue(mux.path("concurrent").isMissingNode() && mux.path("page").isMissingNode(), "mux: " + mux);
         assertTrue(mux.path("logErrors").isMissingNode(), "mux: " + mux);
-        assertTrue(printed.contains("mux ws") && printed.contains("mux/dt"), printed);
+        String download = printed.lines().filter(l -> l.startsWith("  download (target->client)")).findFirst()
+                .orElseThrow();
+        // label (2 words), unit, then direct, ssh, dt, dt-aes, ws, wss, mux: the floor's column holds its median
+        assertTrue(download.strip().split("\\s+")[9].matches("\\d+\\.\\d\\d"), "mux column: " + download);
         // Figure 7's floor: the same rounds through one and two nginx HTTP proxies, with nginx's CPU per load.
         assertTrue(printed.contains("7, 7b floor: nginx as HTTP proxy, same rounds"), printed);
         for (String relay : new String[]{"nginx1", "nginx2"}) {

@@ -157,11 +157,13 @@ class MuxFloorTest {
                 List.of(url, "--ca", cert.certPem().toString(), String.valueOf(port)))
                 .awaitReady(Duration.ofSeconds(30)).get("ports");
         assertEchoedWithHalfClose(ports.get(0).asInt(), 64 << 10, 11);
-        // The same server without --ca: the JDK's default trust does not know the certificate, so no connection.
+        // The same server without --ca: a TLS client with the JDK's default trust, which does not know the
+        // self-signed certificate, so the handshake fails and no tunnel connection comes up.
         LabProcess untrusting = start("desk-no-ca", MuxFloor.Desk.class, env, dir, List.of(url, String.valueOf(port)));
         assertThrows(RuntimeException.class, () -> untrusting.awaitReady(Duration.ofSeconds(30)));
         assertTrue(untrusting.process().waitFor(30, TimeUnit.SECONDS), "the desktop side ends when it cannot connect");
         assertNotEquals(0, untrusting.process().exitValue());
+        assertTrue(untrusting.tail(8000).contains("unable to find valid certification path"), untrusting.tail(8000));
     }
 
     @Test
