@@ -244,14 +244,7 @@ final class Lab implements AutoCloseable {
     /** {@code suffix} names this pair's logs and state directory apart from another round's ({@link Rounds}). */
     Tunnel startTunnel(boolean tls, String suffix) {
         String name = tls ? "wss" : "ws";
-        List<String> jvm = new ArrayList<>(List.of(javaBin));
-        jvm.addAll(config.serverJvmOptions);
-        if (config.nmt) {
-            jvm.add("-XX:NativeMemoryTracking=summary");
-        }
-        // As shipped (FatalErrors.JVM_FLAGS, spelled out: the runner jar has the programs' classes only at compile
-        // time, env-gateway being a provided dependency): out of heap ends the process.
-        jvm.add("-XX:+ExitOnOutOfMemoryError");
+        List<String> jvm = serverJvm();
         // The audit on stderr (into the process's log file) as when the figures in docs/performance.md were taken,
         // and not in the user's default state directory: the gateway is given none.
         List<String> gw = new ArrayList<>(jvm);
@@ -296,6 +289,34 @@ final class Lab implements AutoCloseable {
         }
     }
 
+    /**
+     * {@code java} and the options every gateway and ingress of the lab runs with: --server-jvm (by default what
+     * the launchers run), native memory tracking under --nmt, and, as shipped (FatalErrors.JVM_FLAGS, spelled out:
+     * the runner jar has the programs' classes only at compile time, env-gateway being a provided dependency),
+     * out of heap ends the process. The floor's JVMs get the same ({@link #floorJvm}).
+     */
+    private List<String> serverJvm() {
+        List<String> jvm = new ArrayList<>(List.of(javaBin));
+        jvm.addAll(config.serverJvmOptions);
+        if (config.nmt) {
+            jvm.add("-XX:NativeMemoryTracking=summary");
+        }
+        jvm.add("-XX:+ExitOnOutOfMemoryError");
+        return jvm;
+    }
+
+    /**
+     * A floor JVM's command line up to its main class ({@link MuxFloor}, {@link MemoryFloor}): the programs'
+     * options, and the Netty properties their mains set (finding 37), which the floor runs no main of theirs to
+     * set; the runner's class path.
+     */
+    List<String> floorJvm() {
+        List<String> jvm = serverJvm();
+        NettyDefaults.PROPERTIES.forEach((property, value) -> jvm.add("-D" + property + "=" + value));
+        jvm.addAll(List.of("-cp", classPath));
+        return jvm;
+    }
+
     /** The ingress does not wait for its tunnel connections: retry an open on every port until they work. */
     static void awaitRoute(Route route, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -336,24 +357,17 @@ final class Lab implements AutoCloseable {
     }
 
     /**
-     * Starts the pair with the JVM options the gateway and the ingress get ({@link #startTunnel}): the environment
-     * side the gateway's, the desktop side the ingress's (C1 only by default). The programs' mains set Netty's
-     * properties (finding 37) and the floor runs no main of theirs, so they go on its command line; SLF4J's no-op
-     * provider stands in for the logging backend the floor leaves out. The token travels in the environment.
+     * Starts the pair with the JVM options the gateway and the ingress get ({@link #floorJvm}): the environment
+     * side the gateway's, the desktop side the ingress's (C1 only by default); SLF4J's no-op provider stands in
+     * for the logging backend the floor leaves out. The token travels in the environment.
      */
     MuxPair startMuxFloor(boolean tls, String suffix) {
         String name = tls ? "mux-tls" : "mux";
         Map<String, String> token = Map.of(MuxFloor.TOKEN_ENV, MuxFloor.newToken());
-        List<String> jvm = new ArrayList<>(List.of(javaBin));
-        jvm.addAll(config.serverJvmOptions);
-        if (config.nmt) {
-            jvm.add("-XX:NativeMemoryTracking=summary");
-        }
-        NettyDefaults.PROPERTIES.forEach((property, value) -> jvm.add("-D" + property + "=" + value));
+        List<String> jvm = floorJvm();
         // A class literal, so that a wrong name cannot compile: until 2026-12-03 the property named a class that
         // does not exist, SLF4J fell back to its service loader, and the floor ran logback (finding 40).
-        jvm.addAll(List.of("-Dslf4j.provider=" + NOP_FallbackServiceProvider.class.getName(),
-                "-XX:+ExitOnOutOfMemoryError", "-cp", classPath));
+        jvm.add(1, "-Dslf4j.provider=" + NOP_FallbackServiceProvider.class.getName());
         List<String> ports = targetPorts.stream().map(String::valueOf).toList();
         List<String> envCmd = new ArrayList<>(jvm);
         envCmd.addAll(1, config.gatewayJvmExtra);

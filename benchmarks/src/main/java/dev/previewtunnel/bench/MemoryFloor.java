@@ -99,15 +99,8 @@ public final class MemoryFloor {
         try (Lab lab = new Lab(c)) {
             lab.start();
             Path devtunnels = DevTunnelsPeer.install(c.root);
-            String java = lab.javaBin;
-            // The runner's own class path (the shaded jar under bench/run.sh, with Netty's epoll and its native
-            // library), as the lab's target gets it: absolute, for processes that run in the lab's directory.
-            String classPath = lab.classPath;
-            List<String> jvm = new ArrayList<>(List.of(java));
-            jvm.addAll(c.serverJvmOptions); // as Lab.startTunnel gives the gateway (the ingress: C1 only too)
-            // The programs' mains set these (finding 37); the floor runs no main of theirs, so they go on its line.
-            NettyDefaults.PROPERTIES.forEach((name, value) -> jvm.add("-D" + name + "=" + value));
-            jvm.addAll(List.of("-XX:+ExitOnOutOfMemoryError", "-cp", classPath));
+            // The gateway's options and the Netty properties the programs' mains set, the runner's class path.
+            List<String> jvm = lab.floorJvm();
             String ws = new ObjectMapper().writeValueAsString(devtunnels.resolve("node_modules/ws").toString());
             List<Kind> kinds = List.of(
                     Kind.one("jvm", "JVM, options users run, doing nothing", () -> started(LabProcess.start(

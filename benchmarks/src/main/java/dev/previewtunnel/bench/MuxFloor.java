@@ -91,14 +91,10 @@ public final class MuxFloor {
         }
 
         public static void main(String[] args) throws Exception {
-            SslContext tls = null;
-            int first = 0;
-            if (args.length >= 3 && args[0].equals("--tls")) {
-                tls = SslContextBuilder.forServer(new File(args[1]), new File(args[2])).build();
-                first = 3;
-            }
-            SslContext serverTls = tls;
-            Set<Integer> allowed = Arrays.stream(args, first, args.length).map(Integer::valueOf)
+            boolean tlsGiven = args.length >= 3 && args[0].equals("--tls");
+            SslContext tls = tlsGiven
+                    ? SslContextBuilder.forServer(new File(args[1]), new File(args[2])).build() : null;
+            Set<Integer> allowed = Arrays.stream(args, tlsGiven ? 3 : 0, args.length).map(Integer::valueOf)
                     .collect(Collectors.toSet());
             String token = token();
             MuxSettings settings = MuxSettings.defaults();
@@ -126,8 +122,8 @@ public final class MuxFloor {
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
-                            if (serverTls != null) {
-                                ch.pipeline().addLast(serverTls.newHandler(ch.alloc()));
+                            if (tls != null) {
+                                ch.pipeline().addLast(tls.newHandler(ch.alloc()));
                             }
                             ch.pipeline().addLast(new HttpServerCodec(4096, 8192, 8192), new HttpObjectAggregator(8192),
                                     new TunnelServerUpgradeHandler(MuxProtocol.DEFAULT_PATH, settings, t -> {

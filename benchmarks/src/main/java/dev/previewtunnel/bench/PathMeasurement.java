@@ -101,7 +101,7 @@ final class PathMeasurement {
                     Map<String, Object> r = new LinkedHashMap<>();
                     r.put("idleRss", MemWatch.idleRss(m.env(), m.desk()));
                     r.putAll(measure(m.route(), m.memWatch(c.nmt), true));
-                    putRefusedOpens(r, m);
+                    putFloorLogErrors(r, m);
                     return r;
                 }
             }
@@ -111,17 +111,16 @@ final class PathMeasurement {
 
     /**
      * The floor has no log but the refusals its desktop side prints (any is a stream the figures lost) and what
-     * SLF4J prints when the no-op provider it was given did not load (then a logging backend ran in the floor).
+     * SLF4J prints when the no-op provider it was given did not load (then a logging backend ran in the floor):
+     * SLF4J(I) says which provider it loads, (W) and (E) that it did not load the one asked for.
      */
-    private static void putRefusedOpens(Map<String, Object> r, Lab.MuxPair m) {
+    private static void putFloorLogErrors(Map<String, Object> r, Lab.MuxPair m) {
         Map<String, Object> errors = new LinkedHashMap<>();
         for (LabProcess p : List.of(m.env(), m.desk())) {
-            long refused = TunnelLogs.countLines(p, "open refused", "open refused");
-            // SLF4J(I) says which provider it loads; (W) and (E) that it did not load the one asked for.
-            long slf4j = TunnelLogs.countLines(p, "SLF4J(W)", "SLF4J(W)") + TunnelLogs.countLines(p, "SLF4J(E)",
-                    "SLF4J(E)");
-            if (refused != 0 || slf4j != 0) {
-                errors.put(p.name(), refused + " open(s) refused, " + slf4j + " SLF4J line(s): " + p.tail(500));
+            long bad = TunnelLogs.countLines(p, l -> l.contains("open refused") || l.contains("SLF4J(W)")
+                    || l.contains("SLF4J(E)"));
+            if (bad != 0) {
+                errors.put(p.name(), bad + " refused open(s) or SLF4J warning(s): " + p.tail(500));
             }
         }
         if (!errors.isEmpty()) {
@@ -164,7 +163,7 @@ final class PathMeasurement {
             case "mux", "mux-tls" -> {
                 try (Lab.MuxPair m = lab.startMuxFloor(path.equals("mux-tls"), suffix)) {
                     Map<String, Object> r = measure(m.route(), m.memWatch(c.nmt), true);
-                    putRefusedOpens(r, m);
+                    putFloorLogErrors(r, m);
                     return r;
                 }
             }

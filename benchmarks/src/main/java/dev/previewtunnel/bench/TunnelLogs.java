@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /** What a tunnel's gateway and ingress logs say: WARN/ERROR lines for the results, counts of matching lines. */
 final class TunnelLogs {
@@ -24,8 +25,13 @@ final class TunnelLogs {
 
     /** Lines of a process's log containing both strings. */
     static long countLines(LabProcess p, String a, String b) {
+        return countLines(p, l -> l.contains(a) && l.contains(b));
+    }
+
+    /** Lines of a process's log that match; -1 when the log cannot be read. */
+    static long countLines(LabProcess p, Predicate<String> match) {
         try (var lines = Files.lines(p.log(), StandardCharsets.UTF_8)) {
-            return lines.filter(l -> l.contains(a) && l.contains(b)).count();
+            return lines.filter(match).count();
         } catch (IOException | UncheckedIOException e) {
             return -1;
         }
