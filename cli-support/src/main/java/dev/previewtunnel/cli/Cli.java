@@ -1,8 +1,7 @@
 package dev.previewtunnel.cli;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.previewtunnel.json.JsonTrees;
 import dev.previewtunnel.local.http.LocalHttpServer;
 import dev.previewtunnel.local.http.MetricsServer;
 import dev.previewtunnel.local.net.ListenAddress;
@@ -11,7 +10,6 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
@@ -20,13 +18,12 @@ import java.time.Duration;
 
 /** Helpers for commands: the one stdout line, argument checks, listen addresses. */
 public final class Cli {
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private Cli() {
     }
 
     public static ObjectNode json() {
-        return JSON.createObjectNode();
+        return JsonTrees.object();
     }
 
     /**
@@ -39,11 +36,7 @@ public final class Cli {
     }
 
     public static void printJson(ObjectNode node) {
-        try {
-            printLine(JSON.writeValueAsString(node));
-        } catch (JsonProcessingException e) {
-            throw new UncheckedIOException(e);
-        }
+        printLine(JsonTrees.write(node));
     }
 
     /**

@@ -1,10 +1,8 @@
 package dev.previewtunnel.cli;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 
+import dev.previewtunnel.json.JsonTrees;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -22,7 +20,6 @@ import java.util.Locale;
  * code, or 0 when every check is ok, warn or skip. Messages must never contain a secret.
  */
 public final class DoctorReport {
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     public enum Status { OK, WARN, FAIL, SKIP }
 
@@ -93,14 +90,10 @@ public final class DoctorReport {
         checks.add(check);
         String message = ErrorHandling.oneLine(check.message());
         if (json) {
-            try {
-                out.println(JSON.writeValueAsString(JSON.createObjectNode()
-                        .put("check", check.id())
-                        .put("status", check.statusText())
-                        .put("message", message)));
-            } catch (JsonProcessingException e) {
-                throw new UncheckedIOException(e);
-            }
+            out.println(JsonTrees.write(JsonTrees.object()
+                    .put("check", check.id())
+                    .put("status", check.statusText())
+                    .put("message", message)));
         } else {
             out.println(String.format(Locale.ROOT, "%-5s %-17s %s", check.statusText(), check.id(), message));
         }

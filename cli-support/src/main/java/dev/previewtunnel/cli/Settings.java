@@ -3,8 +3,8 @@ package dev.previewtunnel.cli;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.previewtunnel.json.JsonTrees;
 import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.IOException;
@@ -42,7 +42,6 @@ import java.util.function.Function;
  * Secrets are never settings: the file and the environment hold the paths of token files, never tokens.
  */
 public final class Settings {
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static volatile Function<String, String> environment = System::getenv;
 
     private final CommandSpec spec;
@@ -88,7 +87,7 @@ public final class Settings {
                 fileOrigin = envPrefix + "CONFIG";
             }
         }
-        ObjectNode values = JSON.createObjectNode();
+        ObjectNode values = JsonTrees.object();
         if (file != null) {
             values = read(spec, file, fileOrigin);
             Set<String> unknown = new TreeSet<>();
@@ -118,7 +117,7 @@ public final class Settings {
             if (Files.size(file) > 1024 * 1024) {
                 throw Cli.usage(spec, "config file " + file + " is larger than 1 MiB");
             }
-            root = JSON.readTree(Files.readString(file));
+            root = JsonTrees.parse(Files.readString(file));
         } catch (AccessDeniedException e) {
             throw new CliException(ExitCodes.REFUSED, "config file " + file + " is not readable (permission denied)");
         } catch (JsonProcessingException e) {

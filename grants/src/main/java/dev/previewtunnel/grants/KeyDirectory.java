@@ -1,9 +1,9 @@
 package dev.previewtunnel.grants;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.previewtunnel.json.JsonTrees;
 import io.jsonwebtoken.security.Jwk;
 import io.jsonwebtoken.security.Jwks;
 import io.jsonwebtoken.security.OctetPrivateJwk;
@@ -35,7 +35,6 @@ public final class KeyDirectory {
     public static final String VERIFY_KEYS_FILE = "verify-keys.jwks.json";
 
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Path dir;
     private final SigningKey signingKey;
@@ -66,7 +65,7 @@ public final class KeyDirectory {
         }
         KeyFiles.createPrivateDirectory(dir);
         OctetPrivateJwk<PrivateKey, PublicKey> jwk = newSigningJwk(Set.of());
-        KeyFiles.writeOwnerOnlyAtomically(verify, publicKeySet(JSON.createArrayNode(), jwk));
+        KeyFiles.writeOwnerOnlyAtomically(verify, publicKeySet(JsonTrees.array(), jwk));
         KeyFiles.writeOwnerOnlyAtomically(signing, Jwks.UNSAFE_JSON(jwk).getBytes(StandardCharsets.UTF_8));
         return open(dir);
     }
@@ -84,7 +83,7 @@ public final class KeyDirectory {
         }
         // Validate before extending: appending to a file we cannot read would propagate the damage.
         VerificationKeys existing = VerificationKeys.load(verify);
-        JsonNode root = JSON.readTree(Files.readString(verify, StandardCharsets.UTF_8));
+        JsonNode root = JsonTrees.parse(Files.readString(verify, StandardCharsets.UTF_8));
         ArrayNode keys = ((ArrayNode) root.get("keys")).deepCopy();
 
         OctetPrivateJwk<PrivateKey, PublicKey> jwk = newSigningJwk(existing.kids());
@@ -185,10 +184,10 @@ public final class KeyDirectory {
     /** {"keys":[...existing..., new public JWK]} built from JJWT's public JWK JSON. */
     private static byte[] publicKeySet(ArrayNode existingKeys, OctetPrivateJwk<PrivateKey, PublicKey> jwk)
             throws IOException {
-        ObjectNode root = JSON.createObjectNode();
+        ObjectNode root = JsonTrees.object();
         ArrayNode keys = root.putArray("keys");
         keys.addAll(existingKeys);
-        keys.add(JSON.readTree(Jwks.json(jwk.toPublicJwk())));
-        return JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(root);
+        keys.add(JsonTrees.parse(Jwks.json(jwk.toPublicJwk())));
+        return JsonTrees.writePretty(root).getBytes(StandardCharsets.UTF_8);
     }
 }

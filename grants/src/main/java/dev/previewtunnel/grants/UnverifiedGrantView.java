@@ -1,7 +1,7 @@
 package dev.previewtunnel.grants;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.json.JsonTrees;
 import io.jsonwebtoken.io.Decoders;
 
 import java.time.Instant;
@@ -17,7 +17,6 @@ import java.time.Instant;
 public record UnverifiedGrantView(String targetHost, int targetPort, String environment, String session,
                                   Instant expiresAt, String jti) {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     /**
      * @throws IllegalArgumentException "not a grant" (never echoing the input) if the payload does not
@@ -28,7 +27,7 @@ public record UnverifiedGrantView(String targetHost, int targetPort, String envi
             if (jwt == null || jwt.length() > VerifierPolicy.DEFAULT_MAX_TOKEN_LENGTH) throw notAGrant();
             String[] parts = jwt.split("\\.", -1);
             if (parts.length != 3 || parts[1].isEmpty()) throw notAGrant();
-            JsonNode p = JSON.readTree(Decoders.BASE64URL.decode(parts[1]));
+            JsonNode p = JsonTrees.parse(Decoders.BASE64URL.decode(parts[1]));
             if (p == null || !p.isObject()) throw notAGrant();
             JsonNode port = p.get(GrantClaims.PORT);
             JsonNode exp = p.get("exp");

@@ -1,8 +1,8 @@
 package dev.previewtunnel.ingress.browser;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.previewtunnel.json.JsonTrees;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,7 +38,6 @@ import java.util.function.Function;
  */
 public final class DevTools implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DevTools.class);
-    public static final ObjectMapper JSON = new ObjectMapper();
     private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(30);
 
     /** An event handler: {@code params} and the session it came from (null for the browser session). */
@@ -104,13 +103,13 @@ public final class DevTools implements AutoCloseable {
     }
 
     public static ObjectNode params() {
-        return JSON.createObjectNode();
+        return JsonTrees.object();
     }
 
     /** Sends a command; the future completes with its {@code result} or fails with {@link DevToolsException}. */
     public CompletableFuture<JsonNode> sendAsync(String method, ObjectNode params, String sessionId) {
         long id = ids.incrementAndGet();
-        ObjectNode msg = JSON.createObjectNode();
+        ObjectNode msg = JsonTrees.object();
         msg.put("id", id);
         msg.put("method", method);
         msg.set("params", params == null ? params() : params);
@@ -127,7 +126,7 @@ public final class DevTools implements AutoCloseable {
         try {
             synchronized (transport) {
                 // One outstanding send at a time (the JDK WebSocket requires it; a pipe must not interleave).
-                transport.send(msg.toString());
+                transport.send(JsonTrees.write(msg));
             }
         } catch (IOException e) {
             pending.remove(id);
@@ -191,7 +190,7 @@ public final class DevTools implements AutoCloseable {
     private void dispatch(String text) {
         JsonNode msg;
         try {
-            msg = JSON.readTree(text);
+            msg = JsonTrees.parse(text);
         } catch (IOException e) {
             LOG.warn("DevTools: a message that is not JSON was ignored ({} chars)", text.length());
             return;
@@ -200,7 +199,7 @@ public final class DevTools implements AutoCloseable {
             CompletableFuture<JsonNode> f = pending.remove(msg.get("id").asLong());
             if (f != null) {
                 if (msg.has("error")) {
-                    f.completeExceptionally(new DevToolsException(msg.get("error").toString()));
+                    f.completeExceptionally(new DevToolsException(JsonTrees.write(msg.get("error"))));
                 } else {
                     f.complete(msg.path("result"));
                 }

@@ -1,13 +1,13 @@
 package dev.previewtunnel.ingress.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.Settings;
 import dev.previewtunnel.cli.TrustedPaths;
 import dev.previewtunnel.ingress.control.ControlServer;
+import dev.previewtunnel.json.JsonTrees;
 import dev.previewtunnel.local.http.LocalApi;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -35,7 +35,6 @@ import java.time.Duration;
  * argument (no such session...).
  */
 final class ControlClient {
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     /** The options every control command takes (a picocli mixin). */
     static final class Options {
@@ -80,7 +79,7 @@ final class ControlClient {
             if (Files.exists(file)) {
                 TrustedPaths.requireOwnerOnlyFile(file, "control file");
             }
-            state = JSON.readTree(Files.readString(file));
+            state = JsonTrees.parse(Files.readString(file));
         } catch (TrustedPaths.UntrustedException e) {
             throw new CliException(ExitCodes.REFUSED, e.getMessage());
         } catch (NoSuchFileException e) {
@@ -118,7 +117,7 @@ final class ControlClient {
     JsonNode post(String path, JsonNode body) {
         return send(HttpRequest.newBuilder(base.resolve(path))
                 .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body.toString())));
+                .POST(HttpRequest.BodyPublishers.ofString(JsonTrees.write(body))));
     }
 
     JsonNode delete(String path) {
@@ -147,7 +146,7 @@ final class ControlClient {
         }
         JsonNode body;
         try {
-            body = JSON.readTree(response.body());
+            body = JsonTrees.parse(response.body());
         } catch (IOException e) {
             body = null;
         }

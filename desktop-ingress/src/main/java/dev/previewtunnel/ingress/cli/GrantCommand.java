@@ -7,6 +7,7 @@ import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.SecretFiles;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.grants.UnverifiedGrantView;
+import dev.previewtunnel.json.JsonTrees;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -125,7 +126,7 @@ final class GrantCommand {
                     body.put("name", name);
                 }
                 JsonNode answer = client.post("/v1/sessions/" + session + "/grants", body);
-                Cli.printLine(answer.toString());
+                Cli.printLine(JsonTrees.write(answer));
             }
             return ExitCodes.OK;
         }
@@ -167,7 +168,8 @@ final class GrantCommand {
                 throw Cli.usage(spec, "--id must be a grant id as printed by 'grant add', got '"
                         + Cli.shown(grantId) + "'");
             }
-            Cli.printLine(control.client(spec).delete("/v1/sessions/" + session + "/grants/" + grantId).toString());
+            Cli.printLine(JsonTrees.write(
+                    control.client(spec).delete("/v1/sessions/" + session + "/grants/" + grantId)));
             return ExitCodes.OK;
         }
     }

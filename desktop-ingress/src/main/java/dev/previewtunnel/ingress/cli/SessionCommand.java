@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.cli.OptionValuesMayStartWithDash;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.ExitCodes;
+import dev.previewtunnel.json.JsonTrees;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -82,7 +83,7 @@ final class SessionCommand {
                 body.put("egress", e);
             }
             JsonNode answer = control.client(spec).post("/v1/sessions", body);
-            Cli.printLine(answer.toString());
+            Cli.printLine(JsonTrees.write(answer));
             return ExitCodes.OK;
         }
     }
@@ -106,7 +107,7 @@ final class SessionCommand {
 
         @Override
         public Integer call() {
-            Cli.printLine(control.client(spec).get("/v1/sessions").toString());
+            Cli.printLine(JsonTrees.write(control.client(spec).get("/v1/sessions")));
             return ExitCodes.OK;
         }
     }
@@ -138,7 +139,7 @@ final class SessionCommand {
         public Integer call() {
             moved.require(spec, id, "--id", "desktop-ingress session close --id %s");
             IngressCli.sessionId(spec, "--id", id);
-            Cli.printLine(control.client(spec).delete("/v1/sessions/" + id).toString());
+            Cli.printLine(JsonTrees.write(control.client(spec).delete("/v1/sessions/" + id)));
             return ExitCodes.OK;
         }
     }
@@ -173,7 +174,7 @@ final class SessionCommand {
         public Integer call() {
             moved.require(spec, id, "--id", "desktop-ingress session rotate --id %s");
             IngressCli.sessionId(spec, "--id", id);
-            Cli.printLine(control.client(spec).post("/v1/sessions/" + id + "/rotate", Cli.json()).toString());
+            Cli.printLine(JsonTrees.write(control.client(spec).post("/v1/sessions/" + id + "/rotate", Cli.json())));
             return ExitCodes.OK;
         }
     }

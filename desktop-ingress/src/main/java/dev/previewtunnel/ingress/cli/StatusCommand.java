@@ -3,6 +3,7 @@ package dev.previewtunnel.ingress.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.ExitCodes;
+import dev.previewtunnel.json.JsonTrees;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -46,7 +47,7 @@ final class StatusCommand implements Callable<Integer> {
         ControlClient client = control.client(spec);
         JsonNode status = client.get("/v1/status");
         if (json) {
-            Cli.printLine(status.toString());
+            Cli.printLine(JsonTrees.write(status));
             return ExitCodes.OK;
         }
         JsonNode sessions = client.get("/v1/sessions").path("sessions");

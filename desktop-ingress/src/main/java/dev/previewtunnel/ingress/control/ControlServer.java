@@ -11,6 +11,7 @@ import dev.previewtunnel.ingress.session.SessionStore;
 import dev.previewtunnel.ingress.session.StateFiles;
 import dev.previewtunnel.ingress.session.VirtualHostTakenException;
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
+import dev.previewtunnel.json.JsonTrees;
 import dev.previewtunnel.local.http.LocalApi;
 import dev.previewtunnel.local.http.LocalApi.ApiException;
 import dev.previewtunnel.local.http.LocalApi.Response;
@@ -70,12 +71,11 @@ public final class ControlServer implements AutoCloseable {
         this.store = new SessionStore(stateDir);
         String token = LocalApi.newToken();
         this.channel = ingress.bindLocalApi(listen, token, this::handle, limits);
-        StateFiles.writeOwnerOnly(stateFile, LocalApi.object()
+        StateFiles.writeOwnerOnly(stateFile, JsonTrees.write(LocalApi.object()
                 .put("url", url())
                 .put("token", token)
                 .put("proxy", NetUtil.toSocketAddressString(ingress.proxyAddress()))
-                .put("pid", ProcessHandle.current().pid())
-                .toString() + "\n");
+                .put("pid", ProcessHandle.current().pid())) + "\n");
     }
 
     public static ControlServer start(Ingress ingress, Path stateDir, InetSocketAddress listen)

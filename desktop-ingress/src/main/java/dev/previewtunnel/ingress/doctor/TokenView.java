@@ -1,15 +1,14 @@
 package dev.previewtunnel.ingress.doctor;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 
+import dev.previewtunnel.json.JsonTrees;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.Base64;
 
 /** What a connection token claims (unverified; for advice only): environment, expiry, key id. */
 record TokenView(String env, Instant exp, String kid) {
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     /** The claims, or null when {@code jwt} is not a readable JWT. */
     static TokenView peek(String jwt) {
@@ -18,8 +17,8 @@ record TokenView(String env, Instant exp, String kid) {
             if (parts.length != 3) {
                 return null;
             }
-            JsonNode header = JSON.readTree(Base64.getUrlDecoder().decode(parts[0]));
-            JsonNode payload = JSON.readTree(Base64.getUrlDecoder().decode(parts[1]));
+            JsonNode header = JsonTrees.parse(Base64.getUrlDecoder().decode(parts[0]));
+            JsonNode payload = JsonTrees.parse(Base64.getUrlDecoder().decode(parts[1]));
             return new TokenView(payload.path("env").asText(null),
                     payload.has("exp") ? Instant.ofEpochSecond(payload.get("exp").asLong()) : null,
                     header.path("kid").asText(null));

@@ -1,6 +1,6 @@
 package dev.previewtunnel.ingress.refresh;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.json.JsonTrees;
 import dev.previewtunnel.mux.wire.TunnelError;
 
 import java.net.URI;
@@ -16,7 +16,6 @@ import java.util.concurrent.CompletableFuture;
  * bearer token for that URL travels in the {@code Authorization} header, never in the URL.
  */
 public final class UrlGrantRefresher implements GrantRefresher {
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final URI url;
     private final String bearer;
@@ -35,8 +34,8 @@ public final class UrlGrantRefresher implements GrantRefresher {
 
     @Override
     public CompletableFuture<String> refresh(String session, String target, String grantId, TunnelError why) {
-        String body = JSON.createObjectNode().put("session", session).put("target", target)
-                .put("grantId", grantId).put("reason", why.code()).toString();
+        String body = JsonTrees.write(JsonTrees.object().put("session", session).put("target", target)
+                .put("grantId", grantId).put("reason", why.code()));
         HttpRequest.Builder req = HttpRequest.newBuilder(url).timeout(timeout)
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body));

@@ -1,10 +1,10 @@
 package dev.previewtunnel.ingress.session;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.grants.UnverifiedGrantView;
+import dev.previewtunnel.json.JsonTrees;
 import io.netty.util.NetUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,7 +30,6 @@ import java.util.Locale;
 public final class SessionStore {
     public static final String FILE = "sessions.json";
     private static final Logger log = LoggerFactory.getLogger(SessionStore.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Path dir;
 
@@ -57,7 +56,7 @@ public final class SessionStore {
     public Snapshot load() {
         JsonNode root;
         try {
-            root = JSON.readTree(Files.readString(dir.resolve(FILE)));
+            root = JsonTrees.parse(Files.readString(dir.resolve(FILE)));
         } catch (NoSuchFileException e) {
             return Snapshot.EMPTY;
         } catch (IOException | RuntimeException e) {
@@ -95,7 +94,7 @@ public final class SessionStore {
         Path file = StateFiles.credentialsFile(dir, id);
         if (Files.isRegularFile(file)) {
             try {
-                JsonNode cred = JSON.readTree(Files.readString(file));
+                JsonNode cred = JsonTrees.parse(Files.readString(file));
                 if (("ptun-" + id).equals(cred.path("username").asText())) {
                     return BrowserSession.restore(id, suffix, cred.path("password").asText());
                 }
@@ -124,7 +123,7 @@ public final class SessionStore {
 
     /** Writes {@code sessions.json} for these sessions and the proxy address now listened on. */
     public synchronized void save(InetSocketAddress proxy, Collection<BrowserSession> sessions) throws IOException {
-        ObjectNode root = JSON.createObjectNode();
+        ObjectNode root = JsonTrees.object();
         if (proxy != null) {
             root.put("proxy", NetUtil.toSocketAddressString(proxy)).put("proxyPort", proxy.getPort());
         }
@@ -137,7 +136,7 @@ public final class SessionStore {
                 grants.addObject().put("grant", e.grant()).put("name", e.name());
             }
         }
-        StateFiles.writeOwnerOnly(dir.resolve(FILE), root.toString() + "\n");
+        StateFiles.writeOwnerOnly(dir.resolve(FILE), JsonTrees.write(root) + "\n");
     }
 
     /** {@link #save} for callers that cannot handle the failure: logged (without content), not thrown. */

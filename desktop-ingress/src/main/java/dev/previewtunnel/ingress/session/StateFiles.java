@@ -1,7 +1,7 @@
 package dev.previewtunnel.ingress.session;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 
+import dev.previewtunnel.json.JsonTrees;
 import dev.previewtunnel.local.files.OwnerOnlyFiles;
 
 import java.io.IOException;
@@ -12,7 +12,6 @@ import java.nio.file.Path;
  * {@link OwnerOnlyFiles}.
  */
 public final class StateFiles {
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private StateFiles() {
     }
@@ -36,8 +35,8 @@ public final class StateFiles {
     /** Writes {@code {"username":...,"password":...}} for a session; returns the file. */
     public static Path writeCredentials(Path dir, BrowserSession session) throws IOException {
         Path file = dir.resolve("session-" + session.id() + ".credentials.json");
-        writeOwnerOnly(file, JSON.createObjectNode().put("username", session.username())
-                .put("password", session.password()).toString() + "\n");
+        writeOwnerOnly(file, JsonTrees.write(JsonTrees.object().put("username", session.username())
+                .put("password", session.password())) + "\n");
         return file;
     }
 

@@ -2,9 +2,9 @@ package dev.previewtunnel.ingress.ssh;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import dev.previewtunnel.json.JsonTrees;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -33,7 +33,6 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class ControlChannel implements GatewayControl {
     static final int MAX_LINE = 64 * 1024;
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final String host;
     private final OutputStream out;
@@ -107,7 +106,7 @@ final class ControlChannel implements GatewayControl {
     }
 
     private ObjectNode request(String op) {
-        return JSON.createObjectNode().put("id", ids.incrementAndGet()).put("op", op);
+        return JsonTrees.object().put("id", ids.incrementAndGet()).put("op", op);
     }
 
     private CompletableFuture<JsonNode> call(ObjectNode req) {
@@ -122,7 +121,7 @@ final class ControlChannel implements GatewayControl {
                     + ended.getNow("") + ")"));
         }
         pending.put(id, f);
-        byte[] line = (req.toString() + "\n").getBytes(StandardCharsets.UTF_8);
+        byte[] line = (JsonTrees.write(req) + "\n").getBytes(StandardCharsets.UTF_8);
         try {
             writer.execute(() -> write(line));
         } catch (RuntimeException rejected) { // ended meanwhile
@@ -183,7 +182,7 @@ final class ControlChannel implements GatewayControl {
     private String onLine(String text) {
         JsonNode node;
         try {
-            node = JSON.readTree(text);
+            node = JsonTrees.parse(text);
         } catch (JsonProcessingException e) {
             return ready.isDone() ? "the gateway sent a line that is not JSON" : "the gateway did not start: "
                     + text.replaceAll("\\p{Cntrl}", "").substring(0, Math.min(text.length(), 200));

@@ -1,8 +1,8 @@
 package dev.previewtunnel.ingress.ssh;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 
+import dev.previewtunnel.json.JsonTrees;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -19,7 +19,6 @@ import java.nio.file.attribute.PosixFilePermissions;
  * chatty or hostile remote costs bounded memory and disk, and a child never blocks on a full pipe.
  */
 final class OutputTail {
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final long FILE_LIMIT = 1 << 20;
 
     private final byte[] ring;
@@ -104,7 +103,7 @@ final class OutputTail {
             return line;
         }
         try {
-            JsonNode node = JSON.readTree(line);
+            JsonNode node = JsonTrees.parse(line);
             JsonNode message = node.get("formattedMessage");
             return message == null ? line : node.path("level").asText("") + " " + message.asText();
         } catch (IOException e) {

@@ -2,6 +2,7 @@ package dev.previewtunnel.ingress.browser;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.previewtunnel.json.JsonTrees;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -82,7 +83,7 @@ class DevToolsTest {
     private static final class FakeBrowser extends SimpleChannelInboundHandler<TextWebSocketFrame> {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, TextWebSocketFrame frame) throws Exception {
-            JsonNode msg = DevTools.JSON.readTree(frame.text());
+            JsonNode msg = JsonTrees.parse(frame.text());
             long id = msg.get("id").asLong();
             switch (msg.get("method").asText()) {
                 case "Echo.ok" -> {

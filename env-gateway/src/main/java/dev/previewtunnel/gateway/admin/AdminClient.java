@@ -1,12 +1,12 @@
 package dev.previewtunnel.gateway.admin;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.ExitCodes;
 import dev.previewtunnel.cli.TrustedPaths;
 
+import dev.previewtunnel.json.JsonTrees;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -29,7 +29,6 @@ import java.time.Duration;
  * return: 2 when nothing answers, 3 for a refusal or a file others could change.
  */
 public final class AdminClient {
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     /** Where the endpoint listens and where its token is, as serve wrote them (never the token itself). */
     public record Announcement(String url, Path tokenFile) {
@@ -40,7 +39,7 @@ public final class AdminClient {
         /** {@code error: message} from a refusal body, else the body cut short. */
         public String reason() {
             try {
-                JsonNode node = JSON.readTree(body);
+                JsonNode node = JsonTrees.parse(body);
                 if (node != null && node.has("error")) {
                     return node.path("error").asText() + ": " + node.path("message").asText();
                 }
@@ -77,7 +76,7 @@ public final class AdminClient {
         }
         JsonNode state;
         try {
-            state = JSON.readTree(Files.readString(file));
+            state = JsonTrees.parse(Files.readString(file));
         } catch (NoSuchFileException e) {
             throw new CliException(ExitCodes.UNREACHABLE, "no running gateway with an admin endpoint uses this state "
                     + "directory (" + file + " does not exist): start one with 'env-gateway serve ... "
@@ -116,7 +115,7 @@ public final class AdminClient {
 
     /** {@code POST /v1/revoke} of a grant ({@code what} "grant") or a session ("session") by its id. */
     public Answer revoke(String what, String id) {
-        String body = Cli.json().put(what, id).toString();
+        String body = JsonTrees.write(Cli.json().put(what, id));
         HttpResponse<String> response = post(url.resolve("/v1/revoke"), body);
         return new Answer(response.statusCode(), response.body() == null ? "" : response.body().strip());
     }

@@ -2,13 +2,13 @@ package dev.previewtunnel.gateway.control;
 
 import dev.previewtunnel.gateway.GatewayAuditEvent;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.gateway.control.ControlError.Code;
 import dev.previewtunnel.gateway.policy.PolicyException;
 import dev.previewtunnel.gateway.policy.TargetPolicy;
 import dev.previewtunnel.grants.GrantIssuer;
 import dev.previewtunnel.grants.GrantSpec;
 import dev.previewtunnel.grants.SigningKey;
+import dev.previewtunnel.json.JsonTrees;
 import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.mux.wire.Authority;
 import io.jsonwebtoken.io.Decoders;
@@ -30,7 +30,6 @@ public final class ControlIssuer {
     public static final Duration DEFAULT_TOKEN_TTL = Duration.ofHours(12);
     public static final Duration DEFAULT_GRANT_TTL = Duration.ofMinutes(10);
     private static final Logger log = LoggerFactory.getLogger(ControlIssuer.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     /**
      * The current signing key, read again for every request so that a {@code keys rotate} takes effect without a
@@ -129,7 +128,7 @@ public final class ControlIssuer {
     private static Issued issued(String jwt) {
         try {
             String[] parts = jwt.split("\\.", -1);
-            JsonNode claims = JSON.readTree(Decoders.BASE64URL.decode(parts[1]));
+            JsonNode claims = JsonTrees.parse(Decoders.BASE64URL.decode(parts[1]));
             return new Issued(jwt, claims.get("jti").textValue(),
                     Instant.ofEpochSecond(claims.get("exp").longValue()));
         } catch (IOException | RuntimeException e) {

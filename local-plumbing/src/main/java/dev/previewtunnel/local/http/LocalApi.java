@@ -1,8 +1,8 @@
 package dev.previewtunnel.local.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.previewtunnel.json.JsonTrees;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.ServerSocketChannel;
@@ -27,7 +27,6 @@ import java.util.concurrent.CompletableFuture;
  * callers and never printed. The server under it, with its deadlines and caps, is {@link LocalHttpServer}.
  */
 public final class LocalApi {
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private LocalApi() {
     }
@@ -57,7 +56,7 @@ public final class LocalApi {
     }
 
     public static ObjectNode object() {
-        return JSON.createObjectNode();
+        return JsonTrees.object();
     }
 
     public static String newToken() {
@@ -105,7 +104,7 @@ public final class LocalApi {
                 ? Map.of(HttpHeaderNames.WWW_AUTHENTICATE.toString(), "Bearer realm=\"" + realm + "\"")
                 : Map.of();
         return new LocalHttpServer.Reply(response.status(), "application/json",
-                (response.body().toString() + "\n").getBytes(StandardCharsets.UTF_8), headers);
+                (JsonTrees.write(response.body()) + "\n").getBytes(StandardCharsets.UTF_8), headers);
     }
 
     private static Response check(LocalHttpServer.Request req, byte[] token, Handler handler) throws ApiException {
@@ -123,7 +122,7 @@ public final class LocalApi {
         JsonNode body = null;
         if (req.hasBody()) {
             try {
-                body = JSON.readTree(new String(req.body(), StandardCharsets.UTF_8));
+                body = JsonTrees.parse(new String(req.body(), StandardCharsets.UTF_8));
             } catch (IOException e) {
                 throw new ApiException(400, "bad_json", "body is not JSON");
             }

@@ -1,5 +1,6 @@
 package dev.previewtunnel.mux.client;
 
+import dev.previewtunnel.json.JsonTrees;
 import dev.previewtunnel.mux.codec.MuxPipeline;
 import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.mux.relay.ReadBuffers;
@@ -305,9 +306,7 @@ public final class TunnelClient {
             return null;
         }
         try {
-            com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper()
-                    .readTree(body);
-            String value = json == null ? null : json.path(field).asText(null);
+            String value = JsonTrees.parse(body).path(field).asText(null);
             if (value == null) {
                 return null;
             }

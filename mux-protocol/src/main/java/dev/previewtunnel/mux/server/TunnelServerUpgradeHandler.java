@@ -1,7 +1,7 @@
 package dev.previewtunnel.mux.server;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.previewtunnel.json.JsonTrees;
 import dev.previewtunnel.mux.codec.MuxPipeline;
 import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.mux.wire.MuxProtocol;
@@ -90,7 +90,6 @@ public final class TunnelServerUpgradeHandler extends SimpleChannelInboundHandle
         }
     }
 
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final String path;
     private final MuxSettings settings;
@@ -177,9 +176,9 @@ public final class TunnelServerUpgradeHandler extends SimpleChannelInboundHandle
     }
 
     private static void refuse(ChannelHandlerContext ctx, HttpResponseStatus status, String code, String message) {
-        ObjectNode body = JSON.createObjectNode().put("error", code).put("message", message);
+        ObjectNode body = JsonTrees.object().put("error", code).put("message", message);
         FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
-                Unpooled.copiedBuffer(body.toString() + "\n", StandardCharsets.UTF_8));
+                Unpooled.copiedBuffer(JsonTrees.write(body) + "\n", StandardCharsets.UTF_8));
         response.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json");
         response.headers().set(HttpHeaderNames.CONTENT_LENGTH, response.content().readableBytes());
         response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);

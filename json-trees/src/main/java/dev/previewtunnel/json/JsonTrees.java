@@ -1,0 +1,200 @@
+package dev.previewtunnel.json;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.BigIntegerNode;
+import com.fasterxml.jackson.databind.node.BooleanNode;
+import com.fasterxml.jackson.databind.node.DoubleNode;
+import com.fasterxml.jackson.databind.node.IntNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.LongNode;
+import com.fasterxml.jackson.databind.node.MissingNode;
+import com.fasterxml.jackson.databind.node.NullNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+
+/**
+ * Jackson trees read and written without an {@code ObjectMapper}: the tokens come from jackson-core's parser and go
+ * out through its generator; only the steps between tokens and nodes are here. Why: constructing an {@code ObjectMapper} loads ~500 classes (its date format pulls in the JDK's
+ * locale and calendar providers), 11.5 MiB of RSS in an otherwise idle JVM, 4-5 MiB of the desktop side's idle
+ * figure (docs/performance.md, finding 41). What this gives is what {@code ObjectMapper.readTree} and
+ * {@code writeValueAsString} give with their defaults (JsonTreesTest compares them on random and mutated
+ * documents): the first value is read and what follows it ignored, a repeated key keeps its last value, integers
+ * become the smallest of int/long/BigInteger nodes, other numbers doubles, empty input a {@link MissingNode}.
+ *
+ * <p>{@code JsonNode.toString()} builds an {@code ObjectMapper} of its own: write with {@link #write} instead.
+ */
+public final class JsonTrees {
+    /** Default limits (nesting depth, string and number lengths), as an {@code ObjectMapper} of its own has. */
+    private static final JsonFactory FACTORY = new JsonFactory();
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+
+    private JsonTrees() {
+    }
+
+    public static ObjectNode object() {
+        return NODES.objectNode();
+    }
+
+    public static ArrayNode array() {
+        return NODES.arrayNode();
+    }
+
+    /** The first JSON value in {@code text}; a {@link MissingNode} when there is none. */
+    public static JsonNode parse(String text) throws JsonProcessingException {
+        try (JsonParser p = FACTORY.createParser(text)) {
+            return read(p);
+        } catch (JsonProcessingException e) {
+            throw e;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a String source does no I/O
+        }
+    }
+
+    /** The first JSON value in UTF-8 (or UTF-16/32, detected as Jackson does) {@code bytes}. */
+    public static JsonNode parse(byte[] bytes) throws JsonProcessingException {
+        try (JsonParser p = FACTORY.createParser(bytes)) {
+            return read(p);
+        } catch (JsonProcessingException e) {
+            throw e;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a byte-array source does no I/O
+        }
+    }
+
+    /** Compact, as {@code ObjectMapper.writeValueAsString} writes it. */
+    public static String write(JsonNode node) {
+        StringWriter out = new StringWriter(128);
+        write(node, out, false);
+        return out.toString();
+    }
+
+    /** Indented with Jackson's default pretty printer, as {@code writerWithDefaultPrettyPrinter()} writes it. */
+    public static String writePretty(JsonNode node) {
+        StringWriter out = new StringWriter(256);
+        write(node, out, true);
+        return out.toString();
+    }
+
+    /** Compact UTF-8. */
+    public static byte[] writeBytes(JsonNode node) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(128);
+        try (JsonGenerator g = FACTORY.createGenerator(out)) {
+            write(node, g);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a byte-array sink does no I/O
+        }
+        return out.toByteArray();
+    }
+
+    private static void write(JsonNode node, Writer out, boolean pretty) {
+        try (JsonGenerator g = FACTORY.createGenerator(out)) {
+            if (pretty) {
+                g.useDefaultPrettyPrinter();
+            }
+            write(node, g);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a StringWriter does no I/O
+        }
+    }
+
+    /**
+     * A node's own {@code serialize} needs a serializer provider (an ObjectMapper's), so the walk is here, each kind
+     * written as the provider's defaults write it (JsonTreesTest compares the bytes). Binary and POJO nodes are not
+     * written: none of the programs builds them, and they fail here rather than print something else.
+     */
+    private static void write(JsonNode node, JsonGenerator g) throws IOException {
+        if (node.isObject()) {
+            g.writeStartObject();
+            for (var property : node.properties()) {
+                g.writeFieldName(property.getKey());
+                write(property.getValue(), g);
+            }
+            g.writeEndObject();
+        } else if (node.isArray()) {
+            g.writeStartArray();
+            for (JsonNode item : node) {
+                write(item, g);
+            }
+            g.writeEndArray();
+        } else if (node.isTextual()) {
+            g.writeString(node.textValue());
+        } else if (node.isNumber()) {
+            switch (node.numberType()) {
+                case INT -> g.writeNumber(node.intValue());
+                case LONG -> g.writeNumber(node.longValue());
+                case BIG_INTEGER -> g.writeNumber(node.bigIntegerValue());
+                case FLOAT -> g.writeNumber(node.floatValue());
+                case BIG_DECIMAL -> g.writeNumber(node.decimalValue());
+                default -> g.writeNumber(node.doubleValue());
+            }
+        } else if (node.isBoolean()) {
+            g.writeBoolean(node.booleanValue());
+        } else if (node.isNull() || node.isMissingNode()) {
+            g.writeNull();
+        } else {
+            throw new IllegalArgumentException("JsonTrees writes no " + node.getNodeType() + " node");
+        }
+    }
+
+    private static JsonNode read(JsonParser p) throws IOException {
+        JsonToken first = p.nextToken();
+        return first == null ? MissingNode.getInstance() : value(p, first);
+    }
+
+    /** Recursion is bounded by the parser's nesting limit (StreamReadConstraints), which it enforces itself. */
+    private static JsonNode value(JsonParser p, JsonToken token) throws IOException {
+        if (token == null) {
+            throw new JsonParseException(p, "unexpected end of input");
+        }
+        switch (token) {
+            case START_OBJECT: {
+                ObjectNode object = NODES.objectNode();
+                for (String name = p.nextFieldName(); name != null; name = p.nextFieldName()) {
+                    object.set(name, value(p, p.nextToken()));
+                }
+                return object;
+            }
+            case START_ARRAY: {
+                ArrayNode array = NODES.arrayNode();
+                for (JsonToken t = p.nextToken(); t != JsonToken.END_ARRAY; t = p.nextToken()) {
+                    array.add(value(p, t));
+                }
+                return array;
+            }
+            case VALUE_STRING:
+                return TextNode.valueOf(p.getText());
+            case VALUE_NUMBER_INT:
+                switch (p.getNumberType()) {
+                    case INT:
+                        return IntNode.valueOf(p.getIntValue());
+                    case LONG:
+                        return LongNode.valueOf(p.getLongValue());
+                    default:
+                        return BigIntegerNode.valueOf(p.getBigIntegerValue());
+                }
+            case VALUE_NUMBER_FLOAT:
+                return DoubleNode.valueOf(p.getDoubleValue());
+            case VALUE_TRUE:
+                return BooleanNode.TRUE;
+            case VALUE_FALSE:
+                return BooleanNode.FALSE;
+            case VALUE_NULL:
+                return NullNode.getInstance();
+            default:
+                throw new JsonParseException(p, "unexpected token " + token);
+        }
+    }
+}
