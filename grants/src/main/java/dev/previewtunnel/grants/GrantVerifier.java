@@ -1,9 +1,7 @@
 package dev.previewtunnel.grants;
 
-import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
+import dev.previewtunnel.json.JsonTrees;
 import io.jsonwebtoken.Claims;
 import io.jsonwebtoken.ExpiredJwtException;
 import io.jsonwebtoken.IncorrectClaimException;
@@ -40,8 +38,6 @@ import java.util.Set;
 public final class GrantVerifier {
     private static final Set<String> OUR_TYPES = Set.of(GrantClaims.TYP_GRANT, GrantClaims.TYP_TOKEN);
     // Duplicate header names are refused so this pre-read cannot disagree with JJWT's own parse.
-    private static final ObjectMapper STRICT_JSON = JsonMapper.builder()
-            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
 
     /** Upper bound on remembered verified grants (see {@link #recentlyVerified}). */
     static final int VERIFIED_CACHE_SIZE = 4096;
@@ -258,7 +254,7 @@ public final class GrantVerifier {
         }
         JsonNode header;
         try {
-            header = STRICT_JSON.readTree(Decoders.BASE64URL.decode(jwt.substring(0, dot1)));
+            header = JsonTrees.parseStrict(Decoders.BASE64URL.decode(jwt.substring(0, dot1)));
         } catch (Exception e) { // decoding or JSON: either way not a JWS; the cause may quote input
             throw new GrantException(GrantFailure.MALFORMED, "header is not base64url JSON");
         }

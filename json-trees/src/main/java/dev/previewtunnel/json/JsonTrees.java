@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.BigIntegerNode;
@@ -21,24 +22,32 @@ import com.fasterxml.jackson.databind.node.TextNode;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.io.Reader;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.io.Writer;
 
 /**
  * Jackson trees read and written without an {@code ObjectMapper}: the tokens come from jackson-core's parser and go
- * out through its generator; only the steps between tokens and nodes are here. Why: constructing an {@code ObjectMapper} loads ~500 classes (its date format pulls in the JDK's
- * locale and calendar providers), 11.5 MiB of RSS in an otherwise idle JVM, 4-5 MiB of the desktop side's idle
- * figure (docs/performance.md, finding 41). What this gives is what {@code ObjectMapper.readTree} and
- * {@code writeValueAsString} give with their defaults (JsonTreesTest compares them on random and mutated
- * documents): the first value is read and what follows it ignored, a repeated key keeps its last value, integers
- * become the smallest of int/long/BigInteger nodes, other numbers doubles, empty input a {@link MissingNode}.
+ * out through its generator; only the steps between tokens and nodes are here. Why: constructing an
+ * {@code ObjectMapper} loads ~500 classes (its date format pulls in the JDK's locale and calendar providers),
+ * 11.5 MiB of RSS in an otherwise idle JVM and ~5 MiB of the idle ingress (docs/performance.md, finding 41).
+ *
+ * <p>{@link #parse} gives what {@code ObjectMapper.readTree} gives with its defaults (JsonTreesTest compares them on
+ * random and mutated documents): the first value is read and what follows it ignored, a repeated key keeps its last
+ * value, integers become the smallest of int/long/BigInteger nodes, other numbers doubles, empty input a
+ * {@link MissingNode}. {@link #parseStrict} is for input whose meaning a second key or trailing text could change
+ * (grants' headers, the control protocol, the revocation file): both are refused. {@link #write} writes what
+ * {@code writeValueAsString} writes.
  *
  * <p>{@code JsonNode.toString()} builds an {@code ObjectMapper} of its own: write with {@link #write} instead.
  */
 public final class JsonTrees {
     /** Default limits (nesting depth, string and number lengths), as an {@code ObjectMapper} of its own has. */
     private static final JsonFactory FACTORY = new JsonFactory();
+    private static final JsonFactory STRICT = JsonFactory.builder()
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
     private JsonTrees() {
@@ -54,23 +63,46 @@ public final class JsonTrees {
 
     /** The first JSON value in {@code text}; a {@link MissingNode} when there is none. */
     public static JsonNode parse(String text) throws JsonProcessingException {
-        try (JsonParser p = FACTORY.createParser(text)) {
-            return read(p);
-        } catch (JsonProcessingException e) {
-            throw e;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e); // a String source does no I/O
-        }
+        return read(() -> FACTORY.createParser(text), false);
     }
 
     /** The first JSON value in UTF-8 (or UTF-16/32, detected as Jackson does) {@code bytes}. */
     public static JsonNode parse(byte[] bytes) throws JsonProcessingException {
-        try (JsonParser p = FACTORY.createParser(bytes)) {
-            return read(p);
+        return read(() -> FACTORY.createParser(bytes), false);
+    }
+
+    /**
+     * At most one JSON value: a repeated key in any object, or anything but whitespace after the value, is an error
+     * (an {@code ObjectMapper} with STRICT_DUPLICATE_DETECTION and FAIL_ON_TRAILING_TOKENS); empty input a
+     * {@link MissingNode}.
+     */
+    public static JsonNode parseStrict(String text) throws JsonProcessingException {
+        return read(() -> STRICT.createParser(text), true);
+    }
+
+    /** {@link #parseStrict(String)} of UTF-8 (or UTF-16/32) {@code bytes}. */
+    public static JsonNode parseStrict(byte[] bytes) throws JsonProcessingException {
+        return read(() -> STRICT.createParser(bytes), true);
+    }
+
+    /** {@link #parseStrict(String)} of what {@code reader} gives; closes it, as {@code ObjectMapper.readValue} does. */
+    public static JsonNode parseStrict(Reader reader) throws IOException {
+        try (JsonParser p = STRICT.createParser(reader)) {
+            return readAll(p, true);
+        }
+    }
+
+    private interface ParserSource {
+        JsonParser open() throws IOException;
+    }
+
+    private static JsonNode read(ParserSource source, boolean strict) throws JsonProcessingException {
+        try (JsonParser p = source.open()) {
+            return readAll(p, strict);
         } catch (JsonProcessingException e) {
             throw e;
         } catch (IOException e) {
-            throw new UncheckedIOException(e); // a byte-array source does no I/O
+            throw new UncheckedIOException(e); // a String or byte-array source does no I/O
         }
     }
 
@@ -91,12 +123,19 @@ public final class JsonTrees {
     /** Compact UTF-8. */
     public static byte[] writeBytes(JsonNode node) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(128);
-        try (JsonGenerator g = FACTORY.createGenerator(out)) {
-            write(node, g);
+        try {
+            write(node, out);
         } catch (IOException e) {
             throw new UncheckedIOException(e); // a byte-array sink does no I/O
         }
         return out.toByteArray();
+    }
+
+    /** Compact UTF-8 into {@code out}, which stays open. */
+    public static void write(JsonNode node, OutputStream out) throws IOException {
+        try (JsonGenerator g = FACTORY.createGenerator(out).disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET)) {
+            write(node, g);
+        }
     }
 
     private static void write(JsonNode node, Writer out, boolean pretty) {
@@ -149,9 +188,16 @@ public final class JsonTrees {
         }
     }
 
-    private static JsonNode read(JsonParser p) throws IOException {
+    private static JsonNode readAll(JsonParser p, boolean strict) throws IOException {
         JsonToken first = p.nextToken();
-        return first == null ? MissingNode.getInstance() : value(p, first);
+        if (first == null) {
+            return MissingNode.getInstance();
+        }
+        JsonNode value = value(p, first);
+        if (strict && p.nextToken() != null) {
+            throw new JsonParseException(p, "trailing content after the JSON value");
+        }
+        return value;
     }
 
     /** Recursion is bounded by the parser's nesting limit (StreamReadConstraints), which it enforces itself. */

@@ -1,8 +1,11 @@
 package dev.previewtunnel.json;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.junit.jupiter.api.Test;
@@ -24,6 +27,9 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 class JsonTreesTest {
     private static final ObjectMapper ORACLE = new ObjectMapper();
+    private static final ObjectMapper STRICT_ORACLE = JsonMapper.builder()
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS).build();
 
     @Test
     void randomDocumentsParseAsObjectMapperParsesThem() throws Exception {
@@ -39,7 +45,36 @@ class JsonTreesTest {
     /** Network and file input: any byte string either fails in both or gives both the same tree. */
     @Test
     void mutatedDocumentsFailOrParseAsObjectMapperDoes() throws Exception {
-        Random random = new Random(4141);
+        mutatedDocumentsAgainst(ORACLE, JsonTrees::parse, 4141);
+    }
+
+    /** The strict reading against a mapper with the two features it stands for. */
+    @Test
+    void mutatedDocumentsFailOrParseStrictlyAsAStrictObjectMapperDoes() throws Exception {
+        mutatedDocumentsAgainst(STRICT_ORACLE, JsonTrees::parseStrict, 4242);
+        try (java.io.StringReader reader = new java.io.StringReader("{\"a\":[1,{\"b\":2}]}")) {
+            assertEquals(STRICT_ORACLE.readTree("{\"a\":[1,{\"b\":2}]}"), JsonTrees.parseStrict(reader));
+        }
+    }
+
+    @Test
+    void strictRefusesRepeatedKeysAndTrailingContent() throws Exception {
+        for (String doc : new String[] {"{\"a\":1,\"a\":1}", "{\"o\":{\"k\":1,\"k\":2}}", "{} x", "[1] [2]",
+                "{}{}", "1 2"}) {
+            assertThrows(JsonProcessingException.class, () -> STRICT_ORACLE.readTree(doc), doc);
+            assertThrows(JsonProcessingException.class, () -> JsonTrees.parseStrict(doc), doc);
+        }
+        for (String doc : new String[] {"", "  ", "{\"a\":1} \n", "null"}) {
+            assertEquals(STRICT_ORACLE.readTree(doc), JsonTrees.parseStrict(doc), doc);
+        }
+    }
+
+    private interface Parse {
+        JsonNode parse(String text) throws JsonProcessingException;
+    }
+
+    private static void mutatedDocumentsAgainst(ObjectMapper oracle, Parse parse, long seed) throws Exception {
+        Random random = new Random(seed);
         String alphabet = "{}[]:,\"\\ 0123456789.eE+-truefalsnl\u00e9\u0000";
         int failures = 0;
         for (int i = 0; i < 5_000; i++) {
@@ -59,13 +94,13 @@ class JsonTreesTest {
             String doc = text.toString();
             JsonNode expected;
             try {
-                expected = ORACLE.readTree(doc);
+                expected = oracle.readTree(doc);
             } catch (JsonProcessingException e) {
                 failures++;
-                assertThrows(JsonProcessingException.class, () -> JsonTrees.parse(doc), doc);
+                assertThrows(JsonProcessingException.class, () -> parse.parse(doc), doc);
                 continue;
             }
-            assertEquals(expected, JsonTrees.parse(doc), doc);
+            assertEquals(expected, parse.parse(doc), doc);
         }
         assertTrue(failures > 500 && failures < 4_900, "mutations should both break and keep documents: " + failures);
     }

@@ -8,6 +8,7 @@ import dev.previewtunnel.cli.Cli;
 import dev.previewtunnel.cli.CliException;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.cli.ExitCodes;
+import dev.previewtunnel.json.JsonTrees;
 import dev.previewtunnel.local.http.MetricsServer;
 import dev.previewtunnel.local.metrics.BuildInfo;
 import dev.previewtunnel.cli.StateDirectory;
@@ -404,11 +405,10 @@ final class ServeCommand implements Callable<Integer> {
     /** {@code admin.json}: where the admin endpoint listens and where its token is; never the token itself. */
     private static void writeAdminState(Path file, AdminServer admin) {
         try {
-            OwnerOnlyFiles.write(file, Cli.json()
+            OwnerOnlyFiles.write(file, JsonTrees.write(Cli.json()
                     .put("url", admin.url())
                     .put("tokenFile", admin.tokenFile().toAbsolutePath().toString())
-                    .put("pid", ProcessHandle.current().pid())
-                    .toString() + "\n");
+                    .put("pid", ProcessHandle.current().pid())) + "\n");
         } catch (IOException e) {
             throw new CliException(ExitCodes.REFUSED, "cannot write " + file + " (" + e.getClass().getSimpleName()
                     + ")");

@@ -1,16 +1,13 @@
 package dev.previewtunnel.gateway.control;
 
-import com.fasterxml.jackson.core.StreamReadFeature;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.cli.Converters;
 import dev.previewtunnel.gateway.control.ControlError.Code;
 import dev.previewtunnel.gateway.ports.LoopbackListeners;
 import dev.previewtunnel.gateway.ports.PortsJson;
+import dev.previewtunnel.json.JsonTrees;
 import dev.previewtunnel.mux.wire.Authority;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,10 +25,6 @@ import java.util.List;
 public final class ControlDispatcher {
     private static final Logger log = LoggerFactory.getLogger(ControlDispatcher.class);
     // Duplicate keys and trailing values are refused: a line must mean one thing, not what the last key says.
-    private static final ObjectMapper JSON = JsonMapper.builder()
-            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .build();
     /**
      * A grant carries its session: a longer one would make a grant over the length any gateway reads
      * ({@code VerifierPolicy.DEFAULT_MAX_TOKEN_LENGTH}, 8,192), minted but refused at every stream.
@@ -61,7 +54,7 @@ public final class ControlDispatcher {
     ObjectNode answer(byte[] line) {
         JsonNode request;
         try {
-            request = JSON.readTree(line);
+            request = JsonTrees.parseStrict(line);
         } catch (IOException | RuntimeException e) {
             // Never the parser's message: it quotes the input.
             return error(NullNode.instance, Code.BAD_REQUEST, "not valid JSON");
@@ -76,7 +69,7 @@ public final class ControlDispatcher {
             return error(NullNode.instance, Code.BAD_REQUEST, "id must be a number or a string");
         }
         try {
-            ObjectNode response = JSON.createObjectNode().set("id", id);
+            ObjectNode response = JsonTrees.object().set("id", id);
             return run(request, response);
         } catch (ControlError e) {
             return error(id, e.code(), e.getMessage());
@@ -157,19 +150,15 @@ public final class ControlDispatcher {
     }
 
     private static ObjectNode error(JsonNode id, Code code, String message) {
-        ObjectNode response = JSON.createObjectNode().set("id", id);
+        ObjectNode response = JsonTrees.object().set("id", id);
         return response.put("error", code.wire()).put("message", message);
     }
 
     /** One response as its line: compact JSON, UTF-8, no line break inside (JSON escapes them), then LF. */
     static byte[] line(ObjectNode response) {
-        try {
-            byte[] json = JSON.writeValueAsBytes(response);
-            byte[] line = Arrays.copyOf(json, json.length + 1);
-            line[json.length] = '\n';
-            return line;
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot write a JSON tree", e);
-        }
+        byte[] json = JsonTrees.writeBytes(response);
+        byte[] line = Arrays.copyOf(json, json.length + 1);
+        line[json.length] = '\n';
+        return line;
     }
 }

@@ -1,13 +1,11 @@
 package dev.previewtunnel.gateway.revocation;
 
-import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.cli.TrustedPaths;
 import dev.previewtunnel.grants.RevocationList;
+import dev.previewtunnel.json.JsonTrees;
 import dev.previewtunnel.local.files.OwnerOnlyFiles;
 
 import java.io.IOException;
@@ -38,8 +36,6 @@ public final class RevocationStore {
     /** Far above what the largest list allowed (--max-revocations) needs; refuses a runaway file. */
     static final long MAX_FILE_BYTES = 64L << 20;
 
-    private static final ObjectMapper JSON = JsonMapper.builder()
-            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
 
     private final Path file;
     private final List<RevocationList.Entry> restored;
@@ -87,20 +83,20 @@ public final class RevocationStore {
     }
 
     static byte[] render(List<RevocationList.Entry> entries) {
-        ObjectNode root = JSON.createObjectNode().put("version", 1);
+        ObjectNode root = JsonTrees.object().put("version", 1);
         ArrayNode list = root.putArray("revocations");
         for (RevocationList.Entry e : entries) {
             list.addObject().put("kind", e.kind() == RevocationList.Kind.ID ? "id" : "session")
                     .put("id", e.id()).put("revokedAt", e.revokedAt().toString());
         }
-        return (root.toString() + "\n").getBytes(StandardCharsets.UTF_8);
+        return (JsonTrees.write(root) + "\n").getBytes(StandardCharsets.UTF_8);
     }
 
     /** Strict parse: exactly the shape {@link #render} writes; otherwise an IOException naming the file only. */
     static List<RevocationList.Entry> parse(Path file, byte[] content) throws IOException {
         JsonNode root;
         try {
-            root = JSON.readTree(content);
+            root = JsonTrees.parseStrict(content);
         } catch (IOException e) { // Jackson's message may quote the content
             throw corrupt(file, "not valid JSON");
         }
