@@ -4,9 +4,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.cli.InProcessCli;
 import dev.previewtunnel.cli.InProcessCli.Result;
+import dev.previewtunnel.json.JsonTrees;
 
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -14,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Base64;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -27,6 +31,29 @@ final class IngressCliHarness {
 
     static Result run(String... args) {
         return InProcessCli.run(new IngressMain(), ERROR_PREFIX, args);
+    }
+
+    /** The ready line a program started as a process prints on stdout; fails after 60 s without one. */
+    static JsonNode readyLineOf(Process p, String name) throws Exception {
+        CompletableFuture<String> line = CompletableFuture.supplyAsync(() -> {
+            try {
+                BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(),
+                        StandardCharsets.UTF_8));
+                for (String l; (l = out.readLine()) != null; ) {
+                    if (l.startsWith("{") && l.contains("\"ready\"")) {
+                        return l;
+                    }
+                }
+                return null;
+            } catch (IOException e) {
+                return null;
+            }
+        });
+        String ready = line.get(60, TimeUnit.SECONDS);
+        if (ready == null) {
+            throw new AssertionError(name + " did not start (exit " + p.waitFor() + ")");
+        }
+        return JsonTrees.parse(ready);
     }
 
     /** The proxy address of a running ingress, from its ready line. */

@@ -11,10 +11,7 @@ import dev.previewtunnel.sampleapp.SampleApp;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -22,11 +19,9 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -55,14 +50,14 @@ class JsonFootprintTest {
             Process gateway = start(started, "gateway", gatewayClasses, GatewayMain.class.getName(), "serve",
                     "--keys", tmp.resolve("keys").toString(), "--env", ENV, "--listen", "127.0.0.1:0",
                     "--state-dir", tmp.resolve("gateway-state").toString(), "--audit-file", "-");
-            String url = readyLine(gateway).get("url").asText();
+            String url = IngressCliHarness.readyLineOf(gateway, "gateway").get("url").asText();
             Path token = secretFile("token", issuer.issueConnectionToken(ENV, Duration.ofHours(1)) + "\n");
             Path grants = secretFile("grants", issuer.issueGrant(GrantSpec.tcp(ENV, "s1", "localhost",
                     app.port()), Duration.ofMinutes(10)) + "\n");
             Process ingress = start(started, "ingress", ingressClasses, IngressMain.class.getName(), "run",
                     "--gateway", url, "--token-file", token.toString(), "--grant-file", grants.toString(),
                     "--listen", "127.0.0.1:0", "--state-dir", tmp.resolve("state").toString(), "--audit-file", "-");
-            JsonNode ready = readyLine(ingress);
+            JsonNode ready = IngressCliHarness.readyLineOf(ingress, "ingress");
             try (Socket browser = IngressCliHarness.getThroughProxy(ready, "localhost:" + app.port(), "/")) {
                 assertTrue(browser.getInputStream().readAllBytes().length > 0, "the page's body");
             }
@@ -109,25 +104,5 @@ class JsonFootprintTest {
         Path file = tmp.resolve(name);
         Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         return Files.writeString(file, content);
-    }
-
-    private static JsonNode readyLine(Process p) throws Exception {
-        CompletableFuture<String> line = CompletableFuture.supplyAsync(() -> {
-            try {
-                BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(),
-                        StandardCharsets.UTF_8));
-                for (String l; (l = out.readLine()) != null; ) {
-                    if (l.startsWith("{") && l.contains("\"ready\"")) {
-                        return l;
-                    }
-                }
-                return null;
-            } catch (java.io.IOException e) {
-                return null;
-            }
-        });
-        String ready = line.get(60, TimeUnit.SECONDS);
-        assertNotNull(ready, "no ready line");
-        return JsonTrees.parse(ready);
     }
 }

@@ -1,7 +1,6 @@
 package dev.previewtunnel.ingress.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.grants.GrantIssuer;
 import dev.previewtunnel.grants.GrantSpec;
 import dev.previewtunnel.grants.KeyDirectory;
@@ -13,13 +12,10 @@ import dev.previewtunnel.testing.Await;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -28,7 +24,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -61,7 +56,7 @@ class MetricsConventionsTest {
         Process gateway = startGateway(tmp, tmp.resolve("keys"));
         try (TestStack e2 = TestStack.start(tmp.resolve("e2"), "e2");
              SampleApp app = SampleApp.start("127.0.0.1", 0)) {
-            JsonNode gatewayReady = readyLine(gateway);
+            JsonNode gatewayReady = IngressCliHarness.readyLineOf(gateway, "gateway");
             String gatewayMetrics = gatewayReady.get("metrics").asText();
             String gatewayUrl = gatewayReady.get("url").asText();
             Path token = TestStack.secretFile(tmp, "token", issuer.issueConnectionToken(TestStack.ENV,
@@ -159,27 +154,5 @@ class MetricsConventionsTest {
         pb.redirectError(dir.resolve("gateway.stderr").toFile());
         pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
         return pb.start();
-    }
-
-    private static JsonNode readyLine(Process p) throws Exception {
-        CompletableFuture<String> line = CompletableFuture.supplyAsync(() -> {
-            try {
-                BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(),
-                        StandardCharsets.UTF_8));
-                for (String l; (l = out.readLine()) != null; ) {
-                    if (l.startsWith("{") && l.contains("\"ready\"")) {
-                        return l;
-                    }
-                }
-                return null;
-            } catch (java.io.IOException e) {
-                return null;
-            }
-        });
-        String ready = line.get(60, TimeUnit.SECONDS);
-        if (ready == null) {
-            throw new AssertionError("gateway did not start (exit " + p.waitFor() + ")");
-        }
-        return new ObjectMapper().readTree(ready);
     }
 }
