@@ -37,7 +37,6 @@ import java.util.Set;
  */
 public final class GrantVerifier {
     private static final Set<String> OUR_TYPES = Set.of(GrantClaims.TYP_GRANT, GrantClaims.TYP_TOKEN);
-    // Duplicate header names are refused so this pre-read cannot disagree with JJWT's own parse.
 
     /** Upper bound on remembered verified grants (see {@link #recentlyVerified}). */
     static final int VERIFIED_CACHE_SIZE = 4096;
@@ -254,6 +253,8 @@ public final class GrantVerifier {
         }
         JsonNode header;
         try {
+            // Repeated header names (and text after the object) are refused, so this pre-read cannot disagree with
+            // JJWT's own parse, which refuses them too (JjwtJson).
             header = JsonTrees.parseStrict(Decoders.BASE64URL.decode(jwt.substring(0, dot1)));
         } catch (Exception e) { // decoding or JSON: either way not a JWS; the cause may quote input
             throw new GrantException(GrantFailure.MALFORMED, "header is not base64url JSON");

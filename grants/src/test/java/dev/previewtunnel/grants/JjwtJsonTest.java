@@ -49,6 +49,8 @@ class JjwtJsonTest {
         for (int i = 0; i < 2_000; i++) {
             String doc = ORACLE.writeValueAsString(randomMap(random, 0));
             assertEquals(ORACLE.readValue(doc, Object.class), reading.deserialize(new StringReader(doc)), doc);
+            // Map equality ignores key order; JJWT's maps kept the document's, so the text written again must match.
+            assertEquals(doc, ORACLE.writeValueAsString(reading.deserialize(new StringReader(doc))));
             assertEquals(ORACLE.readValue(doc, Object.class),
                     reading.deserialize(doc.getBytes(StandardCharsets.UTF_8)), doc);
         }
@@ -66,14 +68,11 @@ class JjwtJsonTest {
     @Test
     void refusesRepeatedKeysAndTrailingText() {
         for (String doc : new String[] {"{\"exp\":1,\"exp\":2}", "{\"a\":{\"k\":1,\"k\":1}}", "{\"a\":1} {}",
-                "{\"a\":1", ""}) {
-            assertThrows(DeserializationException.class, () -> {
-                Object value = reading.deserialize(new StringReader(doc));
-                if (value == null) {
-                    throw new DeserializationException("no value"); // JJWT refuses an empty header itself
-                }
-            }, doc);
+                "{\"a\":1"}) {
+            assertThrows(DeserializationException.class, () -> reading.deserialize(new StringReader(doc)), doc);
         }
+        // No value at all is null, which JJWT's own object reader refuses, as it did with Jackson's null.
+        assertEquals(null, reading.deserialize(new StringReader("")));
     }
 
     @Test

@@ -31,8 +31,9 @@ import java.io.Writer;
 /**
  * Jackson trees read and written without an {@code ObjectMapper}: the tokens come from jackson-core's parser and go
  * out through its generator; only the steps between tokens and nodes are here. Why: constructing an
- * {@code ObjectMapper} loads ~500 classes (its date format pulls in the JDK's locale and calendar providers),
- * 11.5 MiB of RSS in an otherwise idle JVM and ~5 MiB of the idle ingress (docs/performance.md, finding 41).
+ * {@code ObjectMapper} loads ~500 classes (its date format pulls in the JDK's locale and calendar providers):
+ * 7.9 MiB of RSS in an otherwise idle JVM that builds the same trees without one, 3.5-5 MiB of each idle program
+ * (docs/performance.md, finding 41).
  *
  * <p>{@link #parse} gives what {@code ObjectMapper.readTree} gives with its defaults (JsonTreesTest compares them on
  * random and mutated documents): the first value is read and what follows it ignored, a repeated key keeps its last
@@ -102,7 +103,9 @@ public final class JsonTrees {
         } catch (JsonProcessingException e) {
             throw e;
         } catch (IOException e) {
-            throw new UncheckedIOException(e); // a String or byte-array source does no I/O
+            // No I/O on a String or byte array: this is bytes in no encoding Jackson reads (CharConversionException,
+            // e.g. a UTF-32 guess). A parse error like any other, without the exception's message, which quotes them.
+            throw new JsonParseException(null, "not JSON text in any encoding Jackson reads");
         }
     }
 

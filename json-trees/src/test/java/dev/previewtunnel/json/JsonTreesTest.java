@@ -37,6 +37,8 @@ class JsonTreesTest {
         for (int i = 0; i < 2_000; i++) {
             String text = ORACLE.writeValueAsString(randomTree(random, 0));
             assertEquals(ORACLE.readTree(text), JsonTrees.parse(text), text);
+            // Node equality ignores the order of an object's keys; the text written does not.
+            assertEquals(text, ORACLE.writeValueAsString(JsonTrees.parse(text)));
             assertEquals(ORACLE.readTree(text.getBytes(StandardCharsets.UTF_8)),
                     JsonTrees.parse(text.getBytes(StandardCharsets.UTF_8)), text);
         }
@@ -105,6 +107,39 @@ class JsonTreesTest {
         assertTrue(failures > 500 && failures < 4_900, "mutations should both break and keep documents: " + failures);
     }
 
+    /** Bytes, not text: random byte edits (any value, so also no valid UTF-8 and encodings Jackson guesses). */
+    @Test
+    void mutatedBytesFailOrParseAsObjectMapperDoes() throws Exception {
+        Random random = new Random(4343);
+        int failures = 0;
+        for (int i = 0; i < 5_000; i++) {
+            byte[] bytes = ORACLE.writeValueAsBytes(randomTree(random, 0));
+            for (int edits = 1 + random.nextInt(3); edits > 0 && bytes.length > 0; edits--) {
+                bytes[random.nextInt(bytes.length)] = (byte) random.nextInt(256);
+            }
+            if (random.nextInt(10) == 0 && bytes.length > 3) { // a leading 00 00 00: Jackson guesses UTF-32
+                bytes[0] = 0;
+                bytes[1] = 0;
+                bytes[2] = 0;
+            }
+            byte[] doc = bytes;
+            JsonNode expected;
+            try {
+                expected = ORACLE.readTree(doc);
+            } catch (java.io.IOException e) { // CharConversionException is not a JsonProcessingException
+                failures++;
+                assertThrows(JsonProcessingException.class, () -> JsonTrees.parse(doc));
+                assertThrows(JsonProcessingException.class, () -> JsonTrees.parseStrict(doc));
+                continue;
+            }
+            assertEquals(expected, JsonTrees.parse(doc));
+        }
+        assertTrue(failures > 500 && failures < 4_900, "edits should both break and keep documents: " + failures);
+        JsonProcessingException e = assertThrows(JsonProcessingException.class,
+                () -> JsonTrees.parseStrict(new byte[] {0, 0, 0, '{', 0x7b, 0x22, 0x61, 0x22}));
+        assertEquals("not JSON text in any encoding Jackson reads", e.getOriginalMessage());
+    }
+
     @Test
     void edgesAsObjectMapper() throws Exception {
         for (String doc : new String[] {"", "   ", "null", "{} trailing", "[1] [2]", "{\"a\":1,\"a\":2}", "2147483648",
@@ -129,6 +164,19 @@ class JsonTreesTest {
             assertArrayEquals(ORACLE.writeValueAsBytes(tree), JsonTrees.writeBytes(tree));
             assertEquals(ORACLE.writerWithDefaultPrettyPrinter().writeValueAsString(tree), JsonTrees.writePretty(tree));
         }
+    }
+
+    @Test
+    void writesTheOtherScalarKindsAsObjectMapperDoes() throws Exception {
+        ObjectNode tree = JsonTrees.object();
+        tree.put("f", 1.1f).put("s", (short) 7).put("d", new java.math.BigDecimal("1.50")).put("b", (byte) 3);
+        tree.set("m", com.fasterxml.jackson.databind.node.MissingNode.getInstance());
+        tree.putArray("a").add(1e300).add(-0.0).add(Long.MIN_VALUE);
+        assertEquals(ORACLE.writeValueAsString(tree), JsonTrees.write(tree));
+        assertThrows(IllegalArgumentException.class,
+                () -> JsonTrees.write(ORACLE.getNodeFactory().binaryNode(new byte[] {1})));
+        assertThrows(IllegalArgumentException.class,
+                () -> JsonTrees.write(ORACLE.getNodeFactory().pojoNode(new Object())));
     }
 
     @Test

@@ -184,8 +184,9 @@ final class ControlChannel implements GatewayControl {
         try {
             node = JsonTrees.parse(text);
         } catch (JsonProcessingException e) {
+            String shown = text.replaceAll("\\p{Cntrl}", ""); // shorter than text when it held control characters
             return ready.isDone() ? "the gateway sent a line that is not JSON" : "the gateway did not start: "
-                    + text.replaceAll("\\p{Cntrl}", "").substring(0, Math.min(text.length(), 200));
+                    + shown.substring(0, Math.min(shown.length(), 200));
         }
         if (!ready.isDone()) {
             if (node == null || !"ready".equals(node.path("event").asText())) {

@@ -51,7 +51,9 @@ final class IngressCliHarness {
         });
         String ready = line.get(60, TimeUnit.SECONDS);
         if (ready == null) {
-            throw new AssertionError(name + " did not start (exit " + p.waitFor() + ")");
+            boolean ended = p.waitFor(10, TimeUnit.SECONDS);
+            throw new AssertionError(name + " did not start (" + (ended ? "exit " + p.exitValue() : "still running")
+                    + ")");
         }
         return JsonTrees.parse(ready);
     }

@@ -64,13 +64,19 @@ class JsonFootprintTest {
         } finally {
             for (int i = started.size() - 1; i >= 0; i--) { // the ingress first, then its gateway
                 started.get(i).destroy();
-                assertTrue(started.get(i).waitFor(30, TimeUnit.SECONDS), "stopped");
+            }
+            for (Process p : started) {
+                if (!p.waitFor(30, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                }
             }
         }
         List<String> gatewayLoaded = loaded(gatewayClasses);
         List<String> ingressLoaded = loaded(ingressClasses);
         // The logs are the runs': their JSON, the grant verified through JJWT, the proxied stream.
-        assertTrue(gatewayLoaded.contains(JjwtJson.Reading.class.getName()), "the gateway read a grant");
+        assertTrue(gatewayLoaded.contains(JjwtJson.Reading.class.getName()), "JJWT's JSON on the gateway");
+        assertTrue(Files.readString(tmp.resolve("gateway.stderr")).contains("\"event\":\"stream_opened\""),
+                "the gateway verified the grant and opened the stream");
         assertTrue(ingressLoaded.contains(JsonTrees.class.getName()), "the ingress wrote JSON");
         assertTrue(ingressLoaded.contains("dev.previewtunnel.mux.client.TunnelConnection"), "a tunnel connection");
         assertEquals(List.of(), gatewayLoaded.stream().filter(FORBIDDEN::contains).toList(), "gateway");

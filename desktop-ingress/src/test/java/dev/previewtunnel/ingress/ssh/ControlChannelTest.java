@@ -129,6 +129,20 @@ class ControlChannelTest {
         assertTrue(line.contains("did not start: Error: Unknown option"), line);
     }
 
+    /**
+     * A first line whose control characters take it under 200 characters once removed: shown without them, and
+     * cut at the shorter length (it was cut at the line's own length, past the end); a long one at 200.
+     */
+    @Test
+    void aFirstLineWithControlCharactersIsShownWithoutThem() throws Exception {
+        channel = new ControlChannel("devbox", desktopIn, desktopOut, Duration.ofSeconds(5));
+        gatewayOut.write(("\u0007".repeat(100) + "y".repeat(150) + "\n").getBytes(StandardCharsets.UTF_8));
+        gatewayOut.close();
+        ExecutionException e = assertThrows(ExecutionException.class, () -> channel.ready().get(5, TimeUnit.SECONDS));
+        assertEquals("the SSH link to devbox is down (the gateway did not start: " + "y".repeat(150) + ")",
+                e.getCause().getMessage());
+    }
+
     @Test
     void endClosesTheGatewaysStdinAndFailsPendingCalls() throws Exception {
         start(Duration.ofSeconds(10), req -> null);

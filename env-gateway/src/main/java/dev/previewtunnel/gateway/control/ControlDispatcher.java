@@ -24,7 +24,6 @@ import java.util.List;
  */
 public final class ControlDispatcher {
     private static final Logger log = LoggerFactory.getLogger(ControlDispatcher.class);
-    // Duplicate keys and trailing values are refused: a line must mean one thing, not what the last key says.
     /**
      * A grant carries its session: a longer one would make a grant over the length any gateway reads
      * ({@code VerifierPolicy.DEFAULT_MAX_TOKEN_LENGTH}, 8,192), minted but refused at every stream.
@@ -54,6 +53,7 @@ public final class ControlDispatcher {
     ObjectNode answer(byte[] line) {
         JsonNode request;
         try {
+            // Repeated keys and trailing values are refused: a line must mean one thing, not what the last key says.
             request = JsonTrees.parseStrict(line);
         } catch (IOException | RuntimeException e) {
             // Never the parser's message: it quotes the input.
