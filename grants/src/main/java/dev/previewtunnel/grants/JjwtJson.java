@@ -2,6 +2,7 @@ package dev.previewtunnel.grants;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.previewtunnel.json.JsonTrees;
 import io.jsonwebtoken.io.AbstractDeserializer;
@@ -26,6 +27,8 @@ import java.util.Map;
  * Stricter than it: text after the JSON value is refused instead of ignored. JjwtJsonTest compares the two.
  */
 public final class JjwtJson {
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+
     private JjwtJson() {
     }
 
@@ -77,7 +80,7 @@ public final class JjwtJson {
             return toNode(supplier.get());
         }
         if (value == null) {
-            return JsonTrees.array().nullNode();
+            return NODES.nullNode();
         }
         if (value instanceof Map<?, ?> map) {
             ObjectNode object = JsonTrees.object();
@@ -96,30 +99,29 @@ public final class JjwtJson {
             }
             return array;
         }
-        ArrayNode scalars = JsonTrees.array(); // its factory makes the scalar nodes
         if (value instanceof CharSequence text) {
-            return scalars.textNode(text.toString());
+            return NODES.textNode(text.toString());
         }
         if (value instanceof Boolean b) {
-            return scalars.booleanNode(b);
+            return NODES.booleanNode(b);
         }
         if (value instanceof Integer || value instanceof Short || value instanceof Byte) {
-            return scalars.numberNode(((Number) value).intValue());
+            return NODES.numberNode(((Number) value).intValue());
         }
         if (value instanceof Long l) {
-            return scalars.numberNode(l);
+            return NODES.numberNode(l);
         }
         if (value instanceof BigInteger i) {
-            return scalars.numberNode(i);
+            return NODES.numberNode(i);
         }
         if (value instanceof BigDecimal d) {
-            return scalars.numberNode(d);
+            return NODES.numberNode(d);
         }
         if (value instanceof Double d) {
-            return scalars.numberNode(d);
+            return NODES.numberNode(d);
         }
         if (value instanceof Float f) {
-            return scalars.numberNode(f);
+            return NODES.numberNode(f);
         }
         // JJWT converts dates, keys and certificates to strings before it writes; anything else is a new case to
         // look at, not something to print as a bean.
