@@ -2,7 +2,6 @@ package dev.previewtunnel.cli;
 
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.Appender;
 import ch.qos.logback.core.FileAppender;
@@ -119,9 +118,8 @@ public final class AuditDestination implements AutoCloseable {
         if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
             throw new IllegalStateException("audit-file needs logback as the SLF4J binding");
         }
-        PatternLayoutEncoder encoder = new PatternLayoutEncoder();
+        MessageLineEncoder encoder = new MessageLineEncoder();
         encoder.setContext(context);
-        encoder.setPattern("%msg%n");
         encoder.start();
         FileAppender<ILoggingEvent> appender = rotate ? rolling(context, path) : new FileAppender<>();
         appender.setContext(context);

@@ -5,7 +5,6 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.encoder.JsonEncoder;
-import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.Configurator;
 import ch.qos.logback.classic.spi.ConfiguratorRank;
 import ch.qos.logback.classic.spi.ILoggingEvent;
@@ -82,10 +81,9 @@ public final class ProgramLogbackConfigurator extends ContextAwareBase implement
         return encoder;
     }
 
-    private static PatternLayoutEncoder messageOnly(LoggerContext context) {
-        PatternLayoutEncoder encoder = new PatternLayoutEncoder();
+    private static MessageLineEncoder messageOnly(LoggerContext context) {
+        MessageLineEncoder encoder = new MessageLineEncoder();
         encoder.setContext(context);
-        encoder.setPattern("%msg%n");
         encoder.start();
         return encoder;
     }

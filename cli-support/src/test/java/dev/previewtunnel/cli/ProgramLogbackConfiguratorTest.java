@@ -26,7 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 /**
  * The programmatic configuration is the one the programs' logback.xml gave (the XML below, as both programs shipped
  * it before start-up time made it code): same appenders by name, class and stream, same encoded bytes for the
- * same events, same levels and additivity.
+ * same events, same levels and additivity. The audit appender's {@code %msg%n} pattern became MessageLineEncoder
+ * (finding 42); MessageLineEncoderTest holds it to that pattern's bytes.
  */
 class ProgramLogbackConfiguratorTest {
     private static final String FORMER_XML = """
@@ -48,7 +49,7 @@ class ProgramLogbackConfiguratorTest {
               </appender>
               <appender name="AUDIT" class="ch.qos.logback.core.ConsoleAppender">
                 <target>System.err</target>
-                <encoder><pattern>%msg%n</pattern></encoder>
+                <encoder class="dev.previewtunnel.cli.MessageLineEncoder"/>
               </appender>
               <logger name="ptun.audit" level="INFO" additivity="false"><appender-ref ref="AUDIT"/></logger>
               <logger name="io.netty" level="WARN"/>

@@ -200,14 +200,16 @@ public final class Ingress implements AutoCloseable {
     /** Binds a loopback HTTP+JSON API on this ingress's event loops (the control API). */
     public io.netty.channel.Channel bindLocalApi(InetSocketAddress listen, String token, LocalApi.Handler handler)
             throws InterruptedException {
-        return bindLocalApi(listen, token, handler, LocalHttpServer.Limits.defaults());
+        return bindLocalApi(listen, token, (method, path, body) -> java.util.concurrent.CompletableFuture
+                .completedFuture(handler.handle(method, path, body)), LocalHttpServer.Limits.defaults());
     }
 
-    /** As above, with the request deadline and connection cap of {@code limits}. */
-    public io.netty.channel.Channel bindLocalApi(InetSocketAddress listen, String token, LocalApi.Handler handler,
-                                                 LocalHttpServer.Limits limits) throws InterruptedException {
-        return LocalApi.bind(group, transports.serverSocketChannel(), listen, token, "preview-tunnel-control",
-                handler, limits);
+    /** As above, with answers that may complete later and the request deadline and connection cap of {@code limits}. */
+    public io.netty.channel.Channel bindLocalApi(InetSocketAddress listen, String token,
+                                                 LocalApi.DeferringHandler handler, LocalHttpServer.Limits limits)
+            throws InterruptedException {
+        return LocalApi.bindDeferring(group, transports.serverSocketChannel(), listen, token,
+                "preview-tunnel-control", handler, limits);
     }
 
     /** The browser listener's connection budget (open, unauthenticated and refused counts). */

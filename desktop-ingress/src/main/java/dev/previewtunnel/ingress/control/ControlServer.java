@@ -27,6 +27,9 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The ingress's local control API (HTTP+JSON on loopback, see {@link LocalApi} for the request checks). Its
@@ -58,10 +61,12 @@ public final class ControlServer implements AutoCloseable {
     private final SessionStore store;
     private final Channel channel;
     /**
-     * The JVM's limits, read once before the server binds: the first GC MXBean lookup took ~60 ms here, which would
-     * stall the event loop the status request runs on (the proxy's), and the limits never change.
+     * The JVM's limits for status, read once on the first status request on a thread of its own, then kept (they
+     * never change). Not at start: the MXBeans behind them are ~4 MiB of an idle ingress's RSS once loaded
+     * (docs/performance.md, finding 42); not on the event loop: their first lookup took ~60 ms here, which would
+     * stall the proxy's connections on that loop.
      */
-    private final String jvm = JvmDefaults.describeRunning();
+    private final AtomicReference<CompletableFuture<String>> jvmLimitsRead = new AtomicReference<>();
 
     private ControlServer(Ingress ingress, Path stateDir, InetSocketAddress listen, LocalHttpServer.Limits limits)
             throws IOException, InterruptedException {
@@ -70,7 +75,7 @@ public final class ControlServer implements AutoCloseable {
         this.stateFile = stateDir.resolve(STATE_FILE);
         this.store = new SessionStore(stateDir);
         String token = LocalApi.newToken();
-        this.channel = ingress.bindLocalApi(listen, token, this::handle, limits);
+        this.channel = ingress.bindLocalApi(listen, token, this::answer, limits);
         StateFiles.writeOwnerOnly(stateFile, JsonTrees.write(LocalApi.object()
                 .put("url", url())
                 .put("token", token)
@@ -98,14 +103,42 @@ public final class ControlServer implements AutoCloseable {
         return stateFile;
     }
 
-    private Response handle(String method, String path, JsonNode body) throws ApiException {
+    /** Status waits for the JVM's limits ({@link #jvmLimits}); every other request is answered at once. */
+    private CompletionStage<Response> answer(String method, String path, JsonNode body) throws ApiException {
         String[] parts = path.split("/");
+        if (parts.length == 3 && "v1".equals(parts[1]) && "status".equals(parts[2]) && "GET".equals(method)) {
+            // The first time, status() runs on the limits' thread: it reads the same concurrent maps and pool
+            // state it reads from whichever event loop the control connection landed on.
+            return jvmLimits().thenApply(limits -> Response.ok(status(limits)));
+        }
+        return CompletableFuture.completedFuture(handle(method, parts, body));
+    }
+
+    private CompletableFuture<String> jvmLimits() {
+        CompletableFuture<String> limits = jvmLimitsRead.get();
+        if (limits != null) {
+            return limits;
+        }
+        CompletableFuture<String> mine = new CompletableFuture<>();
+        if (!jvmLimitsRead.compareAndSet(null, mine)) {
+            return jvmLimitsRead.get();
+        }
+        Thread reader = new Thread(() -> {
+            try {
+                mine.complete(JvmDefaults.describeRunning());
+            } catch (RuntimeException | Error e) {
+                mine.completeExceptionally(e);
+            }
+        }, "jvm-limits");
+        reader.setDaemon(true);
+        reader.start();
+        return mine;
+    }
+
+    private Response handle(String method, String[] parts, JsonNode body) throws ApiException {
         // "", "v1", resource, id, sub, subId
         if (parts.length < 3 || !"v1".equals(parts[1])) {
             throw new ApiException(404, "not_found", "no such resource");
-        }
-        if ("status".equals(parts[2]) && parts.length == 3 && "GET".equals(method)) {
-            return Response.ok(status());
         }
         if (!"sessions".equals(parts[2])) {
             throw new ApiException(404, "not_found", "no such resource");
@@ -193,7 +226,7 @@ public final class ControlServer implements AutoCloseable {
         return describe(session).put("credentialsFile", credentials.toString());
     }
 
-    private ObjectNode status() {
+    private ObjectNode status(String jvm) {
         ObjectNode environments = LocalApi.object();
         ingress.pools().byEnvironment().forEach((environment, pool) -> environments.set(environment,
                 LocalApi.object()

@@ -128,6 +128,9 @@ class ControlCommandsTest {
             assertEquals(proxy, st.get("proxy").asText());
             assertEquals(2, st.get("sessions").asInt());
             assertTrue(st.get("tunnel").has("state"));
+            // The JVM's limits are read off the event loop on the first status request (finding 42).
+            assertTrue(st.path("jvm").asText().matches(
+                    "max heap \\d+ MiB, max direct memory \\d+ MiB, collector \\S+, compiler .+"), st::toString);
 
             String grantId = attached.get("grantId").asText();
             Result removed = run("grant", "remove", "--session", "web", "--id", grantId, "--state-dir", dir);

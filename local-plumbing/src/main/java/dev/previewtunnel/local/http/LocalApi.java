@@ -17,6 +17,7 @@ import java.security.SecureRandom;
 import java.util.Base64;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 /**
  * Loopback HTTP+JSON plumbing shared by the gateway's admin endpoint and the ingress's control API.
@@ -35,6 +36,15 @@ public final class LocalApi {
     @FunctionalInterface
     public interface Handler {
         Response handle(String method, String path, JsonNode body) throws ApiException;
+    }
+
+    /**
+     * As {@link Handler}, for an answer that may come later: called on the event loop, it returns at once, and the
+     * reply is written when the stage completes (a failed stage is answered 500, like a handler's exception).
+     */
+    @FunctionalInterface
+    public interface DeferringHandler {
+        CompletionStage<Response> handle(String method, String path, JsonNode body) throws ApiException;
     }
 
     public record Response(int status, JsonNode body) {
@@ -86,20 +96,34 @@ public final class LocalApi {
                                InetSocketAddress listen, String token, String realm, Handler handler,
                                LocalHttpServer.Limits limits)
             throws InterruptedException {
-        byte[] tokenBytes = token.getBytes(StandardCharsets.US_ASCII);
-        return LocalHttpServer.bind(group, type, listen, limits, realm,
-                request -> CompletableFuture.completedFuture(answer(request, tokenBytes, realm, handler)));
+        return bindDeferring(group, type, listen, token, realm,
+                (method, path, body) -> CompletableFuture.completedFuture(handler.handle(method, path, body)), limits);
     }
 
-    /** Runs on the event loop: the API handlers are in-memory lookups and never block. */
-    private static LocalHttpServer.Reply answer(LocalHttpServer.Request req, byte[] token, String realm,
-                                                Handler handler) {
-        Response response;
+    /** As above, for a handler whose answers may complete later. */
+    public static Channel bindDeferring(EventLoopGroup group, Class<? extends ServerSocketChannel> type,
+                               InetSocketAddress listen, String token, String realm, DeferringHandler handler,
+                               LocalHttpServer.Limits limits)
+            throws InterruptedException {
+        byte[] tokenBytes = token.getBytes(StandardCharsets.US_ASCII);
+        return LocalHttpServer.bind(group, type, listen, limits, realm,
+                request -> answer(request, tokenBytes, realm, handler));
+    }
+
+    /** Runs on the event loop: the checks and the handler's call never block. */
+    private static CompletionStage<LocalHttpServer.Reply> answer(LocalHttpServer.Request req, byte[] token,
+                                                                 String realm, DeferringHandler handler) {
+        CompletionStage<Response> response;
         try {
             response = check(req, token, handler);
         } catch (ApiException e) {
-            response = new Response(e.status, object().put("error", e.code).put("message", e.getMessage()));
+            response = CompletableFuture.completedFuture(
+                    new Response(e.status, object().put("error", e.code).put("message", e.getMessage())));
         }
+        return response.thenApply(r -> reply(r, realm));
+    }
+
+    private static LocalHttpServer.Reply reply(Response response, String realm) {
         Map<String, String> headers = response.status() == 401
                 ? Map.of(HttpHeaderNames.WWW_AUTHENTICATE.toString(), "Bearer realm=\"" + realm + "\"")
                 : Map.of();
@@ -107,7 +131,8 @@ public final class LocalApi {
                 (JsonTrees.write(response.body()) + "\n").getBytes(StandardCharsets.UTF_8), headers);
     }
 
-    private static Response check(LocalHttpServer.Request req, byte[] token, Handler handler) throws ApiException {
+    private static CompletionStage<Response> check(LocalHttpServer.Request req, byte[] token,
+                                                   DeferringHandler handler) throws ApiException {
         if (req.headers().contains(HttpHeaderNames.ORIGIN)) {
             throw new ApiException(403, "browser_requests_refused", "this endpoint does not serve web pages");
         }

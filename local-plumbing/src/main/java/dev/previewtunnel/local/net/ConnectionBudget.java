@@ -9,7 +9,6 @@ import io.netty.util.AttributeKey;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentSkipListMap;
@@ -232,12 +231,9 @@ public final class ConnectionBudget {
         return maxPending;
     }
 
-    /** The process's descriptor limit ({@code ulimit -n}), or -1 where the JVM does not tell. */
+    /** The process's descriptor limit ({@code ulimit -n}, soft; Long.MAX_VALUE if unlimited), or -1 where unknown. */
     public static long fdLimit() {
-        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.UnixOperatingSystemMXBean u) {
-            return u.getMaxFileDescriptorCount();
-        }
-        return -1;
+        return DescriptorLimit.current();
     }
 
     /**
