@@ -58,4 +58,14 @@ class MessageLineEncoderTest {
         assertEquals("{\"event\":\"stream_opened\",\"target\":\"höst:5173\"}" + System.lineSeparator(),
                 new String(encoder.encode(event), StandardCharsets.UTF_8));
     }
+
+    /** The pattern appended the throwable's stack trace (logback adds %ex); the audit stream's lines never carry one. */
+    @Test
+    void aThrowableIsNotWritten() {
+        MessageLineEncoder encoder = new MessageLineEncoder();
+        LoggingEvent event = new LoggingEvent("x", context.getLogger("ptun.audit"), Level.INFO,
+                "{\"event\":\"x\"}", new IllegalStateException("boom"), null);
+        assertEquals("{\"event\":\"x\"}" + System.lineSeparator(),
+                new String(encoder.encode(event), StandardCharsets.UTF_8));
+    }
 }

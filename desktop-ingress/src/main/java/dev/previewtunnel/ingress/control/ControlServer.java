@@ -19,6 +19,8 @@ import dev.previewtunnel.local.http.LocalHttpServer;
 import dev.previewtunnel.mux.local.JvmDefaults;
 import io.netty.channel.Channel;
 import io.netty.util.NetUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -53,6 +55,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * grants survive an ingress restart.
  */
 public final class ControlServer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ControlServer.class);
     public static final String STATE_FILE = "control.json";
 
     private final Ingress ingress;
@@ -62,9 +65,9 @@ public final class ControlServer implements AutoCloseable {
     private final Channel channel;
     /**
      * The JVM's limits for status, read once on the first status request on a thread of its own, then kept (they
-     * never change). Not at start: the MXBeans behind them are ~4 MiB of an idle ingress's RSS once loaded
-     * (docs/performance.md, finding 42); not on the event loop: their first lookup took ~60 ms here, which would
-     * stall the proxy's connections on that loop.
+     * never change; null if they could not be read, and status leaves them out). Not at start: with the descriptor
+     * limit's MXBean they were ~2 MiB of an idle ingress's RSS (docs/performance.md, finding 42); not on the event
+     * loop: their first lookup took ~60 ms here, which would stall the proxy's connections on that loop.
      */
     private final AtomicReference<CompletableFuture<String>> jvmLimitsRead = new AtomicReference<>();
 
@@ -124,10 +127,13 @@ public final class ControlServer implements AutoCloseable {
             return jvmLimitsRead.get();
         }
         Thread reader = new Thread(() -> {
+            String read = null;
             try {
-                mine.complete(JvmDefaults.describeRunning());
-            } catch (RuntimeException | Error e) {
-                mine.completeExceptionally(e);
+                read = JvmDefaults.describeRunning();
+            } catch (RuntimeException e) { // a JVM without these MXBeans: status without the limits
+                log.warn("could not read the JVM's limits for status: {}", e.toString());
+            } finally { // an Error still propagates (FatalErrors); the request is not left waiting for it
+                mine.complete(read);
             }
         }, "jvm-limits");
         reader.setDaemon(true);
@@ -238,8 +244,10 @@ public final class ControlServer implements AutoCloseable {
                 .put("gateway", gateway.getScheme() + "://" + gateway.getHost() + ":" + gateway.getPort()
                         + gateway.getPath())
                 .put("virtualHostSuffix", ingress.virtualHostSuffix())
-                .put("sessions", ingress.sessions().all().size())
-                .put("jvm", jvm); // for doctor, which runs in a JVM of its own
+                .put("sessions", ingress.sessions().all().size());
+        if (jvm != null) {
+            status.put("jvm", jvm); // for doctor, which runs in a JVM of its own
+        }
         status.set("tunnel", tunnel(ingress.pool()));
         status.set("environments", environments);
         return status;

@@ -5,19 +5,18 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.previewtunnel.cli.InProcessCli;
 import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.json.JsonTrees;
+import dev.previewtunnel.testing.ReadyLines;
 
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Base64;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -35,21 +34,7 @@ final class IngressCliHarness {
 
     /** The ready line a program started as a process prints on stdout; fails after 60 s without one. */
     static JsonNode readyLineOf(Process p, String name) throws Exception {
-        CompletableFuture<String> line = CompletableFuture.supplyAsync(() -> {
-            try {
-                BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(),
-                        StandardCharsets.UTF_8));
-                for (String l; (l = out.readLine()) != null; ) {
-                    if (l.startsWith("{") && l.contains("\"ready\"")) {
-                        return l;
-                    }
-                }
-                return null;
-            } catch (IOException e) {
-                return null;
-            }
-        });
-        String ready = line.get(60, TimeUnit.SECONDS);
+        String ready = ReadyLines.await(p, Duration.ofSeconds(60));
         if (ready == null) {
             boolean ended = p.waitFor(10, TimeUnit.SECONDS);
             throw new AssertionError(name + " did not start (" + (ended ? "exit " + p.exitValue() : "still running")

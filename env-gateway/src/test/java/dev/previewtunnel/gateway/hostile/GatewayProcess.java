@@ -1,19 +1,16 @@
 package dev.previewtunnel.gateway.hostile;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.previewtunnel.json.JsonTrees;
 import dev.previewtunnel.mux.local.FatalErrors;
+import dev.previewtunnel.testing.ReadyLines;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -22,8 +19,6 @@ import java.util.concurrent.TimeUnit;
  * Its stderr goes to a file; its stdout is read for the ready line.
  */
 public final class GatewayProcess implements AutoCloseable {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     final Process process;
     final JsonNode ready;
     private final Path stderr;
@@ -64,31 +59,12 @@ public final class GatewayProcess implements AutoCloseable {
         pb.redirectError(err.toFile());
         pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
         Process p = pb.start();
-        CompletableFuture<JsonNode> ready = CompletableFuture.supplyAsync(() -> {
-            try {
-                BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(),
-                        StandardCharsets.UTF_8));
-                for (String line; (line = out.readLine()) != null; ) {
-                    if (line.startsWith("{") && line.contains("\"ready\"")) {
-                        return JSON.readTree(line);
-                    }
-                }
-                return null;
-            } catch (IOException e) {
-                return null;
-            }
-        });
-        JsonNode line;
-        try {
-            line = ready.get(30, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            line = null;
-        }
+        String line = ReadyLines.await(p, Duration.ofSeconds(30));
         if (line == null) {
             p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             throw new AssertionError("gateway not ready; stderr: " + Files.readString(err));
         }
-        return new GatewayProcess(p, line, err);
+        return new GatewayProcess(p, JsonTrees.parse(line), err);
     }
 
     int port() {

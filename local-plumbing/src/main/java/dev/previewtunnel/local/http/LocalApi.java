@@ -17,6 +17,7 @@ import java.security.SecureRandom;
 import java.util.Base64;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -40,7 +41,8 @@ public final class LocalApi {
 
     /**
      * As {@link Handler}, for an answer that may come later: called on the event loop, it returns at once, and the
-     * reply is written when the stage completes (a failed stage is answered 500, like a handler's exception).
+     * reply is written when the stage completes. A stage failed with an {@link ApiException} is answered as a
+     * thrown one; any other failure 500, like a handler's runtime exception.
      */
     @FunctionalInterface
     public interface DeferringHandler {
@@ -117,10 +119,23 @@ public final class LocalApi {
         try {
             response = check(req, token, handler);
         } catch (ApiException e) {
-            response = CompletableFuture.completedFuture(
-                    new Response(e.status, object().put("error", e.code).put("message", e.getMessage())));
+            response = CompletableFuture.completedFuture(refusal(e));
         }
-        return response.thenApply(r -> reply(r, realm));
+        return response.handle((r, failure) -> {
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                    ? failure.getCause() : failure;
+            if (cause instanceof ApiException e) {
+                return reply(refusal(e), realm);
+            }
+            if (cause != null) {
+                throw cause instanceof RuntimeException re ? re : new CompletionException(cause);
+            }
+            return reply(r, realm);
+        });
+    }
+
+    private static Response refusal(ApiException e) {
+        return new Response(e.status, object().put("error", e.code).put("message", e.getMessage()));
     }
 
     private static LocalHttpServer.Reply reply(Response response, String realm) {

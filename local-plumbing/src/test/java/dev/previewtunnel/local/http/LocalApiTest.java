@@ -17,9 +17,11 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The checks every local API request goes through, and the per-request deadline against slow clients. */
@@ -83,6 +85,55 @@ class LocalApiTest {
             assertEquals(-1, in.read());
             long millis = (System.nanoTime() - start) / 1_000_000;
             assertTrue(millis >= 400 && millis < 5_000, "closed after " + millis + " ms");
+        }
+    }
+
+    /** bindDeferring: a reply written when the handler's stage completes, and its failures mapped. */
+    @Test
+    void aDeferredAnswerIsWrittenWhenItCompletesAndItsFailuresAreMapped() throws Exception {
+        Transports t = Transports.best();
+        CompletableFuture<LocalApi.Response> later = new CompletableFuture<>();
+        CompletableFuture<Void> asked = new CompletableFuture<>();
+        Channel deferring = LocalApi.bindDeferring(group, t.serverSocketChannel(),
+                new InetSocketAddress("127.0.0.1", 0), TOKEN, "test", (method, path, body) -> switch (path) {
+                    case "/later" -> {
+                        asked.complete(null);
+                        yield later;
+                    }
+                    case "/refused-later" -> CompletableFuture.failedFuture(
+                            new LocalApi.ApiException(409, "taken", "already there"));
+                    case "/broken-later" -> CompletableFuture.failedFuture(new IllegalStateException("boom"));
+                    default -> throw new LocalApi.ApiException(404, "not_found", "no such resource");
+                }, LocalHttpServer.Limits.defaults());
+        try {
+            String base = "http://127.0.0.1:" + ((InetSocketAddress) deferring.localAddress()).getPort();
+            java.util.function.Function<String, HttpRequest> request = path -> HttpRequest.newBuilder(
+                    URI.create(base + path)).header("Authorization", "Bearer " + TOKEN).build();
+
+            CompletableFuture<HttpResponse<String>> pending = client.sendAsync(request.apply("/later"),
+                    HttpResponse.BodyHandlers.ofString());
+            asked.get(10, TimeUnit.SECONDS);
+            assertFalse(pending.isDone(), "no reply before the stage completes");
+            later.complete(LocalApi.Response.ok(LocalApi.object().put("answer", 42)));
+            HttpResponse<String> answered = pending.get(10, TimeUnit.SECONDS);
+            assertEquals(200, answered.statusCode());
+            assertTrue(answered.body().contains("\"answer\":42"), answered.body());
+
+            HttpResponse<String> refused = client.send(request.apply("/refused-later"),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(409, refused.statusCode(), "an ApiException in the stage is answered as a thrown one");
+            assertTrue(refused.body().contains("\"error\":\"taken\""), refused.body());
+
+            HttpResponse<String> broken = client.send(request.apply("/broken-later"),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(500, broken.statusCode());
+            assertFalse(broken.body().contains("boom"), "the cause is not shown");
+
+            HttpResponse<String> thrown = client.send(request.apply("/other"), HttpResponse.BodyHandlers.ofString());
+            assertEquals(404, thrown.statusCode());
+            assertTrue(thrown.body().contains("\"error\":\"not_found\""), thrown.body());
+        } finally {
+            deferring.close().syncUninterruptibly();
         }
     }
 }
