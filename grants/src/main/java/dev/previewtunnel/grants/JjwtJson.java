@@ -13,6 +13,7 @@ import java.io.Reader;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -93,11 +94,7 @@ public final class JjwtJson {
             return array;
         }
         if (value instanceof Object[] items) {
-            ArrayNode array = JsonTrees.array();
-            for (Object item : items) {
-                array.add(toNode(item));
-            }
-            return array;
+            return toNode(Arrays.asList(items));
         }
         if (value instanceof CharSequence text) {
             return NODES.textNode(text.toString());
