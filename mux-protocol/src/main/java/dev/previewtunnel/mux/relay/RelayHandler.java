@@ -6,6 +6,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.util.ReferenceCountUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -134,16 +135,7 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
         if (evt instanceof ChannelInputShutdownEvent) {
             if (!inputDone) {
-                inputDone = true;
-                peer.writeAndFlush(OutputShutdown.INSTANCE).addListener(f -> {
-                    if (f.isSuccess()) {
-                        partner.onOutputShutdown();
-                    } else {
-                        // The peer could not be half-closed (its socket was reset meanwhile): its output can
-                        // never finish, so it would stay open for good with nothing left to relay. Closed.
-                        peer.close();
-                    }
-                });
+                endOfInput();
                 closeIfFinished();
             }
             return;
@@ -151,9 +143,30 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
         super.userEventTriggered(ctx, evt);
     }
 
+    /** This channel's input ended: passes it on to the peer as {@link OutputShutdown}. */
+    private void endOfInput() {
+        inputDone = true;
+        peer.writeAndFlush(OutputShutdown.INSTANCE).addListener(f -> {
+            if (f.isSuccess()) {
+                partner.onOutputShutdown();
+            } else {
+                // The peer could not be half-closed (its socket was reset meanwhile): its output can
+                // never finish, so it would stay open for good with nothing left to relay. Closed.
+                peer.close();
+            }
+        });
+    }
+
     /** Called on the relay's loop when this handler's channel finished its output (peer's input ended). */
     private void onOutputShutdown() {
         outputDone = true;
+        if (!inputDone && self instanceof DuplexChannel && RelayReads.installedOn(self)) {
+            // With its FIN sent, a socket's end of input finishes the relay: let Netty close it there rather than
+            // half-close it. Its half-close would be shutdown(SHUT_RD) on a socket the kernel has already closed,
+            // a NotYetConnectedException with its stack trace built each time (docs/performance.md, finding 48).
+            // channelInactive tells that close from any other by the end-of-file read before it.
+            self.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, false);
+        }
         closeIfFinished();
     }
 
@@ -166,6 +179,12 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
+        if (!inputDone && outputDone && RelayReads.sawEndOfInput(self)) {
+            // Netty closed the channel at its end of input (half-closure off, see onOutputShutdown): every byte
+            // read before it has been passed on, so this ends the relay as the input-shutdown event would.
+            finished = true;
+            endOfInput();
+        }
         boolean clean = inputDone && outputDone;
         End end = clean ? End.BOTH_ENDED : peer.isActive() ? End.A_CLOSED_FIRST : End.B_CLOSED_FIRST;
         if (!clean) {

@@ -28,6 +28,8 @@ final class RelayReads implements RecvByteBufAllocator {
     private final RecvByteBufAllocator sizes;
     /** Set and read on the channel's loop (the peer's too). */
     private Channel peer;
+    /** Whether a read found the end of the channel's input; set and read on the channel's loop. */
+    private boolean endOfInput;
 
     RelayReads(RecvByteBufAllocator sizes) {
         this.sizes = sizes;
@@ -38,6 +40,20 @@ final class RelayReads implements RecvByteBufAllocator {
         if (channel.config().getRecvByteBufAllocator() instanceof RelayReads reads) {
             reads.peer = peer;
         }
+    }
+
+    /**
+     * Whether {@code channel}'s input has ended (a read returned end-of-file), if its reads are a
+     * {@code RelayReads}: how {@link RelayHandler} tells a close that Netty made at end of input, once half-closure
+     * was switched off, from any other close.
+     */
+    static boolean sawEndOfInput(Channel channel) {
+        return channel.config().getRecvByteBufAllocator() instanceof RelayReads reads && reads.endOfInput;
+    }
+
+    /** Whether {@code channel} reads through a {@code RelayReads}, which watches for its end of input. */
+    static boolean installedOn(Channel channel) {
+        return channel.config().getRecvByteBufAllocator() instanceof RelayReads;
     }
 
     @Override
@@ -64,6 +80,14 @@ final class RelayReads implements RecvByteBufAllocator {
         public void incMessagesRead(int numMessages) {
             super.incMessagesRead(numMessages);
             reads += numMessages;
+        }
+
+        @Override
+        public void lastBytesRead(int bytes) {
+            super.lastBytesRead(bytes);
+            if (bytes < 0) { // both transports report end-of-file as -1
+                endOfInput = true;
+            }
         }
 
         @Override
