@@ -7,11 +7,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedClass;
 import jdk.jfr.consumer.RecordedEvent;
@@ -33,7 +29,6 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A relay between two real sockets ends cleanly whichever side ends first: each side's bytes arrive, then its end
@@ -67,7 +62,7 @@ class RelaySocketEndingTest {
     void endsCleanlyWithoutAnExceptionWhicheverSideEndsFirst(String transport, String first, @TempDir Path dir)
             throws Exception {
         CompletableFuture<RelayHandler.End> end = new CompletableFuture<>();
-        startRelay(transport(transport), end);
+        startRelay(TestTransports.named(transport), end);
 
         try (Recording recording = new Recording()) {
             recording.enable("jdk.JavaExceptionThrow");
@@ -140,47 +135,16 @@ class RelaySocketEndingTest {
                 .bind(InetAddress.getLoopbackAddress(), 0).sync().channel();
     }
 
-    private static Transports transport(String name) {
-        if ("epoll".equals(name)) {
-            // The CI machines are Linux, where the native transport must load (NativeLibrariesTest).
-            assertTrue(Epoll.isAvailable(), "native epoll transport unavailable: " + Epoll.unavailabilityCause());
-        }
-        Transports t = "epoll".equals(name) ? Transports.best()
-                : new Transports("nio", NioIoHandler.newFactory(), NioSocketChannel.class,
-                        NioServerSocketChannel.class);
-        assertEquals(name, t.name());
-        return t;
-    }
-
-    /** A target that resets the connection after the client's FIN: the relay aborts rather than ending cleanly. */
-    @ParameterizedTest(name = "{0}")
-    @CsvSource({"epoll", "nio"})
-    void aResetAfterTheRelaysFinStillAborts(String transport) throws Exception {
-        CompletableFuture<RelayHandler.End> end = new CompletableFuture<>();
-        startRelay(transport(transport), end);
-        try (Socket client = new Socket(InetAddress.getLoopbackAddress(),
-                ((java.net.InetSocketAddress) server.localAddress()).getPort());
-             Socket accepted = target.accept()) {
-            linked.get(10, TimeUnit.SECONDS);
-            accepted.setSoTimeout(10_000);
-            client.getOutputStream().write("first".getBytes(StandardCharsets.US_ASCII));
-            client.shutdownOutput();
-            assertEquals("first", readToEnd(accepted.getInputStream()));
-            accepted.setSoLinger(true, 0); // close with RST
-            accepted.close();
-            assertNotEquals(RelayHandler.End.BOTH_ENDED, end.get(10, TimeUnit.SECONDS));
-        }
-    }
-
     /**
-     * The relay's target socket closed by something else than its end of input (here the test; in the gateway a
-     * drain or a stop) after its FIN went out: the relay aborts; only an end-of-file read ends it cleanly.
+     * After the client's FIN reached the target through the relay, the target's socket is reset ({@code reset}) or
+     * the relay's socket to it is closed by something else than its end of input ({@code close}: here the test, in
+     * the gateway a drain or a stop): the relay aborts; only an end-of-file read ends it cleanly.
      */
-    @ParameterizedTest(name = "{0}")
-    @CsvSource({"epoll", "nio"})
-    void anyOtherCloseAfterTheRelaysFinStillAborts(String transport) throws Exception {
+    @ParameterizedTest(name = "{0}, {1}")
+    @CsvSource({"epoll, reset", "nio, reset", "epoll, close", "nio, close"})
+    void anyOtherEndAfterTheRelaysFinAborts(String transport, String how) throws Exception {
         CompletableFuture<RelayHandler.End> end = new CompletableFuture<>();
-        startRelay(transport(transport), end);
+        startRelay(TestTransports.named(transport), end);
         try (Socket client = new Socket(InetAddress.getLoopbackAddress(),
                 ((java.net.InetSocketAddress) server.localAddress()).getPort());
              Socket accepted = target.accept()) {
@@ -189,8 +153,14 @@ class RelaySocketEndingTest {
             client.getOutputStream().write("first".getBytes(StandardCharsets.US_ASCII));
             client.shutdownOutput();
             assertEquals("first", readToEnd(accepted.getInputStream()));
-            b.close().sync();
-            assertEquals(RelayHandler.End.B_CLOSED_FIRST, end.get(10, TimeUnit.SECONDS));
+            if ("reset".equals(how)) {
+                accepted.setSoLinger(true, 0); // close with RST
+                accepted.close();
+                assertNotEquals(RelayHandler.End.BOTH_ENDED, end.get(10, TimeUnit.SECONDS));
+            } else {
+                b.close().sync();
+                assertEquals(RelayHandler.End.B_CLOSED_FIRST, end.get(10, TimeUnit.SECONDS));
+            }
         }
     }
 

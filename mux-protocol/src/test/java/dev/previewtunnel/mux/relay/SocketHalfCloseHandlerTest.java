@@ -15,14 +15,11 @@ import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.Epoll;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.ChannelOutputShutdownEvent;
 import io.netty.channel.socket.ChannelOutputShutdownException;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.channel.unix.UnixChannel;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -95,14 +92,7 @@ class SocketHalfCloseHandlerTest {
     @ParameterizedTest(name = "{0}, write after the half-close: {1}")
     @CsvSource({"epoll, false", "nio, false", "epoll, true"})
     void halfClosesAfterEveryQueuedByteAndKeepsReading(String transport, boolean lateWrite) throws Exception {
-        if ("epoll".equals(transport)) {
-            // The CI machines are Linux x86_64/aarch64, where the native transport must load (NativeLibrariesTest).
-            assertTrue(Epoll.isAvailable(), "native epoll transport unavailable: " + Epoll.unavailabilityCause());
-        }
-        Transports t = "epoll".equals(transport) ? Transports.best()
-                : new Transports("nio", NioIoHandler.newFactory(), NioSocketChannel.class,
-                        NioServerSocketChannel.class);
-        assertEquals(transport, t.name());
+        Transports t = TestTransports.named(transport);
         group = new MultiThreadIoEventLoopGroup(1, t.ioHandlerFactory());
 
         byte[] payload = new byte[PAYLOAD];
