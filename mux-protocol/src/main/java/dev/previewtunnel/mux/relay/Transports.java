@@ -35,6 +35,11 @@ public record Transports(String name, IoHandlerFactory ioHandlerFactory,
             return new Transports("epoll", EpollIoHandler.newFactory(), EpollSocketChannel.class,
                     EpollServerSocketChannel.class);
         }
+        return nio();
+    }
+
+    /** The JDK's NIO transport, on any platform: what {@link #best()} falls back to. */
+    public static Transports nio() {
         return new Transports("nio", NioIoHandler.newFactory(), NioSocketChannel.class, NioServerSocketChannel.class);
     }
 

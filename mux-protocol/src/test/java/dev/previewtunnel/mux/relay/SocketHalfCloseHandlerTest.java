@@ -14,7 +14,6 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.epoll.Epoll;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.ChannelOutputShutdownEvent;
 import io.netty.channel.socket.ChannelOutputShutdownException;
@@ -187,8 +186,7 @@ class SocketHalfCloseHandlerTest {
      */
     @Test
     void aResetBeforeTheHalfCloseFailsItsPromise() throws Exception {
-        assertTrue(Epoll.isAvailable(), "native epoll transport unavailable: " + Epoll.unavailabilityCause());
-        Transports t = Transports.best();
+        Transports t = TestTransports.named("epoll");
         group = new MultiThreadIoEventLoopGroup(1, t.ioHandlerFactory());
         CompletableFuture<DuplexChannel> accepted = new CompletableFuture<>();
         AtomicBoolean outputShutdownEvent = new AtomicBoolean();

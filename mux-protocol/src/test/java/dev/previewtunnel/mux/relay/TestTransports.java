@@ -1,9 +1,6 @@
 package dev.previewtunnel.mux.relay;
 
 import io.netty.channel.epoll.Epoll;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -18,9 +15,7 @@ final class TestTransports {
         if ("epoll".equals(name)) {
             assertTrue(Epoll.isAvailable(), "native epoll transport unavailable: " + Epoll.unavailabilityCause());
         }
-        Transports t = "epoll".equals(name) ? Transports.best()
-                : new Transports("nio", NioIoHandler.newFactory(), NioSocketChannel.class,
-                        NioServerSocketChannel.class);
+        Transports t = "epoll".equals(name) ? Transports.best() : Transports.nio();
         assertEquals(name, t.name());
         return t;
     }
