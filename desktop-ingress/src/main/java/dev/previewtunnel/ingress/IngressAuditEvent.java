@@ -16,8 +16,10 @@ public enum IngressAuditEvent implements AuditEvent {
     DRAIN_CUT,
     DRAIN_FINISHED;
 
+    private final String wireName = AuditEvent.wireName(this); // once, not a toLowerCase per line
+
     @Override
     public String wireName() {
-        return AuditEvent.wireName(this);
+        return wireName;
     }
 }

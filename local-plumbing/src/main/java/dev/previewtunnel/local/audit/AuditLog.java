@@ -8,7 +8,6 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -73,7 +72,7 @@ public final class AuditLog {
         private final List<Object> values = new ArrayList<>(12);
 
         private Event(String name) {
-            set("ts", Instant.now().toString());
+            set("ts", InstantText.now());
             set("side", side);
             set("event", name);
         }
