@@ -4,10 +4,10 @@ import java.time.Instant;
 
 /**
  * {@link Instant#toString()}'s text, with the date and time of day formatted by the JDK once per second and only
- * the fraction appended per call. The JDK's ISO formatter was the gateway's largest C2 compilation while a burst of
- * stream opens ran (137 of 663 ms of C2 time in the open figure) and ~a third of the audit lines' samples on the
- * C1-only ingress (docs/performance.md, finding 51). The bytes are the JDK's: the fraction in groups of three
- * digits, as many as the nanoseconds need ({@code InstantTextTest} compares them).
+ * the fraction appended per call: the JDK's ISO formatter was the largest C2 compilation of a burst of stream opens
+ * on the gateway and a third of the audit line's samples on the C1-only ingress (docs/performance.md, findings 50
+ * and 51). The bytes are the JDK's: the fraction in groups of three digits, as many as the nanoseconds need
+ * ({@code InstantTextTest} compares them).
  */
 final class InstantText {
     /** The last second formatted; immutable, so a racing thread sees either the old or the new one, both right. */
