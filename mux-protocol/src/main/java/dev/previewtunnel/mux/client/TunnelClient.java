@@ -160,15 +160,21 @@ public final class TunnelClient {
                         "cannot reach gateway " + url.getHost() + ":" + port + ": " + f.cause().getMessage()));
             } else {
                 Channel ch = connect.channel();
-                ch.eventLoop().schedule(() -> {
+                java.util.concurrent.Future<?> deadline = ch.eventLoop().schedule(() -> {
                     if (promise.tryFailure(new TunnelConnectException(TunnelConnectException.Reason.NO_ANSWER,
                             "gateway did not complete the WebSocket handshake within " + timeout.toMillis() + " ms"))) {
                         ch.close();
                     }
                 }, timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-                ch.closeFuture().addListener(c -> promise.tryFailure(
-                        new TunnelConnectException(TunnelConnectException.Reason.CLOSED,
-                                "gateway closed the connection during the handshake")));
+                // Both only matter during the handshake: once it ended, the deadline goes, and the connection's
+                // close (hours later) builds no exception for a promise long complete.
+                promise.addListener(p -> deadline.cancel(false));
+                ch.closeFuture().addListener(c -> {
+                    if (!promise.isDone()) {
+                        promise.tryFailure(new TunnelConnectException(TunnelConnectException.Reason.CLOSED,
+                                "gateway closed the connection during the handshake"));
+                    }
+                });
             }
         });
         return promise;
