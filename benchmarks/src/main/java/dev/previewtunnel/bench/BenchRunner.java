@@ -22,8 +22,10 @@ import java.util.Map;
  * it with {@code bench/run.sh}.
  */
 public final class BenchRunner {
-    // The floor (mux, mux-tls) last: the paths before it keep the order of runs 1-9 (docs/performance.md).
-    static final List<String> ORDER = List.of("direct", "ssh", "dt", "dt-aes", "ws", "wss", "mux", "mux-tls");
+    // The floor (mux, mux-tls, mux-proxy) last: the paths before it keep the order of runs 1-9 (docs/performance.md),
+    // and the floor's of runs 10-23.
+    static final List<String> ORDER = List.of("direct", "ssh", "dt", "dt-aes", "ws", "wss", "mux", "mux-tls",
+            "mux-proxy");
 
     private BenchRunner() {
     }

@@ -12,7 +12,8 @@ import java.util.List;
 final class Config {
     Path root = findRoot();
     Path jsonOut;
-    List<String> paths = new ArrayList<>(List.of("direct", "ssh", "dt", "dt-aes", "ws", "wss", "mux", "mux-tls"));
+    List<String> paths = new ArrayList<>(List.of("direct", "ssh", "dt", "dt-aes", "ws", "wss", "mux", "mux-tls",
+            "mux-proxy"));
     List<String> figures = new ArrayList<>(List.of("bulk", "pingpong", "open", "slow", "hol", "concurrent", "page",
             "abort"));
     int pageWarm = 2;
@@ -171,12 +172,14 @@ final class Config {
                 usage: bench/run.sh [options]   (java -jar benchmarks/target/benchmarks.jar [options])
                   --smoke                 tiny sizes, direct, dt, ws and mux only, one page load each (proves
                           the runner works; ~80 s)
-                  --paths LIST            subset of direct,ssh,dt,dt-aes,ws,wss,mux,mux-tls (default: all):
-                                          dt and dt-aes are Microsoft's Dev Tunnels SSH stack (Node,
-                                          bench/devtunnels, npm ci on first use) without a cipher and with
-                                          aes256-gcm; mux and mux-tls are mux-protocol alone forwarding the
-                                          ports over ws:// and wss:// (the design's floor: no grants, proxy,
-                                          audit or metrics; figures 1-3 and idle RSS only)
+                  --paths LIST            subset of direct,ssh,dt,dt-aes,ws,wss,mux,mux-tls,mux-proxy
+                                          (default: all): dt and dt-aes are Microsoft's Dev Tunnels SSH
+                                          stack (Node, bench/devtunnels, npm ci on first use) without a
+                                          cipher and with aes256-gcm; mux and mux-tls are mux-protocol alone
+                                          forwarding the ports over ws:// and wss:// (the design's floor: no
+                                          grants, proxy, audit or metrics; figures 1-3 and idle RSS only);
+                                          mux-proxy is mux over ws:// with a CONNECT answered in front of
+                                          each stream, as the ingress does (figure 3 and idle RSS only)
                   --figures LIST          subset of bulk,pingpong,open,slow,hol,concurrent,page,abort (default: all)
                   --rounds N              rounds of figures 1-3 (bulk, ping-pong, stream open), every path
                                           started afresh in each and the paths in turn; each value is the

@@ -362,7 +362,15 @@ final class Lab implements AutoCloseable {
      * for the logging backend the floor leaves out. The token travels in the environment.
      */
     MuxPair startMuxFloor(boolean tls, String suffix) {
-        String name = tls ? "mux-tls" : "mux";
+        return startMuxFloor(tls, false, suffix);
+    }
+
+    /**
+     * {@code proxy}: the desktop side answers {@code CONNECT} on one port instead ({@link MuxFloor.ConnectFront}),
+     * the {@code mux-proxy} path: the floor with the exchange the design puts in front of every stream (finding 52).
+     */
+    MuxPair startMuxFloor(boolean tls, boolean proxy, String suffix) {
+        String name = proxy ? "mux-proxy" : tls ? "mux-tls" : "mux";
         Map<String, String> token = Map.of(MuxFloor.TOKEN_ENV, MuxFloor.newToken());
         List<String> jvm = floorJvm();
         // A class literal, so that a wrong name cannot compile: until 2026-12-03 the property named a class that
@@ -387,11 +395,19 @@ final class Lab implements AutoCloseable {
             if (tls) { // the ingress's --gateway-ca
                 deskCmd.addAll(List.of("--ca", cert.toString()));
             }
+            if (proxy) {
+                deskCmd.add("--proxy");
+            }
             deskCmd.addAll(ports);
             desk = LabProcess.start(name + "-desk" + suffix, deskCmd, token, dir, READY);
             List<Integer> local = new ArrayList<>();
-            desk.awaitReady(Duration.ofSeconds(30)).get("ports").forEach(n -> local.add(n.asInt()));
-            Route route = Route.plain(name, "mux-protocol alone " + (tls ? "wss" : "ws") + "://", local);
+            JsonNode ready = desk.awaitReady(Duration.ofSeconds(30));
+            ready.get("ports").forEach(n -> local.add(n.asInt()));
+            String label = "mux-protocol alone " + (tls ? "wss" : "ws") + "://";
+            Route route = proxy
+                    ? Route.proxied(name, label + " + CONNECT", new InetSocketAddress("127.0.0.1",
+                            ready.get("proxy").asInt()), targetPorts, "floor", token.get(MuxFloor.TOKEN_ENV))
+                    : Route.plain(name, label, local);
             awaitRoute(route, Duration.ofSeconds(30));
             return new MuxPair(envSide, desk, route);
         } catch (RuntimeException e) {

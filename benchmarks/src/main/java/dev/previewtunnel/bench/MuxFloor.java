@@ -19,6 +19,7 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -27,7 +28,15 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.netty.handler.codec.http2.Http2StreamChannel;
@@ -214,8 +223,9 @@ public final class MuxFloor {
     /**
      * Desktop side. Arguments: the environment side's URL, {@code [--ca CERT]} (for wss://: trust that certificate;
      * without it the JDK's default trust, as the ingress builds its context with and without {@code --gateway-ca}),
-     * then the target ports; forwards one local port per target port. Ready line: the local ports, in the order of
-     * the target ports.
+     * {@code [--proxy]}, then the target ports; forwards one local port per target port. Ready line: the local
+     * ports, in the order of the target ports, and with {@code --proxy} also {@code proxy}, a port that answers
+     * {@code CONNECT localhost:PORT} as the ingress does ({@link ConnectFront}).
      */
     public static final class Desk {
         private Desk() {
@@ -228,6 +238,10 @@ public final class MuxFloor {
             if (args.length >= 3 && args[1].equals("--ca")) {
                 tlsClient.trustManager(new File(args[2]));
                 first = 3;
+            }
+            boolean proxy = args.length > first && args[first].equals("--proxy");
+            if (proxy) {
+                first++;
             }
             SslContext tls = "wss".equalsIgnoreCase(url.getScheme()) ? tlsClient.build() : null;
             String token = token();
@@ -269,8 +283,143 @@ public final class MuxFloor {
                         }).bind("127.0.0.1", 0).sync().channel();
                 local.add(((InetSocketAddress) listener.localAddress()).getPort());
             }
-            System.out.println("{\"event\":\"ready\",\"ports\":" + local + "}");
+            String proxyPort = "";
+            if (proxy) {
+                String authorization = ConnectFront.authorization(token);
+                Channel listener = new ServerBootstrap().group(group).channel(TRANSPORTS.serverSocketChannel())
+                        .childOption(ChannelOption.AUTO_READ, false)
+                        .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
+                        .childOption(ChannelOption.TCP_NODELAY, true)
+                        .childHandler(new ChannelInitializer<SocketChannel>() {
+                            @Override
+                            protected void initChannel(SocketChannel ch) {
+                                ReadBuffers.relayReads(ch);
+                                ch.pipeline().addLast(ConnectFront.CODEC, new HttpServerCodec(4096, 8192, 8192));
+                                ch.pipeline().addLast(SocketHalfCloseHandler.INSTANCE,
+                                        new ConnectFront(byLoop.get(ch.eventLoop()), authorization));
+                            }
+                        }).bind("127.0.0.1", 0).sync().channel();
+                proxyPort = ",\"proxy\":" + ((InetSocketAddress) listener.localAddress()).getPort();
+            }
+            System.out.println("{\"event\":\"ready\",\"ports\":" + local + proxyPort + "}");
             Thread.sleep(Long.MAX_VALUE);
+        }
+    }
+
+    /**
+     * The least a forward proxy does before its stream carries bytes, so that the floor can be measured with the
+     * {@code CONNECT} exchange the design puts in front of every stream (DESIGN.md, forward-proxy attribution) and
+     * a port forward does not have (finding 52): Netty's HTTP codec decodes the head, the session credential is
+     * compared, the stream opened to the requested authority, {@code 200 Connection established} written through the
+     * codec once the stream is accepted, and the connection relayed raw. No gate beyond that, no stream record, no
+     * audit line, no metrics. Bytes sent before the 200 are not carried (a client waits for it): the connection
+     * is closed instead.
+     */
+    static final class ConnectFront extends ChannelInboundHandlerAdapter {
+        static final String CODEC = "http";
+        private final TunnelConnection tunnel;
+        private final String authorization;
+        private boolean started;
+
+        ConnectFront(TunnelConnection tunnel, String authorization) {
+            this.tunnel = tunnel;
+            this.authorization = authorization;
+        }
+
+        /** The {@code Proxy-Authorization} value a client of the floor sends: user "floor", the token as password. */
+        static String authorization(String token) {
+            return "Basic " + Base64.getEncoder().encodeToString(("floor:" + token)
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            ctx.read();
+            ctx.fireChannelActive();
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (started) {
+                boolean early = !(msg instanceof LastHttpContent last) || last.content().isReadable();
+                ReferenceCountUtil.release(msg);
+                if (early) {
+                    ctx.close(); // bytes before the 200: not carried by the floor
+                }
+                return;
+            }
+            if (!(msg instanceof HttpRequest req)) {
+                ReferenceCountUtil.release(msg);
+                return; // the rest of a refused request's body, or nothing: the answer is on its way
+            }
+            started = true;
+            ReferenceCountUtil.release(msg);
+            Channel browser = ctx.channel();
+            if (!req.decoderResult().isSuccess() || !HttpMethod.CONNECT.equals(req.method())) {
+                answer(browser, HttpResponseStatus.BAD_REQUEST);
+                return;
+            }
+            // Constant time, as the ingress compares its session passwords.
+            byte[] given = String.valueOf(req.headers().get(HttpHeaderNames.PROXY_AUTHORIZATION))
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            if (!java.security.MessageDigest.isEqual(given,
+                    authorization.getBytes(java.nio.charset.StandardCharsets.UTF_8))) {
+                answer(browser, HttpResponseStatus.PROXY_AUTHENTICATION_REQUIRED);
+                return;
+            }
+            Authority target;
+            try {
+                target = Authority.parse(req.uri());
+            } catch (IllegalArgumentException e) {
+                answer(browser, HttpResponseStatus.BAD_REQUEST);
+                return;
+            }
+            ((HttpServerCodec) browser.pipeline().get(CODEC)).removeInboundHandler();
+            tunnel.openStream(target, "floor", Duration.ofSeconds(10)).addListener(f -> {
+                if (!f.isSuccess()) {
+                    System.err.println("open refused: " + f.cause()); // as the port forward prints it
+                    answer(browser, HttpResponseStatus.BAD_GATEWAY);
+                    return;
+                }
+                Channel stream = (Channel) f.getNow();
+                if (!browser.isActive()) {
+                    stream.close();
+                    return;
+                }
+                browser.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
+                        new HttpResponseStatus(200, "Connection established"), Unpooled.EMPTY_BUFFER))
+                        .addListener(w -> {
+                            if (!w.isSuccess()) {
+                                stream.close();
+                                return;
+                            }
+                            browser.pipeline().remove(CODEC);
+                            browser.pipeline().remove(this);
+                            RelayHandler.link(browser, stream, null);
+                        });
+            });
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            if (!started) {
+                ctx.read(); // the head is not complete yet
+            }
+        }
+
+        private static void answer(Channel browser, HttpResponseStatus status) {
+            if (!browser.isActive()) {
+                return;
+            }
+            DefaultFullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
+                    Unpooled.EMPTY_BUFFER);
+            response.headers().set(HttpHeaderNames.CONNECTION, "close");
+            browser.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
         }
     }
 }

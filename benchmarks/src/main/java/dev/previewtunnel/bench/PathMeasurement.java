@@ -9,7 +9,8 @@ import java.util.Map;
 import java.util.function.LongSupplier;
 
 /**
- * Every figure but the page load, for one path (direct, ssh, dt, dt-aes, ws, wss, mux or mux-tls) at a time. A
+ * Every figure but the page load, for one path (direct, ssh, dt, dt-aes, ws, wss, mux, mux-tls or mux-proxy) at a
+ * time. A
  * figure that fails is recorded in its place and in {@code failures}, and the run goes on. One per run.
  */
 final class PathMeasurement {
@@ -105,6 +106,16 @@ final class PathMeasurement {
                     return r;
                 }
             }
+            case "mux-proxy" -> {
+                // The floor with a CONNECT in front of each stream (finding 52): only the open differs from mux's.
+                try (Lab.MuxPair m = lab.startMuxFloor(false, true, "")) {
+                    Map<String, Object> r = new LinkedHashMap<>();
+                    r.put("idleRss", MemWatch.idleRss(m.env(), m.desk()));
+                    r.putAll(measureOpen(m.route(), m.memWatch(c.nmt)));
+                    putFloorLogErrors(r, m);
+                    return r;
+                }
+            }
             default -> throw new IllegalArgumentException("unknown path " + path);
         }
     }
@@ -167,6 +178,13 @@ final class PathMeasurement {
                     return r;
                 }
             }
+            case "mux-proxy" -> {
+                try (Lab.MuxPair m = lab.startMuxFloor(false, true, suffix)) {
+                    Map<String, Object> r = measureOpen(m.route(), m.memWatch(c.nmt));
+                    putFloorLogErrors(r, m);
+                    return r;
+                }
+            }
             default -> throw new IllegalArgumentException("unknown path " + path);
         }
     }
@@ -183,6 +201,13 @@ final class PathMeasurement {
         double millis = (System.nanoTime() - t0) / 1e6;
         return Map.of("envPercent", Stats.round(100 * (after[0] - before[0]) / millis, 1),
                 "deskPercent", Stats.round(100 * (after[1] - before[1]) / millis, 1));
+    }
+
+    /** Figure 3 alone, when selected: a path that differs from another only in how a stream opens. */
+    private Map<String, Object> measureOpen(Route route, MemWatch mem) {
+        Map<String, Object> r = new LinkedHashMap<>();
+        figure(r, "open", route, "3 stream open", () -> StreamOpenFigure.measure(route, c, mem));
+        return r;
     }
 
     /** The selected figures; {@code firstThree}: figures 1-3 only, as an earlier round measures them. */

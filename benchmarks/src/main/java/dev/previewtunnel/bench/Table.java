@@ -14,16 +14,19 @@ final class Table {
         }
     }
 
-    static final List<String> PATHS = List.of("direct", "ssh", "dt", "dt-aes", "ws", "wss", "mux", "mux-tls");
+    static final List<String> PATHS = List.of("direct", "ssh", "dt", "dt-aes", "ws", "wss", "mux", "mux-tls",
+            "mux-proxy");
     static final List<String> HEADERS = List.of("direct", "ssh -L", "DT ws", "DT aes", "tun ws", "tun wss",
-            "mux ws", "mux wss");
+            "mux ws", "mux wss", "mux CONN");
     /** Ratio columns: {numerator path, denominator path, header}; tunnel/peer beside tunnel/ssh and /direct. */
     static final List<String[]> RATIOS = List.of(new String[]{"ws", "ssh", "ws/ssh"},
             new String[]{"wss", "ssh", "wss/ssh"}, new String[]{"ws", "direct", "ws/dir"},
             new String[]{"wss", "direct", "wss/dir"}, new String[]{"ws", "dt", "ws/dt"},
             new String[]{"wss", "dt-aes", "wss/dtaes"},
             // the design's floor against the peer (finding 40)
-            new String[]{"mux", "dt", "mux/dt"}, new String[]{"mux-tls", "dt-aes", "mux/dtaes"});
+            new String[]{"mux", "dt", "mux/dt"}, new String[]{"mux-tls", "dt-aes", "mux/dtaes"},
+            // and with the CONNECT exchange in front of each stream (finding 52)
+            new String[]{"mux-proxy", "dt", "muxc/dt"});
 
     static List<Row> rows(Config c) {
         List<Row> rows = new java.util.ArrayList<>(List.of(

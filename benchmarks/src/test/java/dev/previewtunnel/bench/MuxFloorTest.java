@@ -7,11 +7,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -139,6 +143,55 @@ class MuxFloorTest {
                 s.setSoTimeout(10_000);
                 assertEquals(-1, s.getInputStream().read(), "a port the environment side was not given");
             }
+            LabProcess desk = processes.get(1);
+            assertTrue(desk.tail(1 << 20).contains("policy_refused: port_not_allowed"), desk.tail(4000));
+        }
+    }
+
+    /**
+     * The mux-proxy path (finding 52): the desktop side's CONNECT port opens a stream with the session's credential
+     * and relays it byte for byte, half-close included; a wrong credential is a 407 and a port the environment
+     * side was not given a 502, both before any byte is relayed.
+     */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS) // a bound on a hang: ~5 s here
+    void throughConnectItForwardsWithTheCredentialAndRefusesWithoutIt(@TempDir Path dir) throws Exception {
+        int port = startTarget();
+        try (ServerSocket other = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            String token = MuxFloor.newToken();
+            Map<String, String> env = Map.of(MuxFloor.TOKEN_ENV, token);
+            String url = start("env", MuxFloor.Env.class, env, dir, List.of(String.valueOf(port)))
+                    .awaitReady(Duration.ofSeconds(30)).get("url").asText();
+            int proxy = start("desk", MuxFloor.Desk.class, env, dir, List.of(url, "--proxy", String.valueOf(port)))
+                    .awaitReady(Duration.ofSeconds(30)).get("proxy").asInt();
+            InetSocketAddress at = new InetSocketAddress("127.0.0.1", proxy);
+
+            Route route = Route.proxied("mux-proxy", "floor", at, List.of(port), "floor", token);
+            byte[] payload = new byte[256 << 10];
+            new Random(13).nextBytes(payload);
+            for (int i = 0; i < 4; i++) { // both event loops, each with its own tunnel connection
+                try (SocketChannel ch = route.open(0)) { // CONNECT, its 200, then the target's hello byte
+                    ch.socket().setSoTimeout(10_000);
+                    Thread writer = new Thread(() -> {
+                        try {
+                            Route.writeFully(ch, ByteBuffer.wrap(payload));
+                            ch.shutdownOutput();
+                        } catch (Exception e) {
+                            throw new RuntimeException(e);
+                        }
+                    });
+                    writer.start();
+                    byte[] echoed = ch.socket().getInputStream().readAllBytes();
+                    writer.join();
+                    assertArrayEquals(payload, echoed, "connection " + i);
+                }
+            }
+            IOException wrong = assertThrows(IOException.class, () -> Route.proxied("mux-proxy", "floor", at,
+                    List.of(port), "floor", token + "x").open(0));
+            assertTrue(wrong.getMessage().contains("407"), wrong.getMessage());
+            IOException notGiven = assertThrows(IOException.class, () -> Route.proxied("mux-proxy", "floor", at,
+                    List.of(other.getLocalPort()), "floor", token).open(0));
+            assertTrue(notGiven.getMessage().contains("502"), notGiven.getMessage());
             LabProcess desk = processes.get(1);
             assertTrue(desk.tail(1 << 20).contains("policy_refused: port_not_allowed"), desk.tail(4000));
         }

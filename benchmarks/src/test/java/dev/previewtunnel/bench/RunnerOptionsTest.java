@@ -31,11 +31,12 @@ class RunnerOptionsTest {
     @Test
     void theDevTunnelsPeerIsAPathOfItsOwnBesideSshAndBeforeTheTunnel() {
         // Issue 21: dt (no cipher, beside ws) and dt-aes (aes256-gcm, beside wss), measured in that order.
-        assertEquals(List.of("direct", "ssh", "dt", "dt-aes", "ws", "wss", "mux", "mux-tls"), new Config().paths);
+        assertEquals(List.of("direct", "ssh", "dt", "dt-aes", "ws", "wss", "mux", "mux-tls", "mux-proxy"),
+                new Config().paths);
         assertEquals(new Config().paths, BenchRunner.ORDER);
         assertEquals(List.of("direct", "dt", "ws", "mux"), Config.smoke().paths);
         assertEquals(List.of("dt", "dt-aes"), Config.parse(new String[]{"--paths", "dt,dt-aes", "--root", "."}).paths);
-        assertTrue(Config.usage().contains("direct,ssh,dt,dt-aes,ws,wss,mux,mux-tls"));
+        assertTrue(Config.usage().contains("direct,ssh,dt,dt-aes,ws,wss,mux,mux-tls,mux-proxy"));
     }
 
     /** By default the servers run as users run them (issue 21), without native memory tracking's own memory. */
