@@ -179,7 +179,7 @@ final class Config {
                                           forwarding the ports over ws:// and wss:// (the design's floor: no
                                           grants, proxy, audit or metrics; figures 1-3 and idle RSS only);
                                           mux-proxy is mux over ws:// with a CONNECT answered in front of
-                                          each stream, as the ingress does (figure 3 and idle RSS only)
+                                          each stream, as the ingress does (figures 1-3 and idle RSS only)
                   --figures LIST          subset of bulk,pingpong,open,slow,hol,concurrent,page,abort (default: all)
                   --rounds N              rounds of figures 1-3 (bulk, ping-pong, stream open), every path
                                           started afresh in each and the paths in turn; each value is the

@@ -107,11 +107,13 @@ final class PathMeasurement {
                 }
             }
             case "mux-proxy" -> {
-                // The floor with a CONNECT in front of each stream (finding 52): only the open differs from mux's.
+                // The floor with a CONNECT in front of each stream (finding 52). Figures 1-2 too, though after the
+                // CONNECT they are mux's relay: they warm the processes before the open as they do every path's
+                // (run 24 measured the open alone, colder than the paths it was compared with).
                 try (Lab.MuxPair m = lab.startMuxFloor(false, true, "")) {
                     Map<String, Object> r = new LinkedHashMap<>();
                     r.put("idleRss", MemWatch.idleRss(m.env(), m.desk()));
-                    r.putAll(measureOpen(m.route(), m.memWatch(c.nmt)));
+                    r.putAll(measure(m.route(), m.memWatch(c.nmt), true));
                     putFloorLogErrors(r, m);
                     return r;
                 }
@@ -180,7 +182,7 @@ final class PathMeasurement {
             }
             case "mux-proxy" -> {
                 try (Lab.MuxPair m = lab.startMuxFloor(false, true, suffix)) {
-                    Map<String, Object> r = measureOpen(m.route(), m.memWatch(c.nmt));
+                    Map<String, Object> r = measure(m.route(), m.memWatch(c.nmt), true);
                     putFloorLogErrors(r, m);
                     return r;
                 }
@@ -201,13 +203,6 @@ final class PathMeasurement {
         double millis = (System.nanoTime() - t0) / 1e6;
         return Map.of("envPercent", Stats.round(100 * (after[0] - before[0]) / millis, 1),
                 "deskPercent", Stats.round(100 * (after[1] - before[1]) / millis, 1));
-    }
-
-    /** Figure 3 alone, when selected: a path that differs from another only in how a stream opens. */
-    private Map<String, Object> measureOpen(Route route, MemWatch mem) {
-        Map<String, Object> r = new LinkedHashMap<>();
-        figure(r, "open", route, "3 stream open", () -> StreamOpenFigure.measure(route, c, mem));
-        return r;
     }
 
     /** The selected figures; {@code firstThree}: figures 1-3 only, as an earlier round measures them. */
