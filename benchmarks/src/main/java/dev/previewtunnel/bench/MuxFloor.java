@@ -17,6 +17,7 @@ import dev.previewtunnel.mux.wire.TunnelError;
 import dev.previewtunnel.mux.wire.TunnelStreamException;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
@@ -28,16 +29,15 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
-import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.ssl.SslContext;
@@ -48,6 +48,8 @@ import io.netty.util.concurrent.EventExecutor;
 import java.io.File;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -329,7 +331,7 @@ public final class MuxFloor {
         /** The {@code Proxy-Authorization} value a client of the floor sends: user "floor", the token as password. */
         static String authorization(String token) {
             return "Basic " + Base64.getEncoder().encodeToString(("floor:" + token)
-                    .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                    .getBytes(StandardCharsets.UTF_8));
         }
 
         @Override
@@ -361,9 +363,8 @@ public final class MuxFloor {
             }
             // Constant time, as the ingress compares its session passwords.
             byte[] given = String.valueOf(req.headers().get(HttpHeaderNames.PROXY_AUTHORIZATION))
-                    .getBytes(java.nio.charset.StandardCharsets.UTF_8);
-            if (!java.security.MessageDigest.isEqual(given,
-                    authorization.getBytes(java.nio.charset.StandardCharsets.UTF_8))) {
+                    .getBytes(StandardCharsets.UTF_8);
+            if (!MessageDigest.isEqual(given, authorization.getBytes(StandardCharsets.UTF_8))) {
                 answer(browser, HttpResponseStatus.PROXY_AUTHENTICATION_REQUIRED);
                 return;
             }

@@ -10,8 +10,7 @@ import java.util.function.LongSupplier;
 
 /**
  * Every figure but the page load, for one path (direct, ssh, dt, dt-aes, ws, wss, mux, mux-tls or mux-proxy) at a
- * time. A
- * figure that fails is recorded in its place and in {@code failures}, and the run goes on. One per run.
+ * time. A figure that fails is recorded in its place and in {@code failures}, and the run goes on. One per run.
  */
 final class PathMeasurement {
     interface Figure {
