@@ -59,6 +59,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 /**
@@ -258,53 +259,53 @@ public final class MuxFloor {
             List<Integer> local = new ArrayList<>();
             for (int i = first; i < args.length; i++) {
                 Authority target = new Authority("localhost", Integer.parseInt(args[i]));
-                Channel listener = new ServerBootstrap().group(group).channel(TRANSPORTS.serverSocketChannel())
-                        .childOption(ChannelOption.AUTO_READ, false)
-                        .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
-                        .childOption(ChannelOption.TCP_NODELAY, true)
-                        .childHandler(new ChannelInitializer<SocketChannel>() {
-                            @Override
-                            protected void initChannel(SocketChannel ch) {
-                                ReadBuffers.relayReads(ch);
-                                ch.pipeline().addLast(SocketHalfCloseHandler.INSTANCE);
-                                byLoop.get(ch.eventLoop()).openStream(target, "floor", Duration.ofSeconds(10))
-                                        .addListener(f -> {
-                                            if (f.isSuccess() && ch.isActive()) {
-                                                RelayHandler.link(ch, (Channel) f.getNow(), null);
-                                                return;
-                                            }
-                                            if (f.isSuccess()) {
-                                                ((Channel) f.getNow()).close();
-                                            } else {
-                                                // No logging backend here: the refusal's code, for the test.
-                                                System.err.println("open refused: " + f.cause());
-                                            }
-                                            ch.close();
-                                        });
-                            }
-                        }).bind("127.0.0.1", 0).sync().channel();
-                local.add(((InetSocketAddress) listener.localAddress()).getPort());
+                local.add(listen(group, ch -> {
+                    ch.pipeline().addLast(SocketHalfCloseHandler.INSTANCE);
+                    byLoop.get(ch.eventLoop()).openStream(target, "floor", Duration.ofSeconds(10)).addListener(f -> {
+                        if (f.isSuccess() && ch.isActive()) {
+                            RelayHandler.link(ch, (Channel) f.getNow(), null);
+                            return;
+                        }
+                        if (f.isSuccess()) {
+                            ((Channel) f.getNow()).close();
+                        } else {
+                            // No logging backend here: the refusal's code, for the test.
+                            System.err.println("open refused: " + f.cause());
+                        }
+                        ch.close();
+                    });
+                }));
             }
             String proxyPort = "";
             if (proxy) {
                 String authorization = ConnectFront.authorization(token);
-                Channel listener = new ServerBootstrap().group(group).channel(TRANSPORTS.serverSocketChannel())
-                        .childOption(ChannelOption.AUTO_READ, false)
-                        .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
-                        .childOption(ChannelOption.TCP_NODELAY, true)
-                        .childHandler(new ChannelInitializer<SocketChannel>() {
-                            @Override
-                            protected void initChannel(SocketChannel ch) {
-                                ReadBuffers.relayReads(ch);
-                                ch.pipeline().addLast(ConnectFront.CODEC, new HttpServerCodec(4096, 8192, 8192));
-                                ch.pipeline().addLast(SocketHalfCloseHandler.INSTANCE,
-                                        new ConnectFront(byLoop.get(ch.eventLoop()), authorization));
-                            }
-                        }).bind("127.0.0.1", 0).sync().channel();
-                proxyPort = ",\"proxy\":" + ((InetSocketAddress) listener.localAddress()).getPort();
+                proxyPort = ",\"proxy\":" + listen(group, ch -> {
+                    ch.pipeline().addLast(ConnectFront.CODEC, new HttpServerCodec(4096, 8192, 8192));
+                    ch.pipeline().addLast(SocketHalfCloseHandler.INSTANCE,
+                            new ConnectFront(byLoop.get(ch.eventLoop()), authorization));
+                });
             }
             System.out.println("{\"event\":\"ready\",\"ports\":" + local + proxyPort + "}");
             Thread.sleep(Long.MAX_VALUE);
+        }
+
+        /**
+         * A 127.0.0.1 listener whose sockets come up as a relay wants them (auto-read off, half-closure allowed, the
+         * relay's read allocator), set up further by {@code init}; returns its port.
+         */
+        private static int listen(EventLoopGroup group, Consumer<SocketChannel> init) throws InterruptedException {
+            Channel listener = new ServerBootstrap().group(group).channel(TRANSPORTS.serverSocketChannel())
+                    .childOption(ChannelOption.AUTO_READ, false)
+                    .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            ReadBuffers.relayReads(ch);
+                            init.accept(ch);
+                        }
+                    }).bind("127.0.0.1", 0).sync().channel();
+            return ((InetSocketAddress) listener.localAddress()).getPort();
         }
     }
 
