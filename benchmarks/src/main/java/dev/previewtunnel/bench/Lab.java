@@ -359,18 +359,17 @@ final class Lab implements AutoCloseable {
     /**
      * Starts the pair with the JVM options the gateway and the ingress get ({@link #floorJvm}): the environment
      * side the gateway's, the desktop side the ingress's (C1 only by default); SLF4J's no-op provider stands in
-     * for the logging backend the floor leaves out. The token travels in the environment.
+     * for the logging backend the floor leaves out. The token travels in the environment. {@code name}: {@code mux}
+     * (over ws://), {@code mux-tls} (over wss://) or {@code mux-proxy} (over ws://, the desktop side answering
+     * {@code CONNECT} on one port instead of forwarding ports, {@link MuxFloor.ConnectFront}: the floor with the
+     * exchange the design puts in front of every stream, finding 52).
      */
-    MuxPair startMuxFloor(boolean tls, String suffix) {
-        return startMuxFloor(tls, false, suffix);
-    }
-
-    /**
-     * {@code proxy}: the desktop side answers {@code CONNECT} on one port instead ({@link MuxFloor.ConnectFront}),
-     * the {@code mux-proxy} path: the floor with the exchange the design puts in front of every stream (finding 52).
-     */
-    MuxPair startMuxFloor(boolean tls, boolean proxy, String suffix) {
-        String name = proxy ? "mux-proxy" : tls ? "mux-tls" : "mux";
+    MuxPair startMuxFloor(String name, String suffix) {
+        boolean tls = name.equals("mux-tls");
+        boolean proxy = name.equals("mux-proxy");
+        if (!tls && !proxy && !name.equals("mux")) {
+            throw new IllegalArgumentException("not a floor path: " + name);
+        }
         Map<String, String> token = Map.of(MuxFloor.TOKEN_ENV, MuxFloor.newToken());
         List<String> jvm = floorJvm();
         // A class literal, so that a wrong name cannot compile: until 2026-12-03 the property named a class that
@@ -406,7 +405,8 @@ final class Lab implements AutoCloseable {
             String label = "mux-protocol alone " + (tls ? "wss" : "ws") + "://";
             Route route = proxy
                     ? Route.proxied(name, label + " + CONNECT", new InetSocketAddress("127.0.0.1",
-                            ready.get("proxy").asInt()), targetPorts, "floor", token.get(MuxFloor.TOKEN_ENV))
+                            ready.get("proxy").asInt()), targetPorts, MuxFloor.ConnectFront.USER,
+                            token.get(MuxFloor.TOKEN_ENV))
                     : Route.plain(name, label, local);
             awaitRoute(route, Duration.ofSeconds(30));
             return new MuxPair(envSide, desk, route);

@@ -111,7 +111,7 @@ public final class MemoryFloor {
                             "mux-protocol alone, env side, one stream per target port carried",
                             "mux-protocol alone, desktop side (C1 only, as the ingress)"),
                             () -> {
-                                Lab.MuxPair m = lab.startMuxFloor(false, "-floor");
+                                Lab.MuxPair m = lab.startMuxFloor("mux", "-floor");
                                 return List.of(m.env(), m.desk());
                             }),
                     new Kind(List.of("gateway", "ingress"), List.of(

@@ -320,19 +320,20 @@ public final class MuxFloor {
      */
     static final class ConnectFront extends ChannelInboundHandlerAdapter {
         static final String CODEC = "http";
+        /** The floor's one user name; the token is its password. */
+        static final String USER = "floor";
         private final TunnelConnection tunnel;
-        private final String authorization;
+        private final byte[] authorization;
         private boolean started;
 
         ConnectFront(TunnelConnection tunnel, String authorization) {
             this.tunnel = tunnel;
-            this.authorization = authorization;
+            this.authorization = authorization.getBytes(StandardCharsets.UTF_8);
         }
 
-        /** The {@code Proxy-Authorization} value a client of the floor sends: user "floor", the token as password. */
+        /** The {@code Proxy-Authorization} value a client of the floor sends ({@link Route#proxied} builds it). */
         static String authorization(String token) {
-            return "Basic " + Base64.getEncoder().encodeToString(("floor:" + token)
-                    .getBytes(StandardCharsets.UTF_8));
+            return Route.basicAuthorization(USER, token);
         }
 
         @Override
@@ -365,7 +366,7 @@ public final class MuxFloor {
             // Constant time, as the ingress compares its session passwords.
             byte[] given = String.valueOf(req.headers().get(HttpHeaderNames.PROXY_AUTHORIZATION))
                     .getBytes(StandardCharsets.UTF_8);
-            if (!MessageDigest.isEqual(given, authorization.getBytes(StandardCharsets.UTF_8))) {
+            if (!MessageDigest.isEqual(given, authorization)) {
                 answer(browser, HttpResponseStatus.PROXY_AUTHENTICATION_REQUIRED);
                 return;
             }

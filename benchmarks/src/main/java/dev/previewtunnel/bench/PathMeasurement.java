@@ -93,23 +93,13 @@ final class PathMeasurement {
                     }
                 }
             }
-            case "mux", "mux-tls" -> {
-                // The design's floor beside the tunnel and the peer (finding 40): figures 1-3 and the idle row
-                // only. It has none of the gateway's limits (streams per session, queued bytes), so figures 4-6
-                // would measure a program nobody runs.
-                try (Lab.MuxPair m = lab.startMuxFloor(path.equals("mux-tls"), "")) {
-                    Map<String, Object> r = new LinkedHashMap<>();
-                    r.put("idleRss", MemWatch.idleRss(m.env(), m.desk()));
-                    r.putAll(measure(m.route(), m.memWatch(c.nmt), true));
-                    putFloorLogErrors(r, m);
-                    return r;
-                }
-            }
-            case "mux-proxy" -> {
-                // The floor with a CONNECT in front of each stream (finding 52). Figures 1-2 too, though after the
-                // CONNECT they are mux's relay: they warm the processes before the open as they do every path's
-                // (run 24 measured the open alone, colder than the paths it was compared with).
-                try (Lab.MuxPair m = lab.startMuxFloor(false, true, "")) {
+            case "mux", "mux-tls", "mux-proxy" -> {
+                // The design's floor beside the tunnel and the peer (finding 40), and with a CONNECT in front of
+                // each stream (mux-proxy, finding 52): figures 1-3 and the idle row only. It has none of the
+                // gateway's limits (streams per session, queued bytes), so figures 4-6 would measure a program
+                // nobody runs. mux-proxy's figures 1-2 are mux's relay after the CONNECT, run all the same so that
+                // its open finds the processes as warm as every path's (run 24 measured its open alone, colder).
+                try (Lab.MuxPair m = lab.startMuxFloor(path, "")) {
                     Map<String, Object> r = new LinkedHashMap<>();
                     r.put("idleRss", MemWatch.idleRss(m.env(), m.desk()));
                     r.putAll(measure(m.route(), m.memWatch(c.nmt), true));
@@ -172,15 +162,8 @@ final class PathMeasurement {
                     t.close();
                 }
             }
-            case "mux", "mux-tls" -> {
-                try (Lab.MuxPair m = lab.startMuxFloor(path.equals("mux-tls"), suffix)) {
-                    Map<String, Object> r = measure(m.route(), m.memWatch(c.nmt), true);
-                    putFloorLogErrors(r, m);
-                    return r;
-                }
-            }
-            case "mux-proxy" -> {
-                try (Lab.MuxPair m = lab.startMuxFloor(false, true, suffix)) {
+            case "mux", "mux-tls", "mux-proxy" -> {
+                try (Lab.MuxPair m = lab.startMuxFloor(path, suffix)) {
                     Map<String, Object> r = measure(m.route(), m.memWatch(c.nmt), true);
                     putFloorLogErrors(r, m);
                     return r;

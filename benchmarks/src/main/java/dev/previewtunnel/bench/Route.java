@@ -44,11 +44,17 @@ final class Route {
 
     static Route proxied(String key, String label, InetSocketAddress proxy, List<Integer> targetPorts,
                          String username, String password) {
-        String auth = Base64.getEncoder().encodeToString((username + ":" + password).getBytes(StandardCharsets.UTF_8));
+        String auth = basicAuthorization(username, password);
         List<byte[]> heads = targetPorts.stream().map(p -> ("CONNECT localhost:" + p + " HTTP/1.1\r\n"
                 + "Host: localhost:" + p + "\r\n"
-                + "Proxy-Authorization: Basic " + auth + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII)).toList();
+                + "Proxy-Authorization: " + auth + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII)).toList();
         return new Route(key, label, targetPorts.stream().map(p -> proxy).toList(), heads, true);
+    }
+
+    /** A {@code Proxy-Authorization} value of the Basic scheme (RFC 7617). */
+    static String basicAuthorization(String username, String password) {
+        return "Basic " + Base64.getEncoder().encodeToString((username + ":" + password)
+                .getBytes(StandardCharsets.UTF_8));
     }
 
     int ports() {

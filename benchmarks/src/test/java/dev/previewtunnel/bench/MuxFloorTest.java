@@ -166,7 +166,7 @@ class MuxFloorTest {
                     .awaitReady(Duration.ofSeconds(30)).get("proxy").asInt();
             InetSocketAddress at = new InetSocketAddress("127.0.0.1", proxy);
 
-            Route route = Route.proxied("mux-proxy", "floor", at, List.of(port), "floor", token);
+            Route route = Route.proxied("mux-proxy", "floor", at, List.of(port), MuxFloor.ConnectFront.USER, token);
             byte[] payload = new byte[256 << 10];
             new Random(13).nextBytes(payload);
             for (int i = 0; i < 4; i++) { // both event loops, each with its own tunnel connection
@@ -187,10 +187,10 @@ class MuxFloorTest {
                 }
             }
             IOException wrong = assertThrows(IOException.class, () -> Route.proxied("mux-proxy", "floor", at,
-                    List.of(port), "floor", token + "x").open(0));
+                    List.of(port), MuxFloor.ConnectFront.USER, token + "x").open(0));
             assertTrue(wrong.getMessage().contains("407"), wrong.getMessage());
             IOException notGiven = assertThrows(IOException.class, () -> Route.proxied("mux-proxy", "floor", at,
-                    List.of(other.getLocalPort()), "floor", token).open(0));
+                    List.of(other.getLocalPort()), MuxFloor.ConnectFront.USER, token).open(0));
             assertTrue(notGiven.getMessage().contains("502"), notGiven.getMessage());
             LabProcess desk = processes.get(1);
             assertTrue(desk.tail(1 << 20).contains("policy_refused: port_not_allowed"), desk.tail(4000));
