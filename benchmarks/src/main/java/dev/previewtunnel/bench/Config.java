@@ -96,9 +96,9 @@ final class Config {
         c.pageWarm = 0;   // one page load per path, interleaved as in a full run (Chromium and Vite, as CI has)
         c.pageLoads = 1;
         c.pageSteadyWarm = 0; // and the second series right after, so that its code runs too
-        // dt: CI runs the Dev Tunnels peer's programs too (bench/devtunnels; node and npm are required), and mux
-        // the protocol's floor pair.
-        c.paths = new ArrayList<>(List.of("direct", "dt", "ws", "mux"));
+        // dt: CI runs the Dev Tunnels peer's programs too (bench/devtunnels; node and npm are required), mux
+        // the protocol's floor pair, and ws-floor the ingress in front of the floor's environment side.
+        c.paths = new ArrayList<>(List.of("direct", "dt", "ws", "mux", "ws-floor"));
         return c;
     }
 
@@ -149,6 +149,11 @@ final class Config {
                 default -> throw new IllegalArgumentException("unknown option " + a + "\n" + usage());
             }
         }
+        for (String path : c.paths) {
+            if (!BenchRunner.ORDER.contains(path)) { // a misspelt path would otherwise be measured by nobody
+                throw new IllegalArgumentException("unknown path " + path + " in --paths\n" + usage());
+            }
+        }
         if (c.rounds < 1) {
             throw new IllegalArgumentException("--rounds must be at least 1, got " + c.rounds);
         }
@@ -170,16 +175,19 @@ final class Config {
     static String usage() {
         return """
                 usage: bench/run.sh [options]   (java -jar benchmarks/target/benchmarks.jar [options])
-                  --smoke                 tiny sizes, direct, dt, ws and mux only, one page load each (proves
-                          the runner works; ~80 s)
+                  --smoke                 tiny sizes, direct, dt, ws, mux and ws-floor only, one page load
+                          each (proves the runner works; ~90 s)
                   --paths LIST            subset of direct,ssh,dt,dt-aes,ws,wss,mux,mux-tls,mux-proxy
-                                          (default: all): dt and dt-aes are Microsoft's Dev Tunnels SSH
+                                          and ws-floor (default: all but ws-floor): dt and dt-aes are Microsoft's Dev Tunnels SSH
                                           stack (Node, bench/devtunnels, npm ci on first use) without a
                                           cipher and with aes256-gcm; mux and mux-tls are mux-protocol alone
                                           forwarding the ports over ws:// and wss:// (the design's floor: no
                                           grants, proxy, audit or metrics; figures 1-3 and idle RSS only);
                                           mux-proxy is mux over ws:// with a CONNECT answered in front of
-                                          each stream, as the ingress does (figures 1-3 and idle RSS only)
+                                          each stream, as the ingress does (figures 1-3 and idle RSS only);
+                                          ws-floor is the ingress in front of mux's environment side instead
+                                          of the gateway (figures 1-3 and idle RSS; beside ws and mux-proxy it
+                                          splits the open's cost between gateway and ingress)
                   --figures LIST          subset of bulk,pingpong,open,slow,hol,concurrent,page,abort (default: all)
                   --rounds N              rounds of figures 1-3 (bulk, ping-pong, stream open), every path
                                           started afresh in each and the paths in turn; each value is the

@@ -244,17 +244,40 @@ final class Lab implements AutoCloseable {
     /** {@code suffix} names this pair's logs and state directory apart from another round's ({@link Rounds}). */
     Tunnel startTunnel(boolean tls, String suffix) {
         String name = tls ? "wss" : "ws";
-        List<String> jvm = serverJvm();
+        List<String> gw = new ArrayList<>(serverJvm());
+        gw.addAll(config.gatewayJvmExtra);
         // The audit on stderr (into the process's log file) as when the figures in docs/performance.md were taken,
         // and not in the user's default state directory: the gateway is given none.
-        List<String> gw = new ArrayList<>(jvm);
-        gw.addAll(config.gatewayJvmExtra);
         gw.addAll(List.of("-jar", gatewayJar.toString(), "serve", "--keys", dir.resolve("keys").toString(),
                 "--env", ENV, "--listen", "127.0.0.1:0", "--audit-file", "-", "--max-grant-lifetime", GRANT_TTL));
         if (tls) {
             gw.addAll(List.of("--tls-cert", cert.toString(), "--tls-key", key.toString()));
         }
-        LabProcess gateway = LabProcess.start("gateway-" + name + suffix, gw, dir, READY);
+        return startIngress(name, "tunnel " + name + "://", tls, suffix,
+                LabProcess.start("gateway-" + name + suffix, gw, dir, READY));
+    }
+
+    /**
+     * The ws-floor path (finding 53): the ingress, as {@link #startTunnel} runs it, in front of the floor's
+     * environment side ({@link MuxFloor.Env}) instead of the gateway, which accepts the lab's connection token and
+     * dials each stream's port without a grant check, limits, metrics or audit. Beside {@code ws} and
+     * {@code mux-proxy} it splits the tunnel's open between its two programs.
+     */
+    Tunnel startIngressOnFloor(String suffix) {
+        String token;
+        try {
+            token = Files.readString(tokenFile).strip();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        LabProcess envSide = LabProcess.start("ws-floor-env" + suffix, floorEnvCommand(false),
+                Map.of(MuxFloor.TOKEN_ENV, token), dir, READY);
+        return startIngress("ws-floor", "ingress + mux-protocol's env side", false, suffix, envSide);
+    }
+
+    /** Starts the ingress against {@code gateway} (started, not yet ready); closes it if the ingress fails. */
+    private Tunnel startIngress(String name, String label, boolean tls, String suffix, LabProcess gateway) {
+        List<String> jvm = serverJvm();
         LabProcess ingress = null;
         try {
             JsonNode gReady = gateway.awaitReady(Duration.ofSeconds(60));
@@ -276,7 +299,7 @@ final class Lab implements AutoCloseable {
             InetSocketAddress proxyAddress = new InetSocketAddress(proxy[0], Integer.parseInt(proxy[1]));
             String user = creds.get("username").asText();
             String password = creds.get("password").asText();
-            Route route = Route.proxied(name, "tunnel " + name + "://", proxyAddress, targetPorts, user, password);
+            Route route = Route.proxied(name, label, proxyAddress, targetPorts, user, password);
             awaitRoute(route, Duration.ofSeconds(30));
             return new Tunnel(name, gateway, ingress, route, gReady.path("transport").asText(), proxyAddress, user,
                     password);
@@ -315,6 +338,27 @@ final class Lab implements AutoCloseable {
         NettyDefaults.PROPERTIES.forEach((property, value) -> jvm.add("-D" + property + "=" + value));
         jvm.addAll(List.of("-cp", classPath));
         return jvm;
+    }
+
+    /** {@link #floorJvm}, SLF4J's no-op provider standing in for the logging backend the floor leaves out. */
+    private List<String> floorJvmWithoutLogging() {
+        List<String> jvm = floorJvm();
+        // A class literal, so that a wrong name cannot compile: until 2026-12-03 the property named a class that
+        // does not exist, SLF4J fell back to its service loader, and the floor ran logback (finding 40).
+        jvm.add(1, "-Dslf4j.provider=" + NOP_FallbackServiceProvider.class.getName());
+        return jvm;
+    }
+
+    /** The floor's environment side, allowed to dial the target ports, with the gateway's extra JVM options. */
+    private List<String> floorEnvCommand(boolean tls) {
+        List<String> envCmd = floorJvmWithoutLogging();
+        envCmd.addAll(1, config.gatewayJvmExtra);
+        envCmd.add(MuxFloor.Env.class.getName());
+        if (tls) { // the gateway's serve --tls-cert --tls-key, the same certificate
+            envCmd.addAll(List.of("--tls", cert.toString(), key.toString()));
+        }
+        targetPorts.forEach(p -> envCmd.add(String.valueOf(p)));
+        return envCmd;
     }
 
     /** The ingress does not wait for its tunnel connections: retry an open on every port until they work. */
@@ -371,23 +415,11 @@ final class Lab implements AutoCloseable {
             throw new IllegalArgumentException("not a floor path: " + name);
         }
         Map<String, String> token = Map.of(MuxFloor.TOKEN_ENV, MuxFloor.newToken());
-        List<String> jvm = floorJvm();
-        // A class literal, so that a wrong name cannot compile: until 2026-12-03 the property named a class that
-        // does not exist, SLF4J fell back to its service loader, and the floor ran logback (finding 40).
-        jvm.add(1, "-Dslf4j.provider=" + NOP_FallbackServiceProvider.class.getName());
-        List<String> ports = targetPorts.stream().map(String::valueOf).toList();
-        List<String> envCmd = new ArrayList<>(jvm);
-        envCmd.addAll(1, config.gatewayJvmExtra);
-        envCmd.add(MuxFloor.Env.class.getName());
-        if (tls) { // the gateway's serve --tls-cert --tls-key, the same certificate
-            envCmd.addAll(List.of("--tls", cert.toString(), key.toString()));
-        }
-        envCmd.addAll(ports);
-        LabProcess envSide = LabProcess.start(name + "-env" + suffix, envCmd, token, dir, READY);
+        LabProcess envSide = LabProcess.start(name + "-env" + suffix, floorEnvCommand(tls), token, dir, READY);
         LabProcess desk = null;
         try {
             String url = envSide.awaitReady(Duration.ofSeconds(30)).get("url").asText();
-            List<String> deskCmd = new ArrayList<>(jvm);
+            List<String> deskCmd = floorJvmWithoutLogging();
             deskCmd.addAll(1, config.ingressJvmExtra);
             deskCmd.add(MuxFloor.Desk.class.getName());
             deskCmd.add(url);
@@ -397,7 +429,7 @@ final class Lab implements AutoCloseable {
             if (proxy) {
                 deskCmd.add("--proxy");
             }
-            deskCmd.addAll(ports);
+            targetPorts.forEach(p -> deskCmd.add(String.valueOf(p)));
             desk = LabProcess.start(name + "-desk" + suffix, deskCmd, token, dir, READY);
             List<Integer> local = new ArrayList<>();
             JsonNode ready = desk.awaitReady(Duration.ofSeconds(30));

@@ -15,9 +15,9 @@ final class Table {
     }
 
     static final List<String> PATHS = List.of("direct", "ssh", "dt", "dt-aes", "ws", "wss", "mux", "mux-tls",
-            "mux-proxy");
+            "mux-proxy", "ws-floor");
     static final List<String> HEADERS = List.of("direct", "ssh -L", "DT ws", "DT aes", "tun ws", "tun wss",
-            "mux ws", "mux wss", "mux CONN");
+            "mux ws", "mux wss", "mux CONN", "ingr+mux");
     /** Ratio columns: {numerator path, denominator path, header}; tunnel/peer beside tunnel/ssh and /direct. */
     static final List<String[]> RATIOS = List.of(new String[]{"ws", "ssh", "ws/ssh"},
             new String[]{"wss", "ssh", "wss/ssh"}, new String[]{"ws", "direct", "ws/dir"},
@@ -26,7 +26,9 @@ final class Table {
             // the design's floor against the peer (finding 40)
             new String[]{"mux", "dt", "mux/dt"}, new String[]{"mux-tls", "dt-aes", "mux/dtaes"},
             // and with the CONNECT exchange in front of each stream (finding 52)
-            new String[]{"mux-proxy", "dt", "muxc/dt"});
+            new String[]{"mux-proxy", "dt", "muxc/dt"},
+            // the ingress in front of the floor's environment side (finding 53)
+            new String[]{"ws-floor", "dt", "ingm/dt"});
 
     static List<Row> rows(Config c) {
         List<Row> rows = new java.util.ArrayList<>(List.of(

@@ -16,9 +16,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Not a benchmark: runs the runner with tiny sizes (direct, the Dev Tunnels peer without cipher and tunnel over ws://,
- * real processes) for a few seconds and checks that it prints the table and writes the JSON. The benchmark itself is
- * bench/run.sh. The peer needs node and npm (bench/devtunnels is installed with npm ci on first use): without them
+ * Not a benchmark: runs the runner with tiny sizes (direct, the Dev Tunnels peer without cipher, tunnel over ws://,
+ * the protocol's floor and the ingress in front of the floor's environment side; real processes) for a few seconds
+ * and checks that it prints the table and writes the JSON. The benchmark itself is bench/run.sh. The peer needs node and npm (bench/devtunnels is installed with npm ci on first use): without them
  * this test fails, it does not skip.
  */
 class BenchRunnerSmokeTest {
@@ -81,6 +81,17 @@ class BenchRunnerSmokeTest {
         assertTrue(mux.path("idleRss").path("deskMiB").asDouble() > 0, "mux: " + mux);
         assertTrue(mux.path("concurrent").isMissingNode() && mux.path("page").isMissingNode(), "mux: " + mux);
         assertTrue(mux.path("logErrors").isMissingNode(), "mux: " + mux);
+        // The ingress in front of the floor's environment side (finding 53): figures 1-3 in both rounds through
+        // the real ingress (its route's opens prove the floor took the lab's token), no other figure, no error in
+        // either log.
+        JsonNode wsFloor = doc.path("results").path("ws-floor");
+        assertEquals(2, wsFloor.path("open").path("roundsMeasured").asInt(), "ws-floor: " + wsFloor);
+        assertTrue(wsFloor.path("bulk").path("downloadGbps").asDouble() > 0, "ws-floor: " + wsFloor);
+        assertTrue(wsFloor.path("open").path("p50ms").asDouble() > 0, "ws-floor: " + wsFloor);
+        assertTrue(wsFloor.path("concurrent").isMissingNode() && wsFloor.path("page").isMissingNode(),
+                "ws-floor: " + wsFloor);
+        assertTrue(wsFloor.path("logErrors").isMissingNode(), "ws-floor: " + wsFloor);
+        assertTrue(printed.contains("ingm/dt"), printed);
         String download = printed.lines().filter(l -> l.startsWith("  download (target->client)")).findFirst()
                 .orElseThrow();
         // label (2 words), unit, then direct, ssh, dt, dt-aes, ws, wss, mux: the floor's column holds its median
