@@ -23,7 +23,7 @@ import java.util.Map;
  */
 public final class BenchRunner {
     // The floor (mux, mux-tls, mux-proxy) last: the paths before it keep the order of runs 1-9 (docs/performance.md),
-    // and the floor's of runs 10-23. ws-floor, which only --paths selects, after them.
+    // and the floor's of runs 10-23. ws-floor (not a default path: --paths or --smoke selects it) after them.
     static final List<String> ORDER = List.of("direct", "ssh", "dt", "dt-aes", "ws", "wss", "mux", "mux-tls",
             "mux-proxy", "ws-floor");
 

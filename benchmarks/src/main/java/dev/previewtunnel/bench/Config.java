@@ -178,9 +178,9 @@ final class Config {
                   --smoke                 tiny sizes, direct, dt, ws, mux and ws-floor only, one page load
                           each (proves the runner works; ~90 s)
                   --paths LIST            subset of direct,ssh,dt,dt-aes,ws,wss,mux,mux-tls,mux-proxy
-                                          and ws-floor (default: all but ws-floor): dt and dt-aes are Microsoft's Dev Tunnels SSH
-                                          stack (Node, bench/devtunnels, npm ci on first use) without a
-                                          cipher and with aes256-gcm; mux and mux-tls are mux-protocol alone
+                                          and ws-floor (default: all but ws-floor): dt and dt-aes are
+                                          Microsoft's Dev Tunnels SSH stack (Node, bench/devtunnels, npm ci
+                                          on first use) without a cipher and with aes256-gcm; mux and mux-tls are mux-protocol alone
                                           forwarding the ports over ws:// and wss:// (the design's floor: no
                                           grants, proxy, audit or metrics; figures 1-3 and idle RSS only);
                                           mux-proxy is mux over ws:// with a CONNECT answered in front of

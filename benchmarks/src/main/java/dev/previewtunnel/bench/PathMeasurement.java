@@ -79,7 +79,7 @@ final class PathMeasurement {
                     Map<String, Object> r = new LinkedHashMap<>();
                     r.put("idleRss", MemWatch.idleRss(t.gateway(), t.ingress()));
                     r.putAll(measure(t.route(), t.memWatch(c.nmt), true));
-                    TunnelLogs.putLogErrors(r, t);
+                    putIngressOnFloorLogErrors(r, t);
                     return r;
                 }
             }
@@ -115,7 +115,7 @@ final class PathMeasurement {
                     Map<String, Object> r = new LinkedHashMap<>();
                     r.put("idleRss", MemWatch.idleRss(m.env(), m.desk()));
                     r.putAll(measure(m.route(), m.memWatch(c.nmt), true));
-                    putFloorLogErrors(r, m);
+                    putFloorLogErrors(r, List.of(m.env(), m.desk()));
                     return r;
                 }
             }
@@ -128,9 +128,12 @@ final class PathMeasurement {
      * SLF4J prints when the no-op provider it was given did not load (then a logging backend ran in the floor):
      * SLF4J(I) says which provider it loads, (W) and (E) that it did not load the one asked for.
      */
-    private static void putFloorLogErrors(Map<String, Object> r, Lab.MuxPair m) {
+    private static void putFloorLogErrors(Map<String, Object> r, List<LabProcess> floorProcesses) {
         Map<String, Object> errors = new LinkedHashMap<>();
-        for (LabProcess p : List.of(m.env(), m.desk())) {
+        if (r.get("logErrors") instanceof Map<?, ?> earlier) { // ws-floor: the ingress's, from TunnelLogs
+            earlier.forEach((k, v) -> errors.put(String.valueOf(k), v));
+        }
+        for (LabProcess p : floorProcesses) {
             long bad = TunnelLogs.countLines(p, l -> l.contains("open refused") || l.contains("SLF4J(W)")
                     || l.contains("SLF4J(E)"));
             if (bad != 0) {
@@ -140,6 +143,15 @@ final class PathMeasurement {
         if (!errors.isEmpty()) {
             r.put("logErrors", errors);
         }
+    }
+
+    /**
+     * ws-floor: the ingress's log as a tunnel's (its WARN and ERROR lines), the floor's environment side's as the
+     * floor's (refused opens, SLF4J warnings; a WARN/ERROR scan finds nothing in a log without a backend).
+     */
+    private static void putIngressOnFloorLogErrors(Map<String, Object> r, Lab.Tunnel t) {
+        TunnelLogs.putLogErrors(r, t);
+        putFloorLogErrors(r, List.of(t.gateway()));
     }
 
     /**
@@ -167,7 +179,7 @@ final class PathMeasurement {
             case "ws-floor" -> {
                 try (Lab.Tunnel t = lab.startIngressOnFloor(suffix)) {
                     Map<String, Object> r = measure(t.route(), t.memWatch(c.nmt), true);
-                    TunnelLogs.putLogErrors(r, t);
+                    putIngressOnFloorLogErrors(r, t);
                     return r;
                 }
             }
@@ -184,7 +196,7 @@ final class PathMeasurement {
             case "mux", "mux-tls", "mux-proxy" -> {
                 try (Lab.MuxPair m = lab.startMuxFloor(path, suffix)) {
                     Map<String, Object> r = measure(m.route(), m.memWatch(c.nmt), true);
-                    putFloorLogErrors(r, m);
+                    putFloorLogErrors(r, List.of(m.env(), m.desk()));
                     return r;
                 }
             }
