@@ -180,9 +180,10 @@ final class Config {
                   --paths LIST            subset of direct,ssh,dt,dt-aes,ws,wss,mux,mux-tls,mux-proxy
                                           and ws-floor (default: all but ws-floor): dt and dt-aes are
                                           Microsoft's Dev Tunnels SSH stack (Node, bench/devtunnels, npm ci
-                                          on first use) without a cipher and with aes256-gcm; mux and mux-tls are mux-protocol alone
-                                          forwarding the ports over ws:// and wss:// (the design's floor: no
-                                          grants, proxy, audit or metrics; figures 1-3 and idle RSS only);
+                                          on first use) without a cipher and with aes256-gcm; mux and
+                                          mux-tls are mux-protocol alone forwarding the ports over ws:// and
+                                          wss:// (the design's floor: no grants, proxy, audit or metrics;
+                                          figures 1-3 and idle RSS only);
                                           mux-proxy is mux over ws:// with a CONNECT answered in front of
                                           each stream, as the ingress does (figures 1-3 and idle RSS only);
                                           ws-floor is the ingress in front of mux's environment side instead
