@@ -126,6 +126,7 @@ public final class BrowserLauncher {
         } catch (IOException e) {
             if (process != null) {
                 LaunchedBrowser.destroyTree(process);
+                SingletonSocketDir.removeLeftover(profileDir);
             }
             pipe.discard();
             throw new UncheckedIOException("cannot start the browser " + binary, e);
@@ -140,12 +141,13 @@ public final class BrowserLauncher {
             }
             ProxyCredentialAnswerer answerer = new ProxyCredentialAnswerer(devTools, proxy, username, password);
             answerer.start();
-            LaunchedBrowser browser = new LaunchedBrowser(process, devTools, answerer);
+            LaunchedBrowser browser = new LaunchedBrowser(process, profileDir, devTools, answerer);
             browser.open(urls);
             return browser;
         } catch (RuntimeException e) {
             devTools.close();
             LaunchedBrowser.destroyTree(process);
+            SingletonSocketDir.removeLeftover(profileDir);
             throw e;
         }
     }

@@ -3,6 +3,7 @@ package dev.previewtunnel.ingress.browser;
 import com.fasterxml.jackson.databind.JsonNode;
 
 import java.net.URI;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -16,12 +17,14 @@ public final class LaunchedBrowser implements AutoCloseable {
     private static final long GRACEFUL_CLOSE_SECONDS = 10;
 
     private final Process process;
+    private final Path profileDir;
     private final DevTools devTools;
     private final ProxyCredentialAnswerer answerer;
     private final CompletableFuture<Integer> exited;
 
-    LaunchedBrowser(Process process, DevTools devTools, ProxyCredentialAnswerer answerer) {
+    LaunchedBrowser(Process process, Path profileDir, DevTools devTools, ProxyCredentialAnswerer answerer) {
         this.process = process;
+        this.profileDir = profileDir;
         this.devTools = devTools;
         this.answerer = answerer;
         this.exited = process.onExit().thenApply(Process::exitValue);
@@ -82,7 +85,8 @@ public final class LaunchedBrowser implements AutoCloseable {
 
     /**
      * {@code Browser.close} (the profile is written to disk), a bounded wait, then the process tree is destroyed
-     * whatever happened. The profile directory stays.
+     * whatever happened, and what a killed browser leaves in {@code /tmp} removed ({@link SingletonSocketDir}). The
+     * profile directory stays.
      */
     @Override
     public void close() {
@@ -99,6 +103,7 @@ public final class LaunchedBrowser implements AutoCloseable {
         } finally {
             devTools.close();
             destroyTree(process, helpers);
+            SingletonSocketDir.removeLeftover(profileDir);
         }
     }
 

@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
@@ -159,13 +160,18 @@ class BrowserLauncherTest {
     @Test
     void exitedCompletesWhenTheBrowserIsKilledAndTheProfileServesAgain() throws Exception {
         Path profile = dir.resolve("profile");
+        Path socketDir;
         try (LaunchedBrowser browser = launch(profile)) {
             assertFalse(browser.exited().isDone());
+            socketDir = Files.readSymbolicLink(profile.resolve(SingletonSocketDir.SOCKET)).getParent();
+            assertTrue(Files.isDirectory(socketDir), "Chromium's socket directory " + socketDir);
             ProcessHandle.of(browser.pid()).orElseThrow().destroyForcibly();
             browser.exited().get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            assertTrue(Files.isDirectory(socketDir), "a killed Chromium leaves its socket directory behind");
         }
-        // The killed browser left its profile lock behind.
+        // The killed browser left its profile lock behind; close() removed what it left in TMPDIR.
         assertTrue(Files.isSymbolicLink(profile.resolve("SingletonLock")), "a stale SingletonLock");
+        assertFalse(Files.exists(socketDir, LinkOption.NOFOLLOW_LINKS), socketDir + " removed");
         launchShowing(profile, "/again").close(); // throws unless the page loads
     }
 
@@ -179,11 +185,13 @@ class BrowserLauncherTest {
     }
 
     @Test
-    void closeLeavesNoProcessAndTheProfileServesASecondLaunch() {
+    void closeLeavesNoProcessAndTheProfileServesASecondLaunch() throws IOException {
         Path profile = dir.resolve("profile");
         long pid;
         List<ProcessHandle> children;
+        Path socketDir;
         try (LaunchedBrowser browser = launchShowing(profile, "/one")) {
+            socketDir = Files.readSymbolicLink(profile.resolve(SingletonSocketDir.SOCKET)).getParent();
             pid = browser.pid();
             children = ProcessHandle.of(pid).orElseThrow().descendants().toList();
             assertFalse(children.isEmpty(), "Chromium runs helper processes");
@@ -191,6 +199,7 @@ class BrowserLauncherTest {
         assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "the browser is gone");
         children.forEach(c -> assertFalse(c.isAlive(), "helper " + c.pid() + " is gone"));
         assertTrue(Files.isDirectory(profile.resolve("Default")), "the profile persists");
+        assertFalse(Files.exists(socketDir, LinkOption.NOFOLLOW_LINKS), "nothing left in TMPDIR: " + socketDir);
 
         launchShowing(profile, "/two").close(); // throws unless the page loads
     }
