@@ -33,7 +33,8 @@ class RequestTargetTest {
     @ValueSource(strings = {"localhost", "localhost:", ":5173", "localhost:05173", "localhost:+5173",
             "localhost:-1", "localhost:0", "localhost:65536", "localhost:5173:1", "[::1]", "[::1", "[zz]:5173",
             "[::1%lo]:5173", "[::1]x:5173", "%6c%6f:5173", "user@localhost:5173", "a..b:5173", ".a:5173",
-            ".:5173", "a b:5173", "localhost:5173/x", "localhost:0x50"})
+            ".:5173", "a b:5173", "localhost:5173/x", "localhost:0x50", "localhost:\u0665\u0661\u0667\u0663",
+            "localhost:99999", "localhost:123456", "localhost:6553\u0665"})
     void connectTargetsThatAreNotOneCanonicalAuthorityAreRefused(String target) {
         assertThrows(IllegalArgumentException.class, () -> RequestTarget.connect(target));
     }
@@ -66,6 +67,14 @@ class RequestTargetTest {
         assertFalse(RequestTarget.hostMatches(List.of("127.evil.example:5173"), a, 80));
         assertFalse(RequestTarget.hostMatches(List.of("u@localhost:5173"), a, 80));
         assertFalse(RequestTarget.hostMatches(List.of(""), a, 80));
+    }
+
+    @Test
+    void everyPortReadsAsItselfInCanonicalDecimalOnly() throws Exception {
+        for (int port = 1; port <= 65_535; port++) {
+            assertEquals(port, RequestTarget.connect("localhost:" + port).port());
+            assertEquals(port, RequestTarget.absolute("http://localhost:" + port + "/").authority().port());
+        }
     }
 
     /** Property: whatever the bytes, a target is either refused with IllegalArgumentException or plain text. */
