@@ -126,7 +126,7 @@ public final class BrowserLauncher {
         } catch (IOException e) {
             if (process != null) {
                 LaunchedBrowser.destroyTree(process);
-                SingletonSocketDir.removeLeftover(profileDir);
+                SingletonSocketDir.removeLeftover(profileDir, process);
             }
             pipe.discard();
             throw new UncheckedIOException("cannot start the browser " + binary, e);
@@ -147,7 +147,7 @@ public final class BrowserLauncher {
         } catch (RuntimeException e) {
             devTools.close();
             LaunchedBrowser.destroyTree(process);
-            SingletonSocketDir.removeLeftover(profileDir);
+            SingletonSocketDir.removeLeftover(profileDir, process);
             throw e;
         }
     }

@@ -103,7 +103,7 @@ public final class LaunchedBrowser implements AutoCloseable {
         } finally {
             devTools.close();
             destroyTree(process, helpers);
-            SingletonSocketDir.removeLeftover(profileDir);
+            SingletonSocketDir.removeLeftover(profileDir, process);
         }
     }
 

@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -173,6 +174,20 @@ class BrowserLauncherTest {
         assertTrue(Files.isSymbolicLink(profile.resolve("SingletonLock")), "a stale SingletonLock");
         assertFalse(Files.exists(socketDir, LinkOption.NOFOLLOW_LINKS), socketDir + " removed");
         launchShowing(profile, "/again").close(); // throws unless the page loads
+    }
+
+    @Test
+    void aSecondLaunchOnAProfileInUseLeavesTheFirstBrowsersSocketAlone() throws Exception {
+        // The second Chromium finds the first on the profile and hands over or gives up; either way its launch
+        // fails, and what the failure path cleans up must not be the running browser's socket (the lock names
+        // the first).
+        Path profile = dir.resolve("profile");
+        try (LaunchedBrowser first = launch(profile)) {
+            Path socketDir = Files.readSymbolicLink(profile.resolve(SingletonSocketDir.SOCKET)).getParent();
+            assertThrows(RuntimeException.class, () -> launch(profile).close());
+            assertTrue(Files.exists(socketDir.resolve(SingletonSocketDir.SOCKET)), "the first browser's socket stays");
+            assertFalse(first.exited().isDone(), "the first browser runs on");
+        }
     }
 
     @Test
