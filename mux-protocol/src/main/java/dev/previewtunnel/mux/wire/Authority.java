@@ -60,18 +60,31 @@ public record Authority(String host, int port) {
                 }
             }
         }
-        if (portText.isEmpty() || portText.length() > 5) {
+        int port = decimalDigits(portText);
+        if (port < 0) {
             throw new IllegalArgumentException("invalid port");
         }
-        int port = 0;
-        for (int i = 0; i < portText.length(); i++) {
-            char c = portText.charAt(i);
-            if (c < '0' || c > '9') {
-                throw new IllegalArgumentException("invalid port");
-            }
-            port = port * 10 + (c - '0');
-        }
         return new Authority(host, port);
+    }
+
+    /**
+     * The value of one to five ASCII digits ({@code 0}-{@code 99999}), or -1 for anything else (no sign, no other
+     * script's digits, which {@link Integer#parseInt} would take): a port's digits before the caller's own form and
+     * range checks. A loop, not a stream: it runs once per stream and per proxied request.
+     */
+    public static int decimalDigits(String text) {
+        if (text.isEmpty() || text.length() > 5) {
+            return -1;
+        }
+        int value = 0;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1;
+            }
+            value = value * 10 + (c - '0');
+        }
+        return value;
     }
 
     /** True when the host is an IPv6 literal (and so is bracketed in {@link #toString()}). */
