@@ -57,14 +57,17 @@ final class SingletonSocketDir {
      * and the directory is Chromium's, ours, and holds only Chromium's entries; else null.
      */
     static Path leftover(Path profileDir, long pid) throws IOException {
-        Path lock = profileDir.resolve(LOCK);
         Path link = profileDir.resolve(SOCKET);
-        // The lock's target is HOSTNAME-PID.
-        if (!Files.isSymbolicLink(lock) || !Files.readSymbolicLink(lock).toString().endsWith("-" + pid)
-                || !Files.isSymbolicLink(link)) {
+        if (!Files.isSymbolicLink(link)) {
             return null;
         }
+        // The link first, then the lock (HOSTNAME-PID): Chromium takes a profile lock first, directory and link
+        // after, so a link read while the lock still names our browser is our browser's.
         Path socket = Files.readSymbolicLink(link);
+        Path lock = profileDir.resolve(LOCK);
+        if (!Files.isSymbolicLink(lock) || !Files.readSymbolicLink(lock).toString().endsWith("-" + pid)) {
+            return null;
+        }
         Path dir = socket.getParent();
         if (!socket.isAbsolute() || dir == null || dir.getFileName() == null
                 || !SOCKET.equals(socket.getFileName().toString())

@@ -124,11 +124,13 @@ class SingletonSocketDirTest {
     @Test
     void aRelativeLinkOrNoLinkIsLeftAlone() throws IOException {
         Path profile = profile(exited.pid());
-        Path dir = Files.createDirectory(profile.resolve("org.chromium.Chromium.abcdef"));
+        Path dir = Files.createDirectory(tmp.resolve("org.chromium.Chromium.abcdef"));
         Files.createFile(dir.resolve(SingletonSocketDir.SOCKET));
         SingletonSocketDir.removeLeftover(profile, exited); // no link yet: nothing to do
-        Files.createSymbolicLink(profile.resolve(SingletonSocketDir.SOCKET),
-                Path.of("org.chromium.Chromium.abcdef", SingletonSocketDir.SOCKET));
+        assertTrue(Files.exists(dir.resolve(SingletonSocketDir.SOCKET)), "no link: untouched");
+        // Relative to the working directory, so that it would reach the directory if it were followed.
+        Path relative = Path.of("").toAbsolutePath().relativize(dir.resolve(SingletonSocketDir.SOCKET));
+        Files.createSymbolicLink(profile.resolve(SingletonSocketDir.SOCKET), relative);
         SingletonSocketDir.removeLeftover(profile, exited);
         assertTrue(Files.exists(dir.resolve(SingletonSocketDir.SOCKET)), "a relative link is not Chromium's");
     }
@@ -137,9 +139,18 @@ class SingletonSocketDirTest {
     void aLinkToSomethingNotNamedSingletonSocketIsLeftAlone() throws IOException {
         Path profile = profile(exited.pid());
         Path dir = Files.createDirectory(tmp.resolve("org.chromium.Chromium.abcdef"));
-        Path file = Files.createFile(dir.resolve("important"));
-        Files.createSymbolicLink(profile.resolve(SingletonSocketDir.SOCKET), file);
+        Files.createFile(dir.resolve(SingletonSocketDir.SOCKET));
+        Path cookie = Files.createSymbolicLink(dir.resolve("SingletonCookie"), Path.of("7814419140855971829"));
+        Files.createSymbolicLink(profile.resolve(SingletonSocketDir.SOCKET), cookie);
         SingletonSocketDir.removeLeftover(profile, exited);
-        assertTrue(Files.exists(file), "untouched");
+        assertTrue(Files.exists(dir.resolve(SingletonSocketDir.SOCKET)), "untouched");
+    }
+
+    @Test
+    void aLockNamingAPidThatEndsInOursIsAnotherBrowsers() throws IOException {
+        Path profile = profile(Long.parseLong("1" + exited.pid()));
+        Path dir = leftBehind(profile, "org.chromium.Chromium.abcdef");
+        SingletonSocketDir.removeLeftover(profile, exited);
+        assertTrue(Files.exists(dir.resolve(SingletonSocketDir.SOCKET)), "pid 1" + exited.pid() + " is not ours");
     }
 }

@@ -40,7 +40,9 @@ public record Authority(String host, int port) {
                 throw new IllegalArgumentException("malformed IPv6 authority");
             }
             host = s.substring(1, close);
-            if (!NetUtil.isValidIpV6Address(host)) {
+            // No zone: Netty's check takes anything after '%' (control characters too), and a zone names an
+            // interface of one machine, nothing a grant or a log line should carry.
+            if (host.indexOf('%') >= 0 || !NetUtil.isValidIpV6Address(host)) {
                 throw new IllegalArgumentException("malformed IPv6 literal");
             }
             portText = s.substring(close + 2);

@@ -26,7 +26,8 @@ class AuthorityTest {
     @ParameterizedTest
     @ValueSource(strings = {"", "localhost", "localhost:", ":80", "localhost:0", "localhost:65536", "localhost:123456",
             "localhost:+80", "localhost:-1", "localhost:8O", "localhost:\u0668\u0660", "a:b:80", "[::1]", "[::1]80",
-            "[zz]:80", "u@localhost:80", "local host:80", "localhost/x:80", "[::1:80"})
+            "[zz]:80", "u@localhost:80", "local host:80", "localhost/x:80", "[::1:80", "[::1%lo]:80", "[::%]:1",
+            "[fe80::1%eth0]:80", "[::1%\n]:80"})
     void anythingElseIsRefused(String text) {
         assertThrows(IllegalArgumentException.class, () -> Authority.parse(text));
     }
