@@ -125,8 +125,7 @@ public final class BrowserLauncher {
             devTools = pipe.connect();
         } catch (IOException e) {
             if (process != null) {
-                LaunchedBrowser.destroyTree(process);
-                SingletonSocketDir.removeLeftover(profileDir, process);
+                LaunchedBrowser.destroyTree(process, profileDir);
             }
             pipe.discard();
             throw new UncheckedIOException("cannot start the browser " + binary, e);
@@ -146,8 +145,7 @@ public final class BrowserLauncher {
             return browser;
         } catch (RuntimeException e) {
             devTools.close();
-            LaunchedBrowser.destroyTree(process);
-            SingletonSocketDir.removeLeftover(profileDir, process);
+            LaunchedBrowser.destroyTree(process, profileDir);
             throw e;
         }
     }

@@ -102,17 +102,19 @@ public final class LaunchedBrowser implements AutoCloseable {
             Thread.currentThread().interrupt();
         } finally {
             devTools.close();
-            destroyTree(process, helpers);
-            SingletonSocketDir.removeLeftover(profileDir, process);
+            destroyTree(process, helpers, profileDir);
         }
     }
 
-    /** Kills the process and every descendant (renderers, zygotes), waiting a bounded time for each. */
-    static void destroyTree(Process process) {
-        destroyTree(process, process.descendants().toList());
+    /**
+     * Kills the process and every descendant (renderers, zygotes), waiting a bounded time for each, then removes
+     * what the killed browser left in TMPDIR through {@code profileDir} ({@link SingletonSocketDir}).
+     */
+    static void destroyTree(Process process, Path profileDir) {
+        destroyTree(process, process.descendants().toList(), profileDir);
     }
 
-    private static void destroyTree(Process process, List<ProcessHandle> helpers) {
+    private static void destroyTree(Process process, List<ProcessHandle> helpers, Path profileDir) {
         List<ProcessHandle> all = new ArrayList<>(helpers);
         process.descendants().forEach(all::add);
         process.destroyForcibly();
@@ -125,5 +127,6 @@ public final class LaunchedBrowser implements AutoCloseable {
         for (ProcessHandle h : all) {
             h.onExit().completeOnTimeout(h, GRACEFUL_CLOSE_SECONDS, TimeUnit.SECONDS).join();
         }
+        SingletonSocketDir.removeLeftover(profileDir, process);
     }
 }
