@@ -14,8 +14,8 @@ final class Table {
         }
     }
 
-    static final List<String> PATHS = List.of("direct", "ssh", "dt", "dt-aes", "ws", "wss", "mux", "mux-tls",
-            "mux-proxy", "ws-floor");
+    /** A column per path, in the runner's order; {@link #HEADERS} names them. */
+    static final List<String> PATHS = BenchRunner.ORDER;
     static final List<String> HEADERS = List.of("direct", "ssh -L", "DT ws", "DT aes", "tun ws", "tun wss",
             "mux ws", "mux wss", "mux CONN", "ingr+mux");
     /** Ratio columns: {numerator path, denominator path, header}; tunnel/peer beside tunnel/ssh and /direct. */
