@@ -2,18 +2,12 @@ package dev.previewtunnel.gateway;
 
 import dev.previewtunnel.grants.GrantFailure;
 import dev.previewtunnel.local.metrics.OutcomeTimers;
-import dev.previewtunnel.mux.wire.MuxProtocol;
 import dev.previewtunnel.mux.wire.TunnelError;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelDuplexHandler;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelPromise;
-import io.netty.handler.codec.http2.Http2DataFrame;
-import io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.netty.util.AttributeKey;
 
 import java.time.Duration;
@@ -217,73 +211,34 @@ public final class GatewayMetrics {
         return connections.get();
     }
 
-    /** A new per-stream meter, to be the first handler of an inbound stream's pipeline. */
-    ChannelDuplexHandler streamMeter() {
-        return new StreamMeter();
-    }
-
     public MeterRegistry registry() {
         return registry;
     }
 
-    /**
-     * Sees every frame of one stream before anything else does: DATA bytes each way, the time from the CONNECT
-     * HEADERS to the answer HEADERS (tagged with the answer's ptun-error code, or {@code ok}), and the time the
-     * stream spends unwritable. Only observes: every message is passed on unchanged.
-     */
-    private final class StreamMeter extends ChannelDuplexHandler {
-        private long openStart;
-        private boolean answered;
-        private long stallStart;
+    /** DATA payload bytes of a stream, towards its target ({@link StreamWatch}). */
+    void bytesToTarget(int bytes) {
+        bytesToTarget.increment(bytes);
+    }
 
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (msg instanceof Http2DataFrame data) {
-                bytesToTarget.increment(data.content().readableBytes());
-            } else if (msg instanceof Http2HeadersFrame && openStart == 0) {
-                openStart = System.nanoTime();
-            }
-            ctx.fireChannelRead(msg);
-        }
+    /** DATA payload bytes of a stream, from its target ({@link StreamWatch}). */
+    void bytesFromTarget(int bytes) {
+        bytesFromTarget.increment(bytes);
+    }
 
-        @Override
-        public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
-            if (msg instanceof Http2DataFrame data) {
-                bytesFromTarget.increment(data.content().readableBytes());
-            } else if (msg instanceof Http2HeadersFrame headers && openStart != 0 && !answered) {
-                answered = true;
-                CharSequence code = headers.headers().get(MuxProtocol.ERROR_HEADER);
-                openTimers.of(code == null ? OutcomeTimers.OK : code.toString())
-                        .record(System.nanoTime() - openStart, TimeUnit.NANOSECONDS);
-            }
-            ctx.write(msg, promise);
-        }
+    /** A stream's CONNECT answered, with its ptun-error code (null: accepted), {@code nanos} after it arrived. */
+    void openAnswered(CharSequence errorCode, long nanos) {
+        openTimers.of(errorCode == null ? OutcomeTimers.OK : errorCode.toString())
+                .record(nanos, TimeUnit.NANOSECONDS);
+    }
 
-        @Override
-        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-            if (!ctx.channel().isWritable()) {
-                if (stallStart == 0) {
-                    stallStart = System.nanoTime();
-                    streamsStalled.incrementAndGet();
-                }
-            } else {
-                endStall();
-            }
-            ctx.fireChannelWritabilityChanged();
-        }
+    /** A stream became unwritable. */
+    void stallStarted() {
+        streamsStalled.incrementAndGet();
+    }
 
-        @Override
-        public void channelInactive(ChannelHandlerContext ctx) {
-            endStall();
-            ctx.fireChannelInactive();
-        }
-
-        private void endStall() {
-            if (stallStart != 0) {
-                stalled.record(System.nanoTime() - stallStart, TimeUnit.NANOSECONDS);
-                stallStart = 0;
-                streamsStalled.decrementAndGet();
-            }
-        }
+    /** A stream that was unwritable for {@code nanos} is writable again, or closed. */
+    void stallEnded(long nanos) {
+        stalled.record(nanos, TimeUnit.NANOSECONDS);
+        streamsStalled.decrementAndGet();
     }
 }

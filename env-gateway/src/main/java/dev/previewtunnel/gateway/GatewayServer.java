@@ -31,7 +31,6 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
-import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.ssl.OpenSslContext;
 import io.netty.handler.ssl.SslContext;
 import org.slf4j.Logger;
@@ -212,15 +211,7 @@ public final class GatewayServer implements AutoCloseable {
             VerifiedToken token = (VerifiedToken) principal;
             ConnectionState state = ConnectionState.of(connectionId, config, token.jti(),
                     parent.attr(TokenAuthenticator.TOKEN).get());
-            return new ChannelInitializer<Http2StreamChannel>() {
-                @Override
-                protected void initChannel(Http2StreamChannel ch) {
-                    ReadBuffers.relayReads(ch); // relayed to its target once granted
-                    state.writeShares.add(ch); // its write high-water mark: a share of the connection's budget
-                    ch.pipeline().addLast(context.metrics().streamMeter()); // observes only: bytes, open time
-                    ch.pipeline().addLast(new StreamAuthorizer(context, state));
-                }
-            };
+            return StreamAuthorizer.initializer(context, state);
         }
 
         @Override

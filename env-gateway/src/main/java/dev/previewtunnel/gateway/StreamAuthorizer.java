@@ -6,6 +6,7 @@ import dev.previewtunnel.grants.GrantException;
 import dev.previewtunnel.grants.GrantFailure;
 import dev.previewtunnel.grants.VerifiedGrant;
 import dev.previewtunnel.mux.local.FatalErrors;
+import dev.previewtunnel.mux.relay.ReadBuffers;
 import dev.previewtunnel.mux.relay.RelayHandler;
 import dev.previewtunnel.mux.relay.StreamByteAdapter;
 import dev.previewtunnel.mux.wire.ConnectHeaders;
@@ -14,6 +15,7 @@ import dev.previewtunnel.mux.wire.TunnelError;
 import dev.previewtunnel.mux.wire.TunnelStreamException;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
@@ -37,12 +39,33 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
     private final GatewayContext gateway;
     private final ConnectionState connection;
     private final String connectionId;
+    private final StreamWatch watch;
     private boolean started;
 
-    StreamAuthorizer(GatewayContext gateway, ConnectionState connection) {
+    private StreamAuthorizer(GatewayContext gateway, ConnectionState connection, StreamWatch watch) {
         this.gateway = gateway;
         this.connection = connection;
         this.connectionId = connection.id;
+        this.watch = watch;
+    }
+
+    /**
+     * The pipeline of every inbound stream of one tunnel connection, in order: its {@link StreamWatch} (metrics,
+     * idle activity), this authoriser (until the stream is answered), the byte adapter the relay reads through.
+     * Built whole here, so that an open adds only the relay: the adapter sees nothing while this handler is in
+     * front of it, which consumes or refuses everything before the answer.
+     */
+    static ChannelInitializer<Http2StreamChannel> initializer(GatewayContext gateway, ConnectionState connection) {
+        return new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Http2StreamChannel ch) {
+                ReadBuffers.relayReads(ch); // relayed to its target once granted
+                connection.writeShares.add(ch); // its write high-water mark: a share of the connection's budget
+                StreamWatch watch = new StreamWatch(gateway.metrics(), connection.idleStreams);
+                ch.pipeline().addLast(watch, new StreamAuthorizer(gateway, connection, watch),
+                        new StreamByteAdapter());
+            }
+        };
     }
 
     @Override
@@ -140,13 +163,12 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
                 target.close();
                 return;
             }
-            gateway.liveStreams().register(grant, stream, connectionId, request.authority().toString());
+            String authority = request.authority().toString();
+            gateway.liveStreams().register(grant, stream, connectionId, authority);
             gateway.metrics().opened();
             stream.writeAndFlush(ConnectHeaders.accepted());
             stream.pipeline().remove(this);
-            long idleMillis = gateway.config().limits().streamIdleTimeout().toMillis();
-            stream.pipeline().addLast(new IdleStreamCloser(idleMillis));
-            stream.pipeline().addLast(new StreamByteAdapter());
+            connection.idleStreams.watch(watch, stream.eventLoop());
             String remote = target.remoteAddress().toString();
             gateway.audit().event(GatewayAuditEvent.STREAM_OPENED)
                     .put("conn", connectionId)
@@ -154,7 +176,7 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
                     .put("env", grant.environment())
                     .put("session", grant.session())
                     .put("jti", grant.jti())
-                    .put("target", request.authority().toString())
+                    .put("target", authority)
                     .put("dialed", remote)
                     .put("dialMicros", (System.nanoTime() - dialStart) / 1000)
                     .write();
@@ -165,7 +187,7 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
                             .put("stream", Integer.toString(stream.stream().id()))
                             .put("session", grant.session())
                             .put("jti", grant.jti())
-                            .put("target", request.authority().toString())
+                            .put("target", authority)
                             .put("bytesToTarget", fromStream)
                             .put("bytesFromTarget", fromTarget)
                             .put("durationMillis", (System.nanoTime() - openedAt) / 1_000_000)

@@ -27,6 +27,10 @@ public final class TargetPolicy {
         InetAddress[] resolve(String host) throws UnknownHostException;
     }
 
+    /** What {@code localhost} dials, in order; built once, as every stream to a dev server asks for it. */
+    private static final List<InetAddress> LOCALHOST = List.of(loopbackV4(),
+            InetAddress.getLoopbackAddress() instanceof Inet6Address ? InetAddress.getLoopbackAddress() : loopbackV6());
+
     private final List<Cidr> allowed;
     private final Resolver resolver;
 
@@ -65,8 +69,7 @@ public final class TargetPolicy {
     public List<InetAddress> resolve(String host) throws PolicyException {
         String h = host.toLowerCase(Locale.ROOT);
         if (isLocalhost(h)) {
-            return List.of(loopbackV4(), InetAddress.getLoopbackAddress() instanceof Inet6Address
-                    ? InetAddress.getLoopbackAddress() : loopbackV6());
+            return LOCALHOST;
         }
         byte[] literal = NetUtil.createByteArrayFromIpAddressString(h);
         if (literal != null) {

@@ -7,10 +7,8 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.ChannelInitializer;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.util.ReferenceCountUtil;
 
 /**
@@ -39,14 +37,7 @@ public final class GatewayFuzzAccess {
 
     /** The inbound-stream handler of one connection, as {@code GatewayServer.Acceptor#inboundStreamHandler}. */
     public ChannelHandler streamHandler(String connectionId) {
-        ConnectionState state = ConnectionState.of(connectionId, context.config(), "", null);
-        return new ChannelInitializer<Http2StreamChannel>() {
-            @Override
-            protected void initChannel(Http2StreamChannel ch) {
-                state.writeShares.add(ch);
-                ch.pipeline().addLast(new StreamAuthorizer(context, state));
-            }
-        };
+        return StreamAuthorizer.initializer(context, ConnectionState.of(connectionId, context.config(), "", null));
     }
 
     /** The last handler of the parent pipeline, as {@code GatewayServer.Acceptor#connectionHandler}. */
