@@ -1,25 +1,21 @@
 package dev.previewtunnel.gateway;
 
 /**
- * Per tunnel connection: its id for audit lines, its streams' shares of the queued-bytes budget, its idle-stream
- * sweep, the dials in progress on it and its token's shared limits. Touched only on the connection's event loop (its streams share that loop).
+ * Per tunnel connection: its id for audit lines, its streams' shares of the queued-bytes budget, the dials in
+ * progress on it and its token's shared limits. Touched only on the connection's event loop (its streams share that loop).
  */
 final class ConnectionState {
     final String id;
     /** Each stream's share of the connection's budget for queued target bytes. */
     final StreamWriteShares writeShares;
-    /** Closes its streams that stay idle for the stream idle timeout. */
-    final IdleStreams idleStreams;
     int pendingDials;
     /** The jti of the connection token ("" when unknown), and the state its connections share (or null). */
     final String tokenId;
     final TokenLimiter.Token token;
 
-    private ConnectionState(String id, StreamWriteShares writeShares, IdleStreams idleStreams, String tokenId,
-                            TokenLimiter.Token token) {
+    private ConnectionState(String id, StreamWriteShares writeShares, String tokenId, TokenLimiter.Token token) {
         this.id = id;
         this.writeShares = writeShares;
-        this.idleStreams = idleStreams;
         this.tokenId = tokenId;
         this.token = token;
     }
@@ -27,7 +23,6 @@ final class ConnectionState {
     /** The state of a new connection authenticated by the token {@code tokenId}, limited by {@code token}. */
     static ConnectionState of(String id, GatewayConfig config, String tokenId, TokenLimiter.Token token) {
         return new ConnectionState(id, new StreamWriteShares(config.limits().queuedBytesPerConnection(),
-                config.mux().streamWriteHighWaterMark()),
-                new IdleStreams(config.limits().streamIdleTimeout()), tokenId, token);
+                config.mux().streamWriteHighWaterMark()), tokenId, token);
     }
 }

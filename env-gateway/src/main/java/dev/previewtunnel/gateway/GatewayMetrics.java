@@ -215,12 +215,12 @@ public final class GatewayMetrics {
         return registry;
     }
 
-    /** DATA payload bytes of a stream, towards its target ({@link StreamWatch}). */
+    /** DATA payload bytes of a stream, towards its target ({@link StreamMeter}). */
     void bytesToTarget(int bytes) {
         bytesToTarget.increment(bytes);
     }
 
-    /** DATA payload bytes of a stream, from its target ({@link StreamWatch}). */
+    /** DATA payload bytes of a stream, from its target ({@link StreamMeter}). */
     void bytesFromTarget(int bytes) {
         bytesFromTarget.increment(bytes);
     }

@@ -27,7 +27,7 @@ import java.util.List;
 import java.util.concurrent.Executor;
 
 /**
- * The first handler of every inbound stream: authorises the stream on its own, then dials.
+ * The handler that authorises every inbound stream on its own, right behind its meter, then dials.
  *
  * <p>Order, each step refusing with its own code before anything is dialed: CONNECT shape
  * ({@link ConnectRequest}), grant (signature, audience, expiry, environment = this gateway's, target = the
@@ -36,24 +36,24 @@ import java.util.concurrent.Executor;
  * wait unread (auto-read off) until then, bounded by the stream window.
  */
 final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
+    /** The byte adapter's name in a stream's pipeline: the idle closer goes in front of it. */
+    private static final String BYTES = "bytes";
     private final GatewayContext gateway;
     private final ConnectionState connection;
     private final String connectionId;
-    private final StreamWatch watch;
     private boolean started;
 
-    private StreamAuthorizer(GatewayContext gateway, ConnectionState connection, StreamWatch watch) {
+    private StreamAuthorizer(GatewayContext gateway, ConnectionState connection) {
         this.gateway = gateway;
         this.connection = connection;
         this.connectionId = connection.id;
-        this.watch = watch;
     }
 
     /**
-     * The pipeline of every inbound stream of one tunnel connection, in order: its {@link StreamWatch} (metrics,
-     * idle activity), this authoriser (until the stream is answered), the byte adapter the relay reads through.
-     * Built whole here, so that an open adds only the relay: the adapter sees nothing while this handler is in
-     * front of it, which consumes or refuses everything before the answer.
+     * The pipeline of every inbound stream of one tunnel connection, in order: its meter ({@link StreamMeter}), this
+     * authoriser (until the stream is answered), the byte adapter the relay reads through. Built whole here, so
+     * that an answered stream adds only its idle closer and the relay: the adapter sees nothing while this handler is
+     * in front of it, which consumes or refuses everything before the answer.
      */
     static ChannelInitializer<Http2StreamChannel> initializer(GatewayContext gateway, ConnectionState connection) {
         return new ChannelInitializer<>() {
@@ -61,9 +61,8 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
             protected void initChannel(Http2StreamChannel ch) {
                 ReadBuffers.relayReads(ch); // relayed to its target once granted
                 connection.writeShares.add(ch); // its write high-water mark: a share of the connection's budget
-                StreamWatch watch = new StreamWatch(gateway.metrics(), connection.idleStreams);
-                ch.pipeline().addLast(watch, new StreamAuthorizer(gateway, connection, watch),
-                        new StreamByteAdapter());
+                ch.pipeline().addLast(new StreamMeter(gateway.metrics()), new StreamAuthorizer(gateway, connection));
+                ch.pipeline().addLast(BYTES, new StreamByteAdapter());
             }
         };
     }
@@ -168,7 +167,8 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
             gateway.metrics().opened();
             stream.writeAndFlush(ConnectHeaders.accepted());
             stream.pipeline().remove(this);
-            connection.idleStreams.watch(watch, stream.eventLoop());
+            long idleMillis = gateway.config().limits().streamIdleTimeout().toMillis();
+            stream.pipeline().addBefore(BYTES, null, new IdleStreamCloser(idleMillis));
             String remote = target.remoteAddress().toString();
             gateway.audit().event(GatewayAuditEvent.STREAM_OPENED)
                     .put("conn", connectionId)

@@ -117,8 +117,7 @@ final class LimitOptions {
     Long queuedBytes;
 
     @Option(names = "--" + STREAM_IDLE, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
-            description = "Close a stream with no bytes either way for this long (checked every eighth of "
-                    + "it, so closed within 1.25 times it); 1s to 7d (default: 30m).")
+            description = "Close a stream with no bytes either way for this long; 1s to 7d (default: 30m).")
     Duration streamIdleTimeout;
 
     @Option(names = "--" + CONNECTION_IDLE, paramLabel = "DURATION", converter = Converters.DurationConverter.class,
