@@ -2,6 +2,7 @@ package dev.previewtunnel.ingress;
 
 import dev.previewtunnel.ingress.tunnel.TunnelPool;
 import dev.previewtunnel.local.metrics.OutcomeTimers;
+import dev.previewtunnel.local.metrics.StreamStalls;
 import dev.previewtunnel.mux.wire.TunnelStreamException;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -16,9 +17,7 @@ import io.netty.handler.codec.http2.Http2DataFrame;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.util.concurrent.Future;
 
-import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Ingress counters, gauges and timers (Micrometer). Names as Prometheus shows them, documented in
@@ -57,17 +56,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * </pre>
  */
 public final class IngressMetrics implements TunnelPool.StreamObserver {
-    static final Duration[] STALL_BUCKETS = {Duration.ofMillis(1), Duration.ofMillis(10), Duration.ofMillis(100),
-            Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofSeconds(60)};
-
     private final MeterRegistry registry;
     private final OutcomeTimers openTimers;
     private final Counter opened;
     private final Counter bytesToGateway;
     private final Counter bytesFromGateway;
     private final Timer firstByte;
-    private final Timer stalled;
-    private final AtomicInteger streamsStalled = new AtomicInteger();
+    private final StreamStalls stalls;
 
     IngressMetrics(MeterRegistry registry, TunnelPool pool) {
         this.registry = registry;
@@ -83,13 +78,7 @@ public final class IngressMetrics implements TunnelPool.StreamObserver {
         this.firstByte = Timer.builder("ptun.ingress.stream.first.byte")
                 .description("stream open asked for to the first byte from the target")
                 .serviceLevelObjectives(OutcomeTimers.LATENCY_BUCKETS).register(registry);
-        this.stalled = Timer.builder("ptun.ingress.stream.stalled")
-                .description("time a stream could not be written: the gateway's flow-control window was exhausted "
-                        + "or the write buffer was above its high-water mark")
-                .serviceLevelObjectives(STALL_BUCKETS).register(registry);
-        // The histogram sees a stall only once it has ended; this shows the ones going on (a stopped reader).
-        Gauge.builder("ptun.ingress.streams.stalled", streamsStalled, AtomicInteger::get)
-                .description("streams that cannot be written now: a stall in progress").register(registry);
+        this.stalls = new StreamStalls(registry, "ptun.ingress", "the gateway's");
     }
 
     /**
@@ -200,29 +189,14 @@ public final class IngressMetrics implements TunnelPool.StreamObserver {
 
         @Override
         public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-            if (!ctx.channel().isWritable()) {
-                if (stallStart == 0) {
-                    stallStart = System.nanoTime();
-                    streamsStalled.incrementAndGet();
-                }
-            } else {
-                endStall();
-            }
+            stallStart = stalls.writabilityChanged(stallStart, ctx.channel().isWritable());
             ctx.fireChannelWritabilityChanged();
         }
 
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
-            endStall();
+            stallStart = stalls.ended(stallStart);
             ctx.fireChannelInactive();
-        }
-
-        private void endStall() {
-            if (stallStart != 0) {
-                stalled.record(System.nanoTime() - stallStart, TimeUnit.NANOSECONDS);
-                stallStart = 0;
-                streamsStalled.decrementAndGet();
-            }
         }
     }
 }

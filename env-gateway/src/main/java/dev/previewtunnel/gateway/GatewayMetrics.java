@@ -2,15 +2,14 @@ package dev.previewtunnel.gateway;
 
 import dev.previewtunnel.grants.GrantFailure;
 import dev.previewtunnel.local.metrics.OutcomeTimers;
+import dev.previewtunnel.local.metrics.StreamStalls;
 import dev.previewtunnel.mux.wire.TunnelError;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
 import io.netty.channel.Channel;
 import io.netty.util.AttributeKey;
 
-import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -47,10 +46,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the value 1 would hide the first failure of each reason.
  */
 public final class GatewayMetrics {
-    /** Histogram buckets (le) of the stall timer: 1 ms to 60 s. */
-    static final Duration[] STALL_BUCKETS = {Duration.ofMillis(1), Duration.ofMillis(10), Duration.ofMillis(100),
-            Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofSeconds(60)};
-
     private static final int OPEN = 0;
     private static final int DRAINING = 1;
     private static final int CLOSED = 2;
@@ -70,8 +65,7 @@ public final class GatewayMetrics {
     private final AtomicInteger connectionsDraining = new AtomicInteger();
     private final Counter bytesToTarget;
     private final Counter bytesFromTarget;
-    private final Timer stalled;
-    private final AtomicInteger streamsStalled = new AtomicInteger();
+    private final StreamStalls stalls;
 
     GatewayMetrics(MeterRegistry registry, LiveStreams live) {
         this.registry = registry;
@@ -103,14 +97,7 @@ public final class GatewayMetrics {
                 .description("DATA payload bytes relayed").register(registry);
         this.bytesFromTarget = Counter.builder("ptun.gateway.stream.bytes").tag("direction", "from_target")
                 .description("DATA payload bytes relayed").register(registry);
-        this.stalled = Timer.builder("ptun.gateway.stream.stalled")
-                .description("time a stream could not be written: the peer's flow-control window was exhausted "
-                        + "or the write buffer was above its high-water mark")
-                .serviceLevelObjectives(STALL_BUCKETS)
-                .register(registry);
-        // The histogram sees a stall only once it has ended; this shows the ones going on (a reader that stopped).
-        Gauge.builder("ptun.gateway.streams.stalled", streamsStalled, AtomicInteger::get)
-                .description("streams that cannot be written now: a stall in progress").register(registry);
+        this.stalls = new StreamStalls(registry, "ptun.gateway", "the peer's");
     }
 
     void opened() {
@@ -231,14 +218,8 @@ public final class GatewayMetrics {
                 .record(nanos, TimeUnit.NANOSECONDS);
     }
 
-    /** A stream became unwritable. */
-    void stallStarted() {
-        streamsStalled.incrementAndGet();
-    }
-
-    /** A stream that was unwritable for {@code nanos} is writable again, or closed. */
-    void stallEnded(long nanos) {
-        stalled.record(nanos, TimeUnit.NANOSECONDS);
-        streamsStalled.decrementAndGet();
+    /** The stall timer and gauge of the gateway's streams. */
+    StreamStalls stalls() {
+        return stalls;
     }
 }

@@ -45,27 +45,13 @@ final class StreamMeter extends ChannelDuplexHandler {
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        if (!ctx.channel().isWritable()) {
-            if (stallStart == 0) {
-                stallStart = System.nanoTime();
-                metrics.stallStarted();
-            }
-        } else {
-            endStall();
-        }
+        stallStart = metrics.stalls().writabilityChanged(stallStart, ctx.channel().isWritable());
         ctx.fireChannelWritabilityChanged();
     }
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        endStall();
+        stallStart = metrics.stalls().ended(stallStart);
         ctx.fireChannelInactive();
-    }
-
-    private void endStall() {
-        if (stallStart != 0) {
-            metrics.stallEnded(System.nanoTime() - stallStart);
-            stallStart = 0;
-        }
     }
 }
