@@ -50,7 +50,7 @@ class RequestBodyDeadlineTest {
     }
 
     @Test
-    void requestsWithoutABodyArmNoTimer() {
+    void requestsWithoutABodyLeaveNoTimerQueued() {
         send("CONNECT localhost:5173 HTTP/1.1\r\nHost: localhost:5173\r\n\r\n");
         assertFalse(timerArmed(), "a CONNECT has no body to time");
         send("GET http://localhost:5173/ HTTP/1.1\r\nHost: localhost:5173\r\n\r\n");
@@ -84,5 +84,26 @@ class RequestBodyDeadlineTest {
             ReferenceCountUtil.release(answer);
         }
         assertFalse(browser.isOpen(), "closed after the 408");
+    }
+
+    @Test
+    void aBodyTheProxyStoppedReadingIsNotCutUntilItReadsAgain() {
+        send("POST http://localhost:5173/ HTTP/1.1\r\nHost: localhost:5173\r\nContent-Length: 100\r\n\r\na");
+        browser.config().setAutoRead(false); // the proxy stops reading: the target is slow (backpressure)
+        send("b"); // read by the one read already asked for; none asked for after it
+        browser.advanceTimeBy(3 * TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        browser.runScheduledPendingTasks();
+        assertNull(browser.readOutbound(), "cut while the proxy itself was not reading");
+        assertTrue(browser.isOpen());
+        browser.config().setAutoRead(true); // reads again, and the browser sends nothing for a whole period
+        browser.advanceTimeBy(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        browser.runScheduledPendingTasks();
+        ByteBuf answer = browser.readOutbound();
+        try {
+            assertTrue(answer != null && answer.toString(StandardCharsets.ISO_8859_1).startsWith("HTTP/1.1 408"),
+                    String.valueOf(answer));
+        } finally {
+            ReferenceCountUtil.release(answer);
+        }
     }
 }

@@ -42,7 +42,8 @@ public final class StreamStalls {
             return stallStart; // still the same stall
         }
         stalledNow.incrementAndGet();
-        return Math.max(1, System.nanoTime()); // 0 means writable
+        long now = System.nanoTime(); // any value, negative too; only 0 is taken (it means writable)
+        return now != 0 ? now : 1;
     }
 
     /** The stream became writable or closed: a stall in progress ends and is recorded. Returns 0. */
