@@ -44,6 +44,17 @@ class RequestBodyDeadlineTest {
         }
     }
 
+    /** The first bytes written to the browser are a 408 page's. */
+    private void assertAnswered408() {
+        ByteBuf answer = browser.readOutbound();
+        try {
+            assertTrue(answer != null && answer.toString(StandardCharsets.ISO_8859_1).startsWith("HTTP/1.1 408"),
+                    String.valueOf(answer));
+        } finally {
+            ReferenceCountUtil.release(answer);
+        }
+    }
+
     /** Whether a timer is queued on the channel's loop (only the deadline schedules anything here). */
     private boolean timerArmed() {
         return browser.runScheduledPendingTasks() != -1;
@@ -76,13 +87,7 @@ class RequestBodyDeadlineTest {
         send("b"); // one byte: below the minimum a period must bring
         browser.advanceTimeBy(1, TimeUnit.MILLISECONDS);
         browser.runScheduledPendingTasks();
-        ByteBuf answer = browser.readOutbound();
-        try {
-            assertTrue(answer != null && answer.toString(StandardCharsets.ISO_8859_1).startsWith("HTTP/1.1 408"),
-                    String.valueOf(answer));
-        } finally {
-            ReferenceCountUtil.release(answer);
-        }
+        assertAnswered408();
         assertFalse(browser.isOpen(), "closed after the 408");
     }
 
@@ -98,12 +103,6 @@ class RequestBodyDeadlineTest {
         browser.config().setAutoRead(true); // reads again, and the browser sends nothing for a whole period
         browser.advanceTimeBy(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         browser.runScheduledPendingTasks();
-        ByteBuf answer = browser.readOutbound();
-        try {
-            assertTrue(answer != null && answer.toString(StandardCharsets.ISO_8859_1).startsWith("HTTP/1.1 408"),
-                    String.valueOf(answer));
-        } finally {
-            ReferenceCountUtil.release(answer);
-        }
+        assertAnswered408();
     }
 }
