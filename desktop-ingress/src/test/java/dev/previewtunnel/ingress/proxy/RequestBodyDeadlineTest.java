@@ -55,6 +55,12 @@ class RequestBodyDeadlineTest {
         }
     }
 
+    /** Moves the channel's clock on by {@code millis} and runs what falls due. */
+    private void pass(long millis) {
+        browser.advanceTimeBy(millis, TimeUnit.MILLISECONDS);
+        browser.runScheduledPendingTasks();
+    }
+
     /** Whether a timer is queued on the channel's loop (only the deadline schedules anything here). */
     private boolean timerArmed() {
         return browser.runScheduledPendingTasks() != -1;
@@ -81,12 +87,10 @@ class RequestBodyDeadlineTest {
     @Test
     void aDrippingBodyIsAnswered408AfterOnePeriod() {
         send("POST http://localhost:5173/ HTTP/1.1\r\nHost: localhost:5173\r\nContent-Length: 100\r\n\r\na");
-        browser.advanceTimeBy(TIMEOUT.toMillis() - 1, TimeUnit.MILLISECONDS);
-        browser.runScheduledPendingTasks();
+        pass(TIMEOUT.toMillis() - 1);
         assertNull(browser.readOutbound(), "answered before the period ended");
         send("b"); // one byte: below the minimum a period must bring
-        browser.advanceTimeBy(1, TimeUnit.MILLISECONDS);
-        browser.runScheduledPendingTasks();
+        pass(1);
         assertAnswered408();
         assertFalse(browser.isOpen(), "closed after the 408");
     }
@@ -96,13 +100,11 @@ class RequestBodyDeadlineTest {
         send("POST http://localhost:5173/ HTTP/1.1\r\nHost: localhost:5173\r\nContent-Length: 100\r\n\r\na");
         browser.config().setAutoRead(false); // the proxy stops reading: the target is slow (backpressure)
         send("b"); // read by the one read already asked for; none asked for after it
-        browser.advanceTimeBy(3 * TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-        browser.runScheduledPendingTasks();
+        pass(3 * TIMEOUT.toMillis());
         assertNull(browser.readOutbound(), "cut while the proxy itself was not reading");
         assertTrue(browser.isOpen());
         browser.config().setAutoRead(true); // reads again, and the browser sends nothing for a whole period
-        browser.advanceTimeBy(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-        browser.runScheduledPendingTasks();
+        pass(TIMEOUT.toMillis());
         assertAnswered408();
     }
 }
