@@ -143,6 +143,38 @@ class ConnectionBudgetTest {
     }
 
     @Test
+    void thePendingDeadlineLeavesTheLoopWhenTheConnectionIsTrustedOrCloses() {
+        // Left scheduled, each deadline kept its closed channel reachable for the whole timeout.
+        ConnectionBudget budget = new ConnectionBudget("test", 10, 10, Duration.ofSeconds(3));
+        EmbeddedChannel proven = new EmbeddedChannel();
+        EmbeddedChannel gone = new EmbeddedChannel();
+        EmbeddedChannel waiting = new EmbeddedChannel();
+        budget.admit(proven);
+        budget.admit(gone);
+        budget.admit(waiting);
+        ConnectionBudget.trust(proven);
+        gone.close();
+        assertEquals(-1, proven.runScheduledPendingTasks(), "a trusted connection's deadline is still scheduled");
+        assertEquals(-1, gone.runScheduledPendingTasks(), "a closed connection's deadline is still scheduled");
+        assertTrue(waiting.runScheduledPendingTasks() > 0, "an untrusted connection lost its deadline");
+        assertEquals(1, budget.pending());
+    }
+
+    @Test
+    void aConnectionMadeUntrustedAgainHasNoDeadline() {
+        // The deadline counts from accept; a keep-alive connection made untrusted again is evictable, not timed.
+        ConnectionBudget budget = new ConnectionBudget("test", 10, 10, Duration.ofSeconds(3));
+        EmbeddedChannel kept = new EmbeddedChannel();
+        budget.admit(kept);
+        ConnectionBudget.trust(kept);
+        ConnectionBudget.untrust(kept);
+        kept.advanceTimeBy(3, TimeUnit.SECONDS);
+        kept.runScheduledPendingTasks();
+        assertTrue(kept.isOpen());
+        assertEquals(1, budget.pending());
+    }
+
+    @Test
     void capsAreClippedToTheDescriptorLimitMinusAReserve() {
         assertEquals(100, ConnectionBudget.clipToFdLimit("x", 100, 1024));
         assertEquals(1024 - ConnectionBudget.FD_RESERVE, ConnectionBudget.clipToFdLimit("x", 4096, 1024));
