@@ -118,9 +118,10 @@ public final class ConnectionBudget {
             }
         }
         if (!trustAll && pendingTimeout != null) {
-            // Cancelled when the connection is trusted or closes (Place.leaveUntrusted), so armed before the close
-            // listener. Left scheduled, every accepted connection kept its closed channel reachable for the whole
-            // timeout: ~1,500 channels, 4 MiB of the ingress's heap, after a second of stream opens.
+            // Cancelled when the connection is trusted or closes (Place.leaveUntrusted). Armed before the close
+            // listener, which runs at once on a channel already closed and must find it to cancel. Left scheduled,
+            // every accepted connection kept its closed channel reachable for the whole timeout (~1,500 channels,
+            // ~3 MiB of the ingress's heap, in the open figure: docs/performance.md, finding 55).
             place.deadline = ch.eventLoop().schedule(() -> {
                 if (place.untrusted.get()) {
                     ch.close();
@@ -149,8 +150,8 @@ public final class ConnectionBudget {
     /**
      * {@code ch} counts as untrusted again, newest in the eviction order: a local endpoint's keep-alive connection
      * waiting for its next request holds nothing worth keeping, so clients that leave idle connections behind
-     * (a pooled HTTP client per call) cannot fill the total and lock the next caller out. Idempotent; on the
-     * channel's own loop, as {@link #trust}.
+     * (a pooled HTTP client per call) cannot fill the total and lock the next caller out. It gets no pending
+     * deadline: that is the first period's, from accept. Idempotent; on the channel's own loop, as {@link #trust}.
      */
     public static void untrust(Channel ch) {
         Place place = ch.attr(PLACE).get();

@@ -149,6 +149,7 @@ class ConnectionBudgetTest {
         EmbeddedChannel proven = new EmbeddedChannel();
         EmbeddedChannel gone = new EmbeddedChannel();
         EmbeddedChannel waiting = new EmbeddedChannel();
+        List.of(proven, gone, waiting).forEach(EmbeddedChannel::freezeTime); // only the test moves their clocks
         budget.admit(proven);
         budget.admit(gone);
         budget.admit(waiting);
@@ -158,6 +159,19 @@ class ConnectionBudgetTest {
         assertEquals(-1, gone.runScheduledPendingTasks(), "a closed connection's deadline is still scheduled");
         assertTrue(waiting.runScheduledPendingTasks() > 0, "an untrusted connection lost its deadline");
         assertEquals(1, budget.pending());
+    }
+
+    @Test
+    void aChannelAlreadyClosedAtAdmissionLeavesNoDeadlineBehind() {
+        // Its close listener runs at once: the deadline must be armed before it, or nothing cancels it.
+        ConnectionBudget budget = new ConnectionBudget("test", 10, 10, Duration.ofSeconds(3));
+        EmbeddedChannel closed = new EmbeddedChannel();
+        closed.close();
+        budget.admit(closed);
+        closed.runPendingTasks();
+        assertEquals(-1, closed.runScheduledPendingTasks(), "a closed channel's deadline is still scheduled");
+        assertEquals(0, budget.pending());
+        assertEquals(0, budget.open());
     }
 
     @Test
