@@ -97,7 +97,7 @@ public final class GatewayMetrics {
                 .description("DATA payload bytes relayed").register(registry);
         this.bytesFromTarget = Counter.builder("ptun.gateway.stream.bytes").tag("direction", "from_target")
                 .description("DATA payload bytes relayed").register(registry);
-        this.stalls = new StreamStalls(registry, "ptun.gateway", "the peer's");
+        this.stalls = new StreamStalls(registry, "ptun.gateway", "the ingress's");
     }
 
     void opened() {
