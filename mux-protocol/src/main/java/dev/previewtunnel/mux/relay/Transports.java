@@ -5,7 +5,6 @@ import io.netty.channel.ServerChannel;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
@@ -32,7 +31,7 @@ public record Transports(String name, IoHandlerFactory ioHandlerFactory,
     public static Transports best() {
         boolean forceNio = "nio".equalsIgnoreCase(System.getProperty("ptun.transport"));
         if (!forceNio && Epoll.isAvailable()) {
-            return new Transports("epoll", EpollIoHandler.newFactory(), EpollSocketChannel.class,
+            return new Transports("epoll", EpollStayRegistered.newFactory(), EpollSocketChannel.class,
                     EpollServerSocketChannel.class);
         }
         return nio();

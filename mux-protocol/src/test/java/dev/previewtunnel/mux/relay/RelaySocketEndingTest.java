@@ -164,6 +164,67 @@ class RelaySocketEndingTest {
         }
     }
 
+    /**
+     * One side sends its request and half-closes; the other answers with more than the buffers on the way hold, read
+     * only once they are full: the answer must arrive whole. Netty 4.2.18's epoll handler takes a socket asking for
+     * no event out of its epoll set, and the relay's socket to the asking side then failed its wait for room to
+     * write (epoll_ctl MOD: ENOENT) and was shut: the answer was cut short, on epoll only ({@link EpollStayRegistered}).
+     */
+    @ParameterizedTest(name = "{0}, the {1} ends first")
+    @CsvSource({"epoll, client", "epoll, target", "nio, client", "nio, target"})
+    void aLargeAnswerAfterOneSideEndedArrivesWhole(String transport, String first) throws Exception {
+        CompletableFuture<RelayHandler.End> end = new CompletableFuture<>();
+        startRelay(TestTransports.named(transport), end);
+        int size = 32 << 20;
+        try (Socket client = new Socket(InetAddress.getLoopbackAddress(),
+                ((java.net.InetSocketAddress) server.localAddress()).getPort());
+             Socket accepted = target.accept()) {
+            linked.get(10, TimeUnit.SECONDS);
+            client.setSoTimeout(10_000);
+            accepted.setSoTimeout(10_000);
+            Socket asking = "client".equals(first) ? client : accepted;
+            Socket answering = asking == client ? accepted : client;
+            asking.getOutputStream().write("request".getBytes(StandardCharsets.US_ASCII));
+            asking.shutdownOutput();
+            // The relay has seen that side's end of input once its FIN came out on the other side: only then does
+            // the answer start, so the relay's socket to the asking side has nothing to read or write for a while.
+            assertEquals("request", readToEnd(answering.getInputStream()));
+            java.util.concurrent.atomic.AtomicLong sent = new java.util.concurrent.atomic.AtomicLong();
+            CompletableFuture<Void> written = CompletableFuture.runAsync(() -> {
+                try {
+                    byte[] chunk = new byte[64 * 1024];
+                    while (sent.get() < size) {
+                        answering.getOutputStream().write(chunk);
+                        sent.addAndGet(chunk.length);
+                    }
+                    answering.shutdownOutput();
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            // Read only once every buffer on the way is full (the writer stopped getting rid of bytes), so that the
+            // relay has to wait for room to write to the asking side.
+            long seen = -1;
+            while (sent.get() != seen && !written.isDone()) {
+                seen = sent.get();
+                try {
+                    written.get(200, TimeUnit.MILLISECONDS);
+                } catch (java.util.concurrent.TimeoutException stillWriting) {
+                    // no progress in 200 ms ends the wait
+                }
+            }
+            long received = 0;
+            byte[] buffer = new byte[64 * 1024];
+            InputStream in = asking.getInputStream();
+            for (int n; (n = in.read(buffer)) >= 0; ) {
+                received += n;
+            }
+            written.get(10, TimeUnit.SECONDS);
+            assertEquals(size, received, "bytes of the answer that arrived");
+            assertEquals(RelayHandler.End.BOTH_ENDED, end.get(10, TimeUnit.SECONDS));
+        }
+    }
+
     private static String thrownClass(RecordedEvent event) {
         RecordedClass thrown = event.getValue("thrownClass");
         return thrown == null ? "" : thrown.getName();
