@@ -12,11 +12,12 @@ import io.netty.util.concurrent.ThreadAwareExecutor;
 
 /**
  * Netty's epoll handler, except that a socket asking for no event at all stays in the epoll set, asking for
- * {@code EPOLLET} alone. Netty 4.2.18 (and 4.2.21) takes such a socket out of the set but keeps its registration as
- * added, so its next request (epoll_ctl MOD) fails with ENOENT: a socket whose input ended, with nothing to read or
- * write for a while, then fails its next wait for room to write, and Netty shuts its output. A relay answering a
- * half-closed side with more than the buffers hold cut the answer short (RelaySocketEndingTest). Edge-triggered and
- * asking for nothing, the socket reports a hang-up once, not in the loop Netty's removal was meant to avoid.
+ * {@code EPOLLET} alone. Netty 4.2.18 (and 4.2.21) takes such a socket out of the set (netty/netty#16689) but keeps
+ * its registration as added, so its next request (epoll_ctl MOD) fails with ENOENT: a socket whose input ended, with
+ * nothing to read or write for a while, then fails its next wait for room to write, and Netty shuts its output. A
+ * relay answering a half-closed side with more than the buffers hold cut the answer short (RelaySocketEndingTest).
+ * Edge-triggered and asking for nothing, the socket reports a hang-up once per change of its state, never
+ * continuously (the loop of netty/netty#16683 that the removal avoids). Drop it with a Netty that fixes this.
  */
 final class EpollStayRegistered {
     private EpollStayRegistered() {
@@ -85,7 +86,8 @@ final class EpollStayRegistered {
         @Override
         public long submit(IoOps ops) {
             if (ops instanceof EpollIoOps interest && interest.value() == EpollIoOps.NONE.value()) {
-                return epoll.submit(EpollIoOps.EPOLLET);
+                epoll.submit(EpollIoOps.EPOLLET);
+                return 0; // what Netty answers for no interest (its callers ignore it)
             }
             return epoll.submit(ops);
         }
