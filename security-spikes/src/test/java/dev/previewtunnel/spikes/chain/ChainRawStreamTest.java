@@ -173,6 +173,81 @@ class ChainRawStreamTest {
     }
 
     /**
+     * The browser sends its request and half-closes; the target answers 32 MiB once it sees that FIN, and the browser
+     * reads only once the answer has backed up to the target: the whole answer arrives, through ingress and gateway.
+     * The relay-level case of finding 56 (RelaySocketEndingTest) is the one that catches Netty's epoll handler
+     * unwrapped; this chain passes without the wrapper too (checked twice), so it pins the path, not that fix.
+     */
+    @Test
+    void aLargeAnswerAfterTheBrowsersFinArrivesWhole() throws Exception {
+        int size = 32 << 20;
+        CompletableFuture<Channel> answering = new CompletableFuture<>();
+        Channel target = new io.netty.bootstrap.ServerBootstrap().group(clientGroup)
+                .channel(io.netty.channel.socket.nio.NioServerSocketChannel.class)
+                .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
+                .childHandler(new ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                        ((ByteBuf) msg).release();
+                    }
+
+                    @Override
+                    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+                        if (evt instanceof ChannelInputShutdownEvent) {
+                            Channel answer = ctx.channel();
+                            answering.complete(answer);
+                            for (int sent = 0; sent < size; sent += 64 * 1024) {
+                                answer.write(Unpooled.wrappedBuffer(new byte[64 * 1024]));
+                            }
+                            answer.writeAndFlush(Unpooled.EMPTY_BUFFER)
+                                    .addListener(f -> ((DuplexChannel) answer).shutdownOutput());
+                        }
+                    }
+                })
+                .bind("127.0.0.1", 0).sync().channel();
+        try {
+            int port = ((java.net.InetSocketAddress) target.localAddress()).getPort();
+            stack.grant("localhost", port);
+            AtomicLong received = new AtomicLong();
+            CompletableFuture<Void> ended = new CompletableFuture<>();
+            Channel browser = ProxyClients.connectTunnel(clientGroup, stack.proxy(), stack.session(), "localhost",
+                    port, new ChannelInboundHandlerAdapter() {
+                        @Override
+                        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                            ByteBuf buf = (ByteBuf) msg;
+                            received.addAndGet(buf.readableBytes());
+                            buf.release();
+                        }
+
+                        @Override
+                        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+                            if (evt instanceof ChannelInputShutdownEvent) {
+                                ended.complete(null);
+                                ctx.close();
+                            }
+                        }
+
+                        @Override
+                        public void channelInactive(ChannelHandlerContext ctx) {
+                            ended.complete(null);
+                        }
+                    }, false);
+            browser.writeAndFlush(Unpooled.copiedBuffer("request", StandardCharsets.US_ASCII)).sync();
+            ((DuplexChannel) browser).shutdownOutput().sync();
+            Channel answer = answering.get(20, TimeUnit.SECONDS);
+            // Backed up to the target: every hop's buffers are full, the ingress waits for room on the browser's
+            // socket. (A connection ended early ends the wait too; the count below then says so.)
+            until("the answer backed up to the target", Duration.ofSeconds(30),
+                    () -> !answer.isWritable() || ended.isDone());
+            browser.config().setAutoRead(true);
+            ended.get(60, TimeUnit.SECONDS);
+            assertEquals(size, received.get(), "bytes of the answer that reached the browser");
+        } finally {
+            target.close().sync();
+        }
+    }
+
+    /**
      * The browser stops reading at 64 MiB of a 1 GiB response. Backpressure must reach the target: the test waits
      * for the events that make up the stall (the gateway's stream has no flow-control window left and is not
      * writable, so the gateway stops reading the target; the target's socket write then blocks and its channel
