@@ -17,7 +17,9 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -25,7 +27,10 @@ import java.nio.channels.NotYetConnectedException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -195,7 +200,7 @@ class RelaySocketEndingTest {
             // The relay has seen that side's end of input once its FIN came out on the other side: only then does
             // the answer start, so the relay's socket to the asking side has nothing to read or write for a while.
             assertEquals("request", readToEnd(answering.getInputStream()));
-            java.util.concurrent.atomic.AtomicLong sent = new java.util.concurrent.atomic.AtomicLong();
+            AtomicLong sent = new AtomicLong();
             CompletableFuture<Void> written = CompletableFuture.runAsync(() -> {
                 try {
                     byte[] chunk = new byte[64 * 1024];
@@ -204,8 +209,8 @@ class RelaySocketEndingTest {
                         sent.addAndGet(chunk.length);
                     }
                     answering.shutdownOutput();
-                } catch (java.io.IOException e) {
-                    throw new java.io.UncheckedIOException(e);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
                 }
             });
             // Read only once every buffer on the way is full: the writer has sent something and then made no
@@ -217,7 +222,7 @@ class RelaySocketEndingTest {
                 seen = sent.get();
                 try {
                     written.get(200, TimeUnit.MILLISECONDS);
-                } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+                } catch (TimeoutException | ExecutionException e) {
                     // still writing (or failed: the count below tells)
                 }
             }
@@ -229,7 +234,7 @@ class RelaySocketEndingTest {
                 for (int n; (n = in.read(buffer)) >= 0; ) {
                     received += n;
                 }
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 // a reset: the count below says how much arrived
             }
             assertEquals(size, received, "bytes of the answer that arrived");

@@ -3,6 +3,7 @@ package dev.previewtunnel.spikes.chain;
 import dev.previewtunnel.sampleapp.RawEchoServer;
 import dev.previewtunnel.sampleapp.SampleApp;
 import dev.previewtunnel.spikes.stack.TunnelStack;
+import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import java.util.List;
 import java.nio.file.Path;
@@ -20,6 +21,7 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.DuplexChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http2.Http2FrameCodec;
 import io.netty.handler.codec.http2.Http2Stream;
 import io.netty.handler.codec.http2.Http2StreamChannel;
@@ -182,8 +184,8 @@ class ChainRawStreamTest {
     void aLargeAnswerAfterTheBrowsersFinArrivesWhole() throws Exception {
         int size = 32 << 20;
         CompletableFuture<Channel> answering = new CompletableFuture<>();
-        Channel target = new io.netty.bootstrap.ServerBootstrap().group(clientGroup)
-                .channel(io.netty.channel.socket.nio.NioServerSocketChannel.class)
+        Channel target = new ServerBootstrap().group(clientGroup)
+                .channel(NioServerSocketChannel.class)
                 .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
                 .childHandler(new ChannelInboundHandlerAdapter() {
                     @Override
