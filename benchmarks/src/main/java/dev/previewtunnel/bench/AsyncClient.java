@@ -1,5 +1,6 @@
 package dev.previewtunnel.bench;
 
+import dev.previewtunnel.mux.relay.Transports;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -10,15 +11,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.IoHandlerFactory;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollSocketChannel;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.util.concurrent.DefaultThreadFactory;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -47,10 +40,9 @@ final class AsyncClient implements AutoCloseable {
     /** {@code receiveBuffer} 0: the kernel's default and autotuning, as a browser has. */
     AsyncClient(int threads, int receiveBuffer) {
         this.receiveBuffer = receiveBuffer;
-        boolean epoll = Epoll.isAvailable();
-        IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
-        channelClass = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
-        group = new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory("bench-client", true), io);
+        Transports transports = Transports.best(); // the programs' transport (finding 56)
+        channelClass = transports.socketChannel();
+        group = transports.newGroup(threads, "bench-client");
     }
 
     /** Opens {@code count} streams (target port i % ports), at most {@code inFlight} opens at a time. */

@@ -3,6 +3,7 @@ package dev.previewtunnel.ingress.proxy;
 import dev.previewtunnel.local.net.AddressClass;
 import dev.previewtunnel.mux.relay.ReadBuffers;
 import dev.previewtunnel.mux.relay.SocketHalfCloseHandler;
+import dev.previewtunnel.mux.relay.Transports;
 import dev.previewtunnel.mux.wire.Authority;
 import dev.previewtunnel.mux.wire.TunnelError;
 import dev.previewtunnel.mux.wire.TunnelStreamException;
@@ -127,7 +128,7 @@ public final class DirectDialer {
 
     /** A dialer with the best transport's socket type and a small daemon pool for DNS. */
     public static DirectDialer standard(Duration timeout) {
-        return new DirectDialer(dev.previewtunnel.mux.relay.Transports.best().socketChannel(), DNS_POOL, timeout);
+        return new DirectDialer(Transports.best().socketChannel(), DNS_POOL, timeout);
     }
 
     private static final Executor DNS_POOL = java.util.concurrent.Executors.newFixedThreadPool(2, r -> {
