@@ -30,6 +30,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
@@ -177,13 +178,15 @@ class ChainRawStreamTest {
     /**
      * The browser sends its request and half-closes; the target answers 32 MiB once it sees that FIN, and the browser
      * reads only once the answer has backed up to the target: the whole answer arrives, through ingress and gateway.
-     * The relay-level case of finding 56 (RelaySocketEndingTest) is the one that catches Netty's epoll handler
-     * unwrapped; this chain passes without the wrapper too (checked twice), so it pins the path, not that fix.
+     * The ingress's socket to the browser has then had its input end, nothing to read or write for a while, and then
+     * had to wait for room to write: with Netty's epoll handler unwrapped (no EpollStayRegistered) that wait failed
+     * (epoll_ctl MOD: ENOENT), its output was shut and the browser got about 4 MiB (finding 56, end to end).
      */
     @Test
     void aLargeAnswerAfterTheBrowsersFinArrivesWhole() throws Exception {
         int size = 32 << 20;
         CompletableFuture<Channel> answering = new CompletableFuture<>();
+        AtomicLong sent = new AtomicLong(); // bytes of the answer the target's socket has taken
         Channel target = new ServerBootstrap().group(clientGroup)
                 .channel(NioServerSocketChannel.class)
                 .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
@@ -198,8 +201,9 @@ class ChainRawStreamTest {
                         if (evt instanceof ChannelInputShutdownEvent) {
                             Channel answer = ctx.channel();
                             answering.complete(answer);
-                            for (int sent = 0; sent < size; sent += 64 * 1024) {
-                                answer.write(Unpooled.wrappedBuffer(new byte[64 * 1024]));
+                            for (int queued = 0; queued < size; queued += 64 * 1024) {
+                                answer.write(Unpooled.wrappedBuffer(new byte[64 * 1024]))
+                                        .addListener(f -> sent.addAndGet(64 * 1024));
                             }
                             answer.writeAndFlush(Unpooled.EMPTY_BUFFER)
                                     .addListener(f -> ((DuplexChannel) answer).shutdownOutput());
@@ -208,7 +212,7 @@ class ChainRawStreamTest {
                 })
                 .bind("127.0.0.1", 0).sync().channel();
         try {
-            int port = ((java.net.InetSocketAddress) target.localAddress()).getPort();
+            int port = ((InetSocketAddress) target.localAddress()).getPort();
             stack.grant("localhost", port);
             AtomicLong received = new AtomicLong();
             CompletableFuture<Void> ended = new CompletableFuture<>();
@@ -236,16 +240,112 @@ class ChainRawStreamTest {
                     }, false);
             browser.writeAndFlush(Unpooled.copiedBuffer("request", StandardCharsets.US_ASCII)).sync();
             ((DuplexChannel) browser).shutdownOutput().sync();
-            Channel answer = answering.get(20, TimeUnit.SECONDS);
+            answering.get(20, TimeUnit.SECONDS);
             // Backed up to the target: every hop's buffers are full, the ingress waits for room on the browser's
-            // socket. (A connection ended early ends the wait too; the count below then says so.)
-            until("the answer backed up to the target", Duration.ofSeconds(30),
-                    () -> !answer.isWritable() || ended.isDone());
+            // socket. The target queues the whole answer at once, so it is unwritable from the start: what tells the
+            // stall is that its socket stops taking bytes (200 ms without progress). (A connection ended early ends the
+            // wait too; the count below then says so.)
+            awaitStalled(sent, ended);
             browser.config().setAutoRead(true);
             ended.get(60, TimeUnit.SECONDS);
             assertEquals(size, received.get(), "bytes of the answer that reached the browser");
         } finally {
             target.close().sync();
+        }
+    }
+
+    /**
+     * The mirror case, on the gateway: the target speaks first and half-closes at once, then reads a 32 MiB upload
+     * only once it has backed up to the browser. The gateway's socket to the target then has nothing to read (its
+     * input ended) and nothing to write for a while, and must then wait for room to write the upload.
+     */
+    @Test
+    void aLargeUploadAfterTheTargetsFinArrivesWhole() throws Exception {
+        int size = 32 << 20;
+        CompletableFuture<Channel> accepted = new CompletableFuture<>();
+        AtomicLong received = new AtomicLong();
+        CompletableFuture<Void> uploadEnded = new CompletableFuture<>();
+        Channel target = new ServerBootstrap().group(clientGroup)
+                .channel(NioServerSocketChannel.class)
+                .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
+                .childOption(ChannelOption.AUTO_READ, false)
+                .childHandler(new ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void channelActive(ChannelHandlerContext ctx) {
+                        accepted.complete(ctx.channel());
+                        ctx.writeAndFlush(Unpooled.copiedBuffer("banner", StandardCharsets.US_ASCII))
+                                .addListener(f -> ((DuplexChannel) ctx.channel()).shutdownOutput());
+                    }
+
+                    @Override
+                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                        received.addAndGet(((ByteBuf) msg).readableBytes());
+                        ((ByteBuf) msg).release();
+                    }
+
+                    @Override
+                    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+                        if (evt instanceof ChannelInputShutdownEvent) {
+                            uploadEnded.complete(null);
+                            ctx.close();
+                        }
+                    }
+
+                    @Override
+                    public void channelInactive(ChannelHandlerContext ctx) {
+                        uploadEnded.complete(null);
+                    }
+                })
+                .bind("127.0.0.1", 0).sync().channel();
+        try {
+            int port = ((InetSocketAddress) target.localAddress()).getPort();
+            stack.grant("localhost", port);
+            CompletableFuture<Void> targetsFin = new CompletableFuture<>();
+            Channel browser = ProxyClients.connectTunnel(clientGroup, stack.proxy(), stack.session(), "localhost",
+                    port, new ChannelInboundHandlerAdapter() {
+                        @Override
+                        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                            ((ByteBuf) msg).release();
+                        }
+
+                        @Override
+                        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+                            if (evt instanceof ChannelInputShutdownEvent) {
+                                targetsFin.complete(null); // the browser keeps sending
+                            }
+                        }
+                    }, true);
+            // The target's FIN has come through: the gateway has seen its socket's input end.
+            targetsFin.get(20, TimeUnit.SECONDS);
+            AtomicLong sent = new AtomicLong();
+            for (int queued = 0; queued < size; queued += 64 * 1024) {
+                browser.write(Unpooled.wrappedBuffer(new byte[64 * 1024]))
+                        .addListener(f -> sent.addAndGet(64 * 1024));
+            }
+            browser.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(f -> ((DuplexChannel) browser).shutdownOutput());
+            awaitStalled(sent, uploadEnded);
+            Channel upload = accepted.get(1, TimeUnit.SECONDS);
+            upload.config().setAutoRead(true);
+            uploadEnded.get(60, TimeUnit.SECONDS);
+            assertEquals(size, received.get(), "bytes of the upload that reached the target");
+        } finally {
+            target.close().sync();
+        }
+    }
+
+    /**
+     * Waits (10 s at most) until a writer has stopped making progress: {@code sent} grew, then did not for 200 ms,
+     * or the connection ended (the byte count then tells). A channel that queued more than its high-water mark is
+     * unwritable from its first write, so its writability says nothing about the buffers further on; and a wait
+     * that ran out would leave the case not testing what it names, so that fails.
+     */
+    private static void awaitStalled(AtomicLong sent, CompletableFuture<?> ended) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        long seen = -1;
+        while (!ended.isDone() && (sent.get() == 0 || sent.get() != seen)) {
+            assertTrue(System.nanoTime() < deadline, "the writer never stalled: " + sent.get() + " bytes taken");
+            seen = sent.get();
+            Thread.sleep(200);
         }
     }
 
