@@ -1,14 +1,11 @@
 package dev.previewtunnel.spikes.chain;
 
+import dev.previewtunnel.mux.relay.ReadBuffers;
 import dev.previewtunnel.sampleapp.RawEchoServer;
 import dev.previewtunnel.sampleapp.SampleApp;
 import dev.previewtunnel.spikes.stack.TunnelStack;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
-import java.util.List;
-import java.nio.file.Path;
-import java.nio.file.Files;
-import dev.previewtunnel.mux.relay.ReadBuffers;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufAllocatorMetricProvider;
 import io.netty.buffer.Unpooled;
@@ -25,6 +22,7 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http2.Http2FrameCodec;
 import io.netty.handler.codec.http2.Http2Stream;
 import io.netty.handler.codec.http2.Http2StreamChannel;
+import io.netty.util.concurrent.Future;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -35,11 +33,16 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.CRC32;
@@ -203,7 +206,7 @@ class ChainRawStreamTest {
                             answering.complete(answer);
                             for (int queued = 0; queued < size; queued += 64 * 1024) {
                                 answer.write(Unpooled.wrappedBuffer(new byte[64 * 1024]))
-                                        .addListener(f -> sent.addAndGet(64 * 1024));
+                                        .addListener(f -> countTaken(f, sent));
                             }
                             answer.writeAndFlush(Unpooled.EMPTY_BUFFER)
                                     .addListener(f -> ((DuplexChannel) answer).shutdownOutput());
@@ -211,12 +214,13 @@ class ChainRawStreamTest {
                     }
                 })
                 .bind("127.0.0.1", 0).sync().channel();
+        Channel browser = null;
         try {
             int port = ((InetSocketAddress) target.localAddress()).getPort();
             stack.grant("localhost", port);
             AtomicLong received = new AtomicLong();
             CompletableFuture<Void> ended = new CompletableFuture<>();
-            Channel browser = ProxyClients.connectTunnel(clientGroup, stack.proxy(), stack.session(), "localhost",
+            browser = ProxyClients.connectTunnel(clientGroup, stack.proxy(), stack.session(), "localhost",
                     port, new ChannelInboundHandlerAdapter() {
                         @Override
                         public void channelRead(ChannelHandlerContext ctx, Object msg) {
@@ -241,16 +245,13 @@ class ChainRawStreamTest {
             browser.writeAndFlush(Unpooled.copiedBuffer("request", StandardCharsets.US_ASCII)).sync();
             ((DuplexChannel) browser).shutdownOutput().sync();
             answering.get(20, TimeUnit.SECONDS);
-            // Backed up to the target: every hop's buffers are full, the ingress waits for room on the browser's
-            // socket. The target queues the whole answer at once, so it is unwritable from the start: what tells the
-            // stall is that its socket stops taking bytes (200 ms without progress). (A connection ended early ends the
-            // wait too; the count below then says so.)
-            awaitStalled(sent, ended);
+            long takenAtStall = awaitStalled(sent, ended); // backed up to the target: the ingress waits for room
             browser.config().setAutoRead(true);
             ended.get(60, TimeUnit.SECONDS);
             assertEquals(size, received.get(), "bytes of the answer that reached the browser");
+            assertTrue(takenAtStall < size, "the whole answer left the target before the browser read: not tested");
         } finally {
-            target.close().sync();
+            closeAll(browser, answering, target);
         }
     }
 
@@ -297,11 +298,12 @@ class ChainRawStreamTest {
                     }
                 })
                 .bind("127.0.0.1", 0).sync().channel();
+        Channel browser = null;
         try {
             int port = ((InetSocketAddress) target.localAddress()).getPort();
             stack.grant("localhost", port);
             CompletableFuture<Void> targetsFin = new CompletableFuture<>();
-            Channel browser = ProxyClients.connectTunnel(clientGroup, stack.proxy(), stack.session(), "localhost",
+            browser = ProxyClients.connectTunnel(clientGroup, stack.proxy(), stack.session(), "localhost",
                     port, new ChannelInboundHandlerAdapter() {
                         @Override
                         public void channelRead(ChannelHandlerContext ctx, Object msg) {
@@ -319,34 +321,62 @@ class ChainRawStreamTest {
             targetsFin.get(20, TimeUnit.SECONDS);
             AtomicLong sent = new AtomicLong();
             for (int queued = 0; queued < size; queued += 64 * 1024) {
-                browser.write(Unpooled.wrappedBuffer(new byte[64 * 1024]))
-                        .addListener(f -> sent.addAndGet(64 * 1024));
+                browser.write(Unpooled.wrappedBuffer(new byte[64 * 1024])).addListener(f -> countTaken(f, sent));
             }
-            browser.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(f -> ((DuplexChannel) browser).shutdownOutput());
-            awaitStalled(sent, uploadEnded);
-            Channel upload = accepted.get(1, TimeUnit.SECONDS);
-            upload.config().setAutoRead(true);
+            DuplexChannel uploading = (DuplexChannel) browser;
+            browser.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(f -> uploading.shutdownOutput());
+            long takenAtStall = awaitStalled(sent, uploadEnded); // backed up to the browser: the gateway waits for room
+            accepted.join().config().setAutoRead(true);
             uploadEnded.get(60, TimeUnit.SECONDS);
             assertEquals(size, received.get(), "bytes of the upload that reached the target");
+            assertTrue(takenAtStall < size, "the whole upload left the browser before the target read: not tested");
         } finally {
-            target.close().sync();
+            closeAll(browser, accepted, target);
         }
     }
 
     /**
-     * Waits (10 s at most) until a writer has stopped making progress: {@code sent} grew, then did not for 200 ms,
-     * or the connection ended (the byte count then tells). A channel that queued more than its high-water mark is
-     * unwritable from its first write, so its writability says nothing about the buffers further on; and a wait
-     * that ran out would leave the case not testing what it names, so that fails.
+     * Waits (10 s at most) until a writer has stopped making progress, {@code sent} grew and then did not for 200 ms,
+     * or the connection ended (the byte count then tells); returns the bytes taken by then. A channel that queued
+     * more than its high-water mark is unwritable from its first write, so its writability says nothing about the
+     * buffers further on. No event marks "no progress": the 200 ms are the rule RelaySocketEndingTest uses.
      */
-    private static void awaitStalled(AtomicLong sent, CompletableFuture<?> ended) throws InterruptedException {
+    private static long awaitStalled(AtomicLong sent, CompletableFuture<?> ended) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         long seen = -1;
-        while (!ended.isDone() && (sent.get() == 0 || sent.get() != seen)) {
+        while (sent.get() == 0 || sent.get() != seen) {
             assertTrue(System.nanoTime() < deadline, "the writer never stalled: " + sent.get() + " bytes taken");
             seen = sent.get();
-            Thread.sleep(200);
+            try {
+                ended.get(200, TimeUnit.MILLISECONDS);
+                break;
+            } catch (ExecutionException endedBadly) {
+                break;
+            } catch (TimeoutException stillOpen) {
+                // no end yet: compare the count again
+            }
         }
+        return sent.get();
+    }
+
+    /** Counts a 64 KiB write the socket took; a failed write took nothing. */
+    private static void countTaken(Future<?> write, AtomicLong sent) {
+        if (write.isSuccess()) {
+            sent.addAndGet(64 * 1024);
+        }
+    }
+
+    /** Closes the browser's connection, the target's accepted one (if any) and its listener. */
+    private static void closeAll(Channel browser, CompletableFuture<Channel> accepted, Channel listener)
+            throws InterruptedException {
+        if (browser != null) {
+            browser.close().sync();
+        }
+        Channel acceptedChannel = accepted.getNow(null);
+        if (acceptedChannel != null) {
+            acceptedChannel.close().sync();
+        }
+        listener.close().sync();
     }
 
     /**
