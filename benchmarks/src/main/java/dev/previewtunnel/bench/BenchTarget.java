@@ -10,7 +10,6 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.DuplexChannel;
@@ -73,7 +72,7 @@ public final class BenchTarget {
         // The programs' transport, Netty's epoll handler fixed for sockets that ask for no event (finding 56):
         // this target half-closes and writes after its peer's FIN.
         Transports transports = Transports.best();
-        EventLoopGroup group = new MultiThreadIoEventLoopGroup(threads, transports.ioHandlerFactory());
+        EventLoopGroup group = transports.newGroup(threads, "bench-target"); // daemon threads: main waits below
         // One read-only 64 KiB direct chunk, written again and again: the target itself costs no copies.
         ByteBuf chunk = Unpooled.unreleasableBuffer(Unpooled.directBuffer(CHUNK).writeZero(CHUNK).asReadOnly());
         ServerBootstrap b = new ServerBootstrap()

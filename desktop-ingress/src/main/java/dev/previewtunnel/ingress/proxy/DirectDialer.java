@@ -23,6 +23,7 @@ import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
 
 /**
  * Direct egress for sessions whose policy is {@code direct}: a public host reached from the desktop itself.
@@ -131,7 +132,7 @@ public final class DirectDialer {
         return new DirectDialer(Transports.best().socketChannel(), DNS_POOL, timeout);
     }
 
-    private static final Executor DNS_POOL = java.util.concurrent.Executors.newFixedThreadPool(2, r -> {
+    private static final Executor DNS_POOL = Executors.newFixedThreadPool(2, r -> {
         Thread t = new Thread(r, "ptun-ingress-dns");
         t.setDaemon(true);
         return t;
