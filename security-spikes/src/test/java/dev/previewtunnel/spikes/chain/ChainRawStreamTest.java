@@ -221,27 +221,7 @@ class ChainRawStreamTest {
             AtomicLong received = new AtomicLong();
             CompletableFuture<Void> ended = new CompletableFuture<>();
             browser = ProxyClients.connectTunnel(clientGroup, stack.proxy(), stack.session(), "localhost",
-                    port, new ChannelInboundHandlerAdapter() {
-                        @Override
-                        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                            ByteBuf buf = (ByteBuf) msg;
-                            received.addAndGet(buf.readableBytes());
-                            buf.release();
-                        }
-
-                        @Override
-                        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-                            if (evt instanceof ChannelInputShutdownEvent) {
-                                ended.complete(null);
-                                ctx.close();
-                            }
-                        }
-
-                        @Override
-                        public void channelInactive(ChannelHandlerContext ctx) {
-                            ended.complete(null);
-                        }
-                    }, false);
+                    port, new CountingReader(received, ended), false);
             browser.writeAndFlush(Unpooled.copiedBuffer("request", StandardCharsets.US_ASCII)).sync();
             ((DuplexChannel) browser).shutdownOutput().sync();
             answering.get(20, TimeUnit.SECONDS);
@@ -270,31 +250,12 @@ class ChainRawStreamTest {
                 .channel(NioServerSocketChannel.class)
                 .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
                 .childOption(ChannelOption.AUTO_READ, false)
-                .childHandler(new ChannelInboundHandlerAdapter() {
+                .childHandler(new CountingReader(received, uploadEnded) {
                     @Override
                     public void channelActive(ChannelHandlerContext ctx) {
                         accepted.complete(ctx.channel());
                         ctx.writeAndFlush(Unpooled.copiedBuffer("banner", StandardCharsets.US_ASCII))
                                 .addListener(f -> ((DuplexChannel) ctx.channel()).shutdownOutput());
-                    }
-
-                    @Override
-                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                        received.addAndGet(((ByteBuf) msg).readableBytes());
-                        ((ByteBuf) msg).release();
-                    }
-
-                    @Override
-                    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-                        if (evt instanceof ChannelInputShutdownEvent) {
-                            uploadEnded.complete(null);
-                            ctx.close();
-                        }
-                    }
-
-                    @Override
-                    public void channelInactive(ChannelHandlerContext ctx) {
-                        uploadEnded.complete(null);
                     }
                 })
                 .bind("127.0.0.1", 0).sync().channel();
@@ -357,6 +318,37 @@ class ChainRawStreamTest {
             }
         }
         return sent.get();
+    }
+
+    /** Counts what it reads and releases it; at the end of input, or the connection's, completes {@code ended}. */
+    private static class CountingReader extends ChannelInboundHandlerAdapter {
+        private final AtomicLong received;
+        private final CompletableFuture<Void> ended;
+
+        CountingReader(AtomicLong received, CompletableFuture<Void> ended) {
+            this.received = received;
+            this.ended = ended;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ByteBuf buf = (ByteBuf) msg;
+            received.addAndGet(buf.readableBytes());
+            buf.release();
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof ChannelInputShutdownEvent) {
+                ended.complete(null);
+                ctx.close();
+            }
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            ended.complete(null);
+        }
     }
 
     /** Counts a 64 KiB write the socket took; a failed write took nothing. */
