@@ -1,5 +1,6 @@
 package dev.previewtunnel.mux.relay;
 
+import dev.previewtunnel.testing.Await;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -21,15 +22,15 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.channels.NotYetConnectedException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -76,7 +77,7 @@ class RelaySocketEndingTest {
             recording.enable("jdk.JavaExceptionThrow");
             recording.start();
             try (Socket client = new Socket(InetAddress.getLoopbackAddress(),
-                    ((java.net.InetSocketAddress) server.localAddress()).getPort());
+                    ((InetSocketAddress) server.localAddress()).getPort());
                  Socket accepted = target.accept()) {
                 // Bytes and a FIN that reached a socket before its relay was linked would have no pipeline
                 // handler to take them (the kernel reports the FIN even with reads off).
@@ -155,7 +156,7 @@ class RelaySocketEndingTest {
         CompletableFuture<RelayHandler.End> end = new CompletableFuture<>();
         startRelay(TestTransports.named(transport), end);
         try (Socket client = new Socket(InetAddress.getLoopbackAddress(),
-                ((java.net.InetSocketAddress) server.localAddress()).getPort());
+                ((InetSocketAddress) server.localAddress()).getPort());
              Socket accepted = target.accept()) {
             Channel b = linked.get(10, TimeUnit.SECONDS);
             accepted.setSoTimeout(10_000);
@@ -177,7 +178,8 @@ class RelaySocketEndingTest {
      * One side sends its request and half-closes; the other answers with more than the buffers on the way hold, read
      * only once they are full: the answer must arrive whole. Netty 4.2.18's epoll handler takes a socket asking for
      * no event out of its epoll set, and the relay's socket to the asking side then failed its wait for room to
-     * write (epoll_ctl MOD: ENOENT) and was shut: the answer was cut short, on epoll only ({@link EpollStayRegistered}).
+     * write (epoll_ctl MOD: ENOENT) and was shut: the answer was cut short, on epoll only
+     * ({@link EpollStayRegistered}).
      */
     @ParameterizedTest(name = "{0}, the {1} ends first")
     @CsvSource({"epoll, client", "epoll, target", "nio, client", "nio, target"})
@@ -186,7 +188,7 @@ class RelaySocketEndingTest {
         startRelay(TestTransports.named(transport), end);
         int size = 32 << 20;
         try (Socket client = new Socket(InetAddress.getLoopbackAddress(),
-                ((java.net.InetSocketAddress) server.localAddress()).getPort());
+                ((InetSocketAddress) server.localAddress()).getPort());
              Socket accepted = target.accept()) {
             Channel toTarget = linked.get(10, TimeUnit.SECONDS);
             Channel toClient = linkedClient.get(10, TimeUnit.SECONDS);
@@ -213,19 +215,10 @@ class RelaySocketEndingTest {
                     throw new UncheckedIOException(e);
                 }
             });
-            // Read only once every buffer on the way is full: the writer has sent something and then made no
-            // progress for 200 ms. The relay has then had to wait for room to write to the asking side, the request
-            // Netty's epoll handler refused. Bounded: 10 s at most.
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            long seen = -1;
-            while (!written.isDone() && (sent.get() == 0 || sent.get() != seen) && System.nanoTime() < deadline) {
-                seen = sent.get();
-                try {
-                    written.get(200, TimeUnit.MILLISECONDS);
-                } catch (TimeoutException | ExecutionException e) {
-                    // still writing (or failed: the count below tells)
-                }
-            }
+            // Read only once every buffer on the way is full: the relay has then had to wait for room to write to
+            // the asking side, the request Netty's epoll handler refused. (A failed writer ends the wait: the count
+            // below tells.)
+            Await.stalled("the answering side's writer", Duration.ofSeconds(10), sent::get, written);
             assertFalse(toAsking.isWritable(), "the relay never had to wait for room to write: the case is not tested");
             long received = 0;
             byte[] buffer = new byte[64 * 1024];
