@@ -23,7 +23,6 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http2.Http2FrameCodec;
 import io.netty.handler.codec.http2.Http2Stream;
 import io.netty.handler.codec.http2.Http2StreamChannel;
-import io.netty.util.concurrent.Future;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -201,14 +200,8 @@ class ChainRawStreamTest {
                     @Override
                     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
                         if (evt instanceof ChannelInputShutdownEvent) {
-                            Channel answer = ctx.channel();
-                            answering.complete(answer);
-                            for (int queued = 0; queued < size; queued += 64 * 1024) {
-                                answer.write(Unpooled.wrappedBuffer(new byte[64 * 1024]))
-                                        .addListener(f -> countTaken(f, sent));
-                            }
-                            answer.writeAndFlush(Unpooled.EMPTY_BUFFER)
-                                    .addListener(f -> ((DuplexChannel) answer).shutdownOutput());
+                            answering.complete(ctx.channel());
+                            sendThenHalfClose(ctx.channel(), size, sent);
                         }
                     }
                 })
@@ -281,11 +274,7 @@ class ChainRawStreamTest {
             // The target's FIN has come through: the gateway has seen its socket's input end.
             targetsFin.get(20, TimeUnit.SECONDS);
             AtomicLong sent = new AtomicLong();
-            for (int queued = 0; queued < size; queued += 64 * 1024) {
-                browser.write(Unpooled.wrappedBuffer(new byte[64 * 1024])).addListener(f -> countTaken(f, sent));
-            }
-            DuplexChannel uploading = (DuplexChannel) browser;
-            browser.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(f -> uploading.shutdownOutput());
+            sendThenHalfClose(browser, size, sent);
             // Backed up to the browser: the gateway waits for room on the target's socket.
             long takenAtStall = Await.stalled("the browser's upload", Duration.ofSeconds(10), sent::get,
                     uploadEnded);
@@ -329,11 +318,19 @@ class ChainRawStreamTest {
         }
     }
 
-    /** Counts a 64 KiB write the socket took; a failed write took nothing. */
-    private static void countTaken(Future<?> write, AtomicLong sent) {
-        if (write.isSuccess()) {
-            sent.addAndGet(64 * 1024);
+    /**
+     * Queues {@code size} bytes on {@code ch} in 64 KiB writes, all at once, and half-closes it once the last is
+     * written; {@code taken} counts what the socket took (a failed write took nothing).
+     */
+    private static void sendThenHalfClose(Channel ch, int size, AtomicLong taken) {
+        for (int queued = 0; queued < size; queued += 64 * 1024) {
+            ch.write(Unpooled.wrappedBuffer(new byte[64 * 1024])).addListener(f -> {
+                if (f.isSuccess()) {
+                    taken.addAndGet(64 * 1024);
+                }
+            });
         }
+        ch.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(f -> ((DuplexChannel) ch).shutdownOutput());
     }
 
     /** Closes the browser's connection, the target's accepted one (if any) and its listener. */
