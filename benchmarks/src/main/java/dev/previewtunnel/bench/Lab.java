@@ -333,7 +333,7 @@ final class Lab implements AutoCloseable {
      * options, and the Netty properties their mains set (finding 37), which the floor runs no main of theirs to
      * set; the runner's class path.
      */
-    List<String> floorJvm() {
+    private List<String> floorJvm() {
         List<String> jvm = serverJvm();
         NettyDefaults.PROPERTIES.forEach((property, value) -> jvm.add("-D" + property + "=" + value));
         jvm.addAll(List.of("-cp", classPath));
@@ -341,7 +341,7 @@ final class Lab implements AutoCloseable {
     }
 
     /** {@link #floorJvm}, SLF4J's no-op provider standing in for the logging backend the floor leaves out. */
-    private List<String> floorJvmWithoutLogging() {
+    List<String> floorJvmWithoutLogging() {
         List<String> jvm = floorJvm();
         // A class literal, so that a wrong name cannot compile: until 2026-12-03 the property named a class that
         // does not exist, SLF4J fell back to its service loader, and the floor ran logback (finding 40).

@@ -113,16 +113,41 @@ final class MemWatch {
     }
 
     /**
-     * How long a process is left alone after start before its idle RSS is read, the same for every kind of process
-     * (figure 6 and MemoryFloor): a JVM's start-up leaves malloc'ed memory of class loading and compilation that it
-     * gives back within a second or two (-XX:TrimNativeHeapInterval=1000), which a reading at once would count.
+     * How long a process is left alone after start before its first idle RSS is read, the same for every kind of
+     * process (figure 6 and MemoryFloor): a JVM's start-up leaves malloc'ed memory of class loading and compilation
+     * that it gives back within a second or two (-XX:TrimNativeHeapInterval=1000), which a reading at once would
+     * count.
      */
     static final Duration IDLE_SETTLE = Duration.ofSeconds(3);
 
-    /** Both processes' RSS {@link #IDLE_SETTLE} from now, for the idle row of figure 6: {envMiB, deskMiB}. */
+    /**
+     * When the second, settled idle reading is taken (from start, as {@link #IDLE_SETTLE}). At 3 s both runtimes
+     * still hold start-up memory they give back on their own: HotSpot frees its compilers' arena chunks every 5 s
+     * (then trimmed), 1-3 MiB of every JVM here, and the peer's Node processes drop ~4.5 MiB between 6 and 10 s
+     * (V8's own collection once idle, most likely). 15 s leaves both a margin (finding 58).
+     */
+    static final Duration IDLE_SETTLED = Duration.ofSeconds(15);
+
+    /**
+     * Both processes' RSS {@link #IDLE_SETTLE} from now and again {@link #IDLE_SETTLED} from now, for the idle rows
+     * of figure 6: {envMiB, deskMiB, envSettledMiB, deskSettledMiB}.
+     */
     static Map<String, Object> idleRss(LabProcess env, LabProcess desk) throws InterruptedException {
-        Thread.sleep(IDLE_SETTLE.toMillis()); // a fixed settling time, not a wait for a condition
-        return Map.of("envMiB", mib(Mem.rssKib(env.pid())), "deskMiB", mib(Mem.rssKib(desk.pid())));
+        long start = System.nanoTime();
+        Thread.sleep(IDLE_SETTLE.toMillis()); // fixed settling times, not a wait for a condition
+        double envMiB = mib(Mem.rssKib(env.pid()));
+        double deskMiB = mib(Mem.rssKib(desk.pid()));
+        sleepUntil(start, IDLE_SETTLED);
+        return Map.of("envMiB", envMiB, "deskMiB", deskMiB,
+                "envSettledMiB", mib(Mem.rssKib(env.pid())), "deskSettledMiB", mib(Mem.rssKib(desk.pid())));
+    }
+
+    /** Sleeps until {@code after} has passed since {@code startNanos} (at once if it has). */
+    static void sleepUntil(long startNanos, Duration after) throws InterruptedException {
+        long left = after.toNanos() - (System.nanoTime() - startNanos);
+        if (left > 0) {
+            Thread.sleep(left / 1_000_000, (int) (left % 1_000_000));
+        }
     }
 
     static double mib(long kib) {

@@ -29,8 +29,8 @@ import java.util.function.Supplier;
 /**
  * The floor under the idle RSS of figure 6 (issue 21): what an idle process of each runtime holds before it does
  * anything of ours, beside an idle gateway and ingress and an idle Dev Tunnels peer, each read 3 s after it is
- * ready (a floor process: its ready line; a tunnel or peer pair: once it carried one stream per target port, as
- * figure 6's idle row); three rounds, interleaved, medians. A JVM with the tunnel's JVM options (the ones users run,
+ * ready and again, settled, 15 s after (a floor process: its ready line; a tunnel or peer pair: once it carried one
+ * stream per target port, as figure 6's idle rows, {@link MemWatch#IDLE_SETTLED}); three rounds, interleaved, medians. A JVM with the tunnel's JVM options (the ones users run,
  * {@link JvmDefaults#MEMORY_OPTIONS}, unless --server-jvm says otherwise; tiered compilation, as the gateway runs;
  * the Netty properties the programs' mains set, {@link NettyDefaults#PROPERTIES}) doing nothing, the same with a
  * Netty epoll server bound, {@code mux-protocol} alone forwarding ports ({@link MuxFloor}: the design's own floor),
@@ -67,10 +67,11 @@ public final class MemoryFloor {
                 case "--help", "-h" -> {
                     System.out.println("""
                             usage: bench/memory-floor.sh [--rounds N] [--json FILE]
-                              Idle RSS 3 s after start: a JVM with the options users run doing nothing, the same
-                              with a Netty epoll server bound, mux-protocol alone forwarding ports (both sides, one
-                              stream per target port carried), Node doing nothing, Node with a ws server, the
-                              tunnel's gateway and ingress (ws://) and the Dev Tunnels peer's two sides.
+                              Idle RSS 3 s after start and again, settled, at 15 s: a JVM with the options users
+                              run doing nothing, the same with a Netty epoll server bound, mux-protocol alone
+                              forwarding ports (both sides, one stream per target port carried), Node doing
+                              nothing, Node with a ws server, the tunnel's gateway and ingress (ws://) and the Dev
+                              Tunnels peer's two sides.
                               --rounds N  rounds, each kind started once per round (default 3)
                               --json F    results (default benchmarks/target/memory-floor.json)""");
                     return;
@@ -95,12 +96,15 @@ public final class MemoryFloor {
 
     static int run(Config c, int rounds, PrintStream out) throws Exception {
         Map<String, List<Long>> kib = new LinkedHashMap<>();
+        Map<String, List<Long>> settledKib = new LinkedHashMap<>();
         Map<String, String> what = new LinkedHashMap<>();
         try (Lab lab = new Lab(c)) {
             lab.start();
             Path devtunnels = DevTunnelsPeer.install(c.root);
-            // The gateway's options and the Netty properties the programs' mains set, the runner's class path.
-            List<String> jvm = lab.floorJvm();
+            // The gateway's options and the Netty properties the programs' mains set, the runner's class path, and
+            // no logging backend: Netty's logger finds SLF4J on that path, which loaded logback into the "Netty
+            // server bound" JVM until 2026-12-05 (70 of its classes then, 220 in finding 40; finding 58).
+            List<String> jvm = lab.floorJvmWithoutLogging();
             String ws = new ObjectMapper().writeValueAsString(devtunnels.resolve("node_modules/ws").toString());
             List<Kind> kinds = List.of(
                     Kind.one("jvm", "JVM, options users run, doing nothing", () -> started(LabProcess.start(
@@ -141,18 +145,12 @@ public final class MemoryFloor {
                     RunLog.log(out, "round " + (round + 1) + ": " + kind.labels().get(0));
                     List<LabProcess> procs = kind.start().get();
                     try {
-                        Thread.sleep(MemWatch.IDLE_SETTLE.toMillis()); // as figure 6's idle row: the same for every kind
-                        for (int i = 0; i < procs.size(); i++) {
-                            String key = kind.keys().get(i);
-                            what.putIfAbsent(key, kind.labels().get(i));
-                            LabProcess proc = procs.get(i);
-                            long rss = proc.isAlive() ? Mem.rssKib(proc.pid()) : -1;
-                            if (rss <= 0) {
-                                throw new IllegalStateException(proc.name() + " exited before its RSS was read: "
-                                        + proc.tail(2000));
-                            }
-                            kib.computeIfAbsent(key, x -> new ArrayList<>()).add(rss);
-                        }
+                        // As figure 6's idle rows, the same for every kind: 3 s after start, and settled.
+                        long start = System.nanoTime();
+                        MemWatch.sleepUntil(start, MemWatch.IDLE_SETTLE);
+                        read(kind, procs, kib, what);
+                        MemWatch.sleepUntil(start, MemWatch.IDLE_SETTLED);
+                        read(kind, procs, settledKib, what);
                     } finally {
                         for (int i = procs.size() - 1; i >= 0; i--) {
                             procs.get(i).close();
@@ -168,21 +166,47 @@ public final class MemoryFloor {
         doc.put("machine", MachineInfo.machine());
         doc.put("jvmOptions", String.join(" ", c.serverJvmOptions));
         doc.put("settleSeconds", MemWatch.IDLE_SETTLE.toSeconds());
+        doc.put("settledSeconds", MemWatch.IDLE_SETTLED.toSeconds());
         Map<String, Object> results = new LinkedHashMap<>();
         out.println();
-        out.printf(Locale.ROOT, "%-72s %10s %s%n", "idle process (RSS 3 s after start)", "median MiB", "rounds");
+        out.printf(Locale.ROOT, "%-72s %10s %10s  %s%n", "idle process (RSS after start, median MiB)",
+                "at " + MemWatch.IDLE_SETTLE.toSeconds() + " s", "at " + MemWatch.IDLE_SETTLED.toSeconds() + " s",
+                "rounds at each");
         for (var e : kib.entrySet()) {
-            double[] mib = e.getValue().stream().mapToDouble(v -> v / 1024.0).sorted().toArray();
+            double[] mib = sortedMiB(e.getValue());
+            double[] settled = sortedMiB(settledKib.get(e.getKey()));
             double median = Stats.median(mib);
-            out.printf(Locale.ROOT, "%-72s %10.1f %s%n", what.get(e.getKey()), median, Stats.rounded(mib, 1));
+            double settledMedian = Stats.median(settled);
+            out.printf(Locale.ROOT, "%-72s %10.1f %10.1f  %s %s%n", what.get(e.getKey()), median, settledMedian,
+                    Stats.rounded(mib, 1), Stats.rounded(settled, 1));
             results.put(e.getKey(), Map.of("what", what.get(e.getKey()), "medianMiB", Stats.round(median, 1),
-                    "roundsMiB", Stats.rounded(mib, 1)));
+                    "roundsMiB", Stats.rounded(mib, 1), "settledMedianMiB", Stats.round(settledMedian, 1),
+                    "settledRoundsMiB", Stats.rounded(settled, 1)));
         }
         doc.put("results", results);
         Files.createDirectories(c.jsonOut.toAbsolutePath().getParent());
         new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(c.jsonOut.toFile(), doc);
         out.println("JSON: " + c.jsonOut.toAbsolutePath());
         return 0;
+    }
+
+    /** Each of {@code procs}' RSS now, under its kind's key in {@code into}; fails if one has exited. */
+    private static void read(Kind kind, List<LabProcess> procs, Map<String, List<Long>> into,
+                             Map<String, String> what) {
+        for (int i = 0; i < procs.size(); i++) {
+            String key = kind.keys().get(i);
+            what.putIfAbsent(key, kind.labels().get(i));
+            LabProcess proc = procs.get(i);
+            long rss = proc.isAlive() ? Mem.rssKib(proc.pid()) : -1;
+            if (rss <= 0) {
+                throw new IllegalStateException(proc.name() + " exited before its RSS was read: " + proc.tail(2000));
+            }
+            into.computeIfAbsent(key, x -> new ArrayList<>()).add(rss);
+        }
+    }
+
+    private static double[] sortedMiB(List<Long> kib) {
+        return kib.stream().mapToDouble(v -> v / 1024.0).sorted().toArray();
     }
 
     /** A single floor process, once its ready line came (the pairs wait for their streams themselves). */

@@ -75,6 +75,8 @@ final class Table {
                 new Row("desk, slow reader", "MiB", "slowReader.memory.deskPeakRssMiB", 0, true),
                 new Row("env, idle (after start)", "MiB", "idleRss.envMiB", 0, true),
                 new Row("desk, idle (after start)", "MiB", "idleRss.deskMiB", 0, true),
+                new Row("env, idle (settled, 15 s)", "MiB", "idleRss.envSettledMiB", 0, true),
+                new Row("desk, idle (settled, 15 s)", "MiB", "idleRss.deskSettledMiB", 0, true),
                 new Row("gateway direct mem, peak (run)", "MiB", "concurrent.memory.envNmt.directPeakMiB", 1, false),
                 new Row("ingress direct mem, peak (run)", "MiB", "concurrent.memory.deskNmt.directPeakMiB", 1, false),
                 new Row("slow reader pace", "MiB/s", "slowReader.readerMiBps", 0, false),

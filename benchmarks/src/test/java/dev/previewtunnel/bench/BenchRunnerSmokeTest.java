@@ -80,6 +80,7 @@ class BenchRunnerSmokeTest {
         assertTrue(mux.path("pingpong").path("p50us").asDouble() > 0, "mux: " + mux);
         assertTrue(mux.path("open").path("p50ms").asDouble() > 0, "mux: " + mux);
         assertTrue(mux.path("idleRss").path("deskMiB").asDouble() > 0, "mux: " + mux);
+        assertTrue(mux.path("idleRss").path("deskSettledMiB").asDouble() > 0, "mux: " + mux);
         assertTrue(mux.path("concurrent").isMissingNode() && mux.path("page").isMissingNode(), "mux: " + mux);
         assertTrue(mux.path("logErrors").isMissingNode(), "mux: " + mux);
         // The ingress in front of the floor's environment side (finding 53): figures 1-3 in both rounds through
