@@ -401,12 +401,12 @@ final class Lab implements AutoCloseable {
     }
 
     /**
-     * Starts the pair with the JVM options the gateway and the ingress get ({@link #floorJvm}): the environment
-     * side the gateway's, the desktop side the ingress's (C1 only by default); SLF4J's no-op provider stands in
-     * for the logging backend the floor leaves out. The token travels in the environment. {@code name}: {@code mux}
-     * (over ws://), {@code mux-tls} (over wss://) or {@code mux-proxy} (over ws://, the desktop side answering
-     * {@code CONNECT} on one port instead of forwarding ports, {@link MuxFloor.ConnectFront}: the floor with the
-     * exchange the design puts in front of every stream, finding 52).
+     * Starts the pair with the JVM options the gateway and the ingress get ({@link #floorJvmWithoutLogging}): the
+     * environment side the gateway's, the desktop side the ingress's (C1 only by default); SLF4J's no-op provider
+     * stands in for the logging backend the floor leaves out. The token travels in the environment. {@code name}:
+     * {@code mux} (over ws://), {@code mux-tls} (over wss://) or {@code mux-proxy} (over ws://, the desktop side
+     * answering {@code CONNECT} on one port instead of forwarding ports, {@link MuxFloor.ConnectFront}: the floor
+     * with the exchange the design puts in front of every stream, finding 52).
      */
     MuxPair startMuxFloor(String name, String suffix) {
         boolean tls = name.equals("mux-tls");

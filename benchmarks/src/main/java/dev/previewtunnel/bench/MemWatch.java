@@ -121,25 +121,37 @@ final class MemWatch {
     static final Duration IDLE_SETTLE = Duration.ofSeconds(3);
 
     /**
-     * When the second, settled idle reading is taken (from start, as {@link #IDLE_SETTLE}). At 3 s both runtimes
-     * still hold start-up memory they give back on their own: HotSpot frees its compilers' arena chunks every 5 s
-     * (then trimmed), 1-3 MiB of every JVM here, and the peer's Node processes drop ~4.5 MiB between 6 and 10 s
-     * (V8's own collection once idle, most likely). 15 s leaves both a margin (finding 58).
+     * When the second, settled idle reading is taken, counted from the same moment as {@link #IDLE_SETTLE} (a
+     * process's ready line; a pair's, once it carried one stream per target port). At 3 s both runtimes still hold
+     * start-up memory they give back on their own: the JVMs here drop 0.8-12 MiB between 3 and 6 s (HotSpot's
+     * pooled compiler arena chunks, freed every few seconds and then trimmed; the gateway's C2 the most), the peer's
+     * Node processes ~4.5 MiB between 6 and 10 s (V8 collecting once idle, most likely). 15 s leaves a margin
+     * (finding 58).
      */
     static final Duration IDLE_SETTLED = Duration.ofSeconds(15);
 
     /**
      * Both processes' RSS {@link #IDLE_SETTLE} from now and again {@link #IDLE_SETTLED} from now, for the idle rows
-     * of figure 6: {envMiB, deskMiB, envSettledMiB, deskSettledMiB}.
+     * of figure 6: {envMiB, deskMiB, envSettledMiB, deskSettledMiB}. Fails if either process has exited (its RSS
+     * would read as 0 and pass any target).
      */
     static Map<String, Object> idleRss(LabProcess env, LabProcess desk) throws InterruptedException {
         long start = System.nanoTime();
-        Thread.sleep(IDLE_SETTLE.toMillis()); // fixed settling times, not a wait for a condition
-        double envMiB = mib(Mem.rssKib(env.pid()));
-        double deskMiB = mib(Mem.rssKib(desk.pid()));
+        sleepUntil(start, IDLE_SETTLE); // fixed settling times, not a wait for a condition
+        double envMiB = rssMiB(env);
+        double deskMiB = rssMiB(desk);
         sleepUntil(start, IDLE_SETTLED);
-        return Map.of("envMiB", envMiB, "deskMiB", deskMiB,
-                "envSettledMiB", mib(Mem.rssKib(env.pid())), "deskSettledMiB", mib(Mem.rssKib(desk.pid())));
+        return Map.of("envMiB", envMiB, "deskMiB", deskMiB, "envSettledMiB", rssMiB(env), "deskSettledMiB",
+                rssMiB(desk));
+    }
+
+    /** {@code p}'s RSS now, in MiB; fails if it has exited. */
+    private static double rssMiB(LabProcess p) {
+        long kib = p.isAlive() ? Mem.rssKib(p.pid()) : -1;
+        if (kib <= 0) {
+            throw new IllegalStateException(p.name() + " exited before its idle RSS was read: " + p.tail(2000));
+        }
+        return mib(kib);
     }
 
     /** Sleeps until {@code after} has passed since {@code startNanos} (at once if it has). */

@@ -28,9 +28,10 @@ import java.util.function.Supplier;
 
 /**
  * The floor under the idle RSS of figure 6 (issue 21): what an idle process of each runtime holds before it does
- * anything of ours, beside an idle gateway and ingress and an idle Dev Tunnels peer, each read 3 s after it is
- * ready and again, settled, 15 s after (a floor process: its ready line; a tunnel or peer pair: once it carried one
- * stream per target port, as figure 6's idle rows, {@link MemWatch#IDLE_SETTLED}); three rounds, interleaved, medians. A JVM with the tunnel's JVM options (the ones users run,
+ * anything of ours, beside an idle gateway and ingress and an idle Dev Tunnels peer, each read 3 s and again,
+ * settled, 15 s after it is ready (a floor process: its ready line; a tunnel or peer pair: once it carried one
+ * stream per target port, as figure 6's idle rows, {@link MemWatch#IDLE_SETTLED}); three rounds, interleaved,
+ * medians. A JVM with the tunnel's JVM options (the ones users run,
  * {@link JvmDefaults#MEMORY_OPTIONS}, unless --server-jvm says otherwise; tiered compilation, as the gateway runs;
  * the Netty properties the programs' mains set, {@link NettyDefaults#PROPERTIES}) doing nothing, the same with a
  * Netty epoll server bound, {@code mux-protocol} alone forwarding ports ({@link MuxFloor}: the design's own floor),
@@ -67,7 +68,7 @@ public final class MemoryFloor {
                 case "--help", "-h" -> {
                     System.out.println("""
                             usage: bench/memory-floor.sh [--rounds N] [--json FILE]
-                              Idle RSS 3 s after start and again, settled, at 15 s: a JVM with the options users
+                              Idle RSS 3 s after ready and again, settled, at 15 s: a JVM with the options users
                               run doing nothing, the same with a Netty epoll server bound, mux-protocol alone
                               forwarding ports (both sides, one stream per target port carried), Node doing
                               nothing, Node with a ws server, the tunnel's gateway and ingress (ws://) and the Dev
@@ -209,9 +210,19 @@ public final class MemoryFloor {
         return kib.stream().mapToDouble(v -> v / 1024.0).sorted().toArray();
     }
 
-    /** A single floor process, once its ready line came (the pairs wait for their streams themselves). */
+    /**
+     * A single floor process, once its ready line came (the pairs wait for their streams themselves). SLF4J says
+     * which provider it loads with SLF4J(I), and that it could not load the no-op provider it was given (and fell
+     * back to logback, finding 40) with SLF4J(W) or (E): the Netty JVM's logger looked SLF4J up before its ready
+     * line, so such a line fails the reading here.
+     */
     private static LabProcess started(LabProcess p) {
         p.awaitReady(Duration.ofSeconds(30));
+        String output = p.tail(8000);
+        if (output.contains("SLF4J(W)") || output.contains("SLF4J(E)")) {
+            p.close();
+            throw new IllegalStateException(p.name() + " did not run without a logging backend: " + output);
+        }
         return p;
     }
 

@@ -31,6 +31,8 @@ final class Table {
             new String[]{"ws-floor", "dt", "ingm/dt"});
 
     static List<Row> rows(Config c) {
+        String idleAt = MemWatch.IDLE_SETTLE.toSeconds() + " s";
+        String settledAt = MemWatch.IDLE_SETTLED.toSeconds() + " s";
         List<Row> rows = new java.util.ArrayList<>(List.of(
                 Row.section("1 single-stream bulk"),
                 new Row("download (target->client)", "Gbit/s", "bulk.downloadGbps", 2, true),
@@ -73,10 +75,10 @@ final class Table {
                 new Row("desk, during 5", "MiB", "hol.memory.deskPeakRssMiB", 0, true),
                 new Row("env, slow reader", "MiB", "slowReader.memory.envPeakRssMiB", 0, true),
                 new Row("desk, slow reader", "MiB", "slowReader.memory.deskPeakRssMiB", 0, true),
-                new Row("env, idle (after start)", "MiB", "idleRss.envMiB", 0, true),
-                new Row("desk, idle (after start)", "MiB", "idleRss.deskMiB", 0, true),
-                new Row("env, idle (settled, 15 s)", "MiB", "idleRss.envSettledMiB", 0, true),
-                new Row("desk, idle (settled, 15 s)", "MiB", "idleRss.deskSettledMiB", 0, true),
+                new Row("env, idle (" + idleAt + ")", "MiB", "idleRss.envMiB", 0, true),
+                new Row("desk, idle (" + idleAt + ")", "MiB", "idleRss.deskMiB", 0, true),
+                new Row("env, idle (settled, " + settledAt + ")", "MiB", "idleRss.envSettledMiB", 0, true),
+                new Row("desk, idle (settled, " + settledAt + ")", "MiB", "idleRss.deskSettledMiB", 0, true),
                 new Row("gateway direct mem, peak (run)", "MiB", "concurrent.memory.envNmt.directPeakMiB", 1, false),
                 new Row("ingress direct mem, peak (run)", "MiB", "concurrent.memory.deskNmt.directPeakMiB", 1, false),
                 new Row("slow reader pace", "MiB/s", "slowReader.readerMiBps", 0, false),

@@ -91,7 +91,8 @@ final class Targets {
                 for (String[] p : PAIRS) {
                     double a = rss(r, p[0], phase, side);
                     double b = rss(r, p[1], phase, side);
-                    add(out, "peak RSS " + (side.equals("env") ? "env side" : "desktop side") + ", " + phase + ", "
+                    add(out, "peak RSS " + (side.equals("env") ? "env side" : "desktop side") + ", "
+                            + (phase.equals("idleSettled") ? "idle settled" : phase) + ", "
                             + p[0] + " <= " + p[1], a, b,
                             String.format(Locale.ROOT, "%.0f MiB vs %.0f MiB", a, b), a <= b);
                 }
