@@ -131,31 +131,41 @@ final class MemWatch {
     static final Duration IDLE_SETTLED = Duration.ofSeconds(15);
 
     /**
-     * Both processes' RSS {@link #IDLE_SETTLE} from now and again {@link #IDLE_SETTLED} from now, for the idle rows
-     * of figure 6: {envMiB, deskMiB, envSettledMiB, deskSettledMiB}. Fails if either process has exited (its RSS
-     * would read as 0 and pass any target).
+     * Both processes' idle readings ({@link #idleKib}) for figure 6: {envMiB, deskMiB, envSettledMiB, deskSettledMiB}.
      */
     static Map<String, Object> idleRss(LabProcess env, LabProcess desk) throws InterruptedException {
-        long start = System.nanoTime();
-        sleepUntil(start, IDLE_SETTLE); // fixed settling times, not a wait for a condition
-        double envMiB = rssMiB(env);
-        double deskMiB = rssMiB(desk);
-        sleepUntil(start, IDLE_SETTLED);
-        return Map.of("envMiB", envMiB, "deskMiB", deskMiB, "envSettledMiB", rssMiB(env), "deskSettledMiB",
-                rssMiB(desk));
+        long[][] kib = idleKib(List.of(env, desk));
+        return Map.of("envMiB", mib(kib[0][0]), "deskMiB", mib(kib[0][1]), "envSettledMiB", mib(kib[1][0]),
+                "deskSettledMiB", mib(kib[1][1]));
     }
 
-    /** {@code p}'s RSS now, in MiB; fails if it has exited. */
-    private static double rssMiB(LabProcess p) {
-        long kib = p.isAlive() ? Mem.rssKib(p.pid()) : -1;
-        if (kib <= 0) {
-            throw new IllegalStateException(p.name() + " exited before its idle RSS was read: " + p.tail(2000));
+    /**
+     * Each process's RSS in KiB {@link #IDLE_SETTLE} and {@link #IDLE_SETTLED} from now, the same for every kind of
+     * process (figure 6 and MemoryFloor): {at IDLE_SETTLE, at IDLE_SETTLED}, each in the order of {@code procs}.
+     * Fails if one has exited (its RSS would read as 0 and pass any target).
+     */
+    static long[][] idleKib(List<LabProcess> procs) throws InterruptedException {
+        long start = System.nanoTime();
+        long[][] kib = new long[2][procs.size()];
+        sleepUntil(start, IDLE_SETTLE); // fixed settling times, not a wait for a condition
+        readKib(procs, kib[0]);
+        sleepUntil(start, IDLE_SETTLED);
+        readKib(procs, kib[1]);
+        return kib;
+    }
+
+    private static void readKib(List<LabProcess> procs, long[] into) {
+        for (int i = 0; i < procs.size(); i++) {
+            LabProcess p = procs.get(i);
+            into[i] = p.isAlive() ? Mem.rssKib(p.pid()) : -1;
+            if (into[i] <= 0) {
+                throw new IllegalStateException(p.name() + " exited before its idle RSS was read: " + p.tail(2000));
+            }
         }
-        return mib(kib);
     }
 
     /** Sleeps until {@code after} has passed since {@code startNanos} (at once if it has). */
-    static void sleepUntil(long startNanos, Duration after) throws InterruptedException {
+    private static void sleepUntil(long startNanos, Duration after) throws InterruptedException {
         long left = after.toNanos() - (System.nanoTime() - startNanos);
         if (left > 0) {
             Thread.sleep(left / 1_000_000, (int) (left % 1_000_000));

@@ -146,12 +146,13 @@ public final class MemoryFloor {
                     RunLog.log(out, "round " + (round + 1) + ": " + kind.labels().get(0));
                     List<LabProcess> procs = kind.start().get();
                     try {
-                        // As figure 6's idle rows, the same for every kind: 3 s after start, and settled.
-                        long start = System.nanoTime();
-                        MemWatch.sleepUntil(start, MemWatch.IDLE_SETTLE);
-                        read(kind, procs, kib, what);
-                        MemWatch.sleepUntil(start, MemWatch.IDLE_SETTLED);
-                        read(kind, procs, settledKib, what);
+                        long[][] read = MemWatch.idleKib(procs); // as figure 6's idle rows: after start, settled
+                        for (int i = 0; i < procs.size(); i++) {
+                            String key = kind.keys().get(i);
+                            what.putIfAbsent(key, kind.labels().get(i));
+                            kib.computeIfAbsent(key, x -> new ArrayList<>()).add(read[0][i]);
+                            settledKib.computeIfAbsent(key, x -> new ArrayList<>()).add(read[1][i]);
+                        }
                     } finally {
                         for (int i = procs.size() - 1; i >= 0; i--) {
                             procs.get(i).close();
@@ -189,21 +190,6 @@ public final class MemoryFloor {
         new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(c.jsonOut.toFile(), doc);
         out.println("JSON: " + c.jsonOut.toAbsolutePath());
         return 0;
-    }
-
-    /** Each of {@code procs}' RSS now, under its kind's key in {@code into}; fails if one has exited. */
-    private static void read(Kind kind, List<LabProcess> procs, Map<String, List<Long>> into,
-                             Map<String, String> what) {
-        for (int i = 0; i < procs.size(); i++) {
-            String key = kind.keys().get(i);
-            what.putIfAbsent(key, kind.labels().get(i));
-            LabProcess proc = procs.get(i);
-            long rss = proc.isAlive() ? Mem.rssKib(proc.pid()) : -1;
-            if (rss <= 0) {
-                throw new IllegalStateException(proc.name() + " exited before its RSS was read: " + proc.tail(2000));
-            }
-            into.computeIfAbsent(key, x -> new ArrayList<>()).add(rss);
-        }
     }
 
     private static double[] sortedMiB(List<Long> kib) {
