@@ -17,6 +17,8 @@ import java.time.Duration;
  * @param connectTimeout TCP + WebSocket handshake bound for one tunnel connection
  * @param openTimeout    how long the gateway may take to answer a stream open (dial included)
  * @param maxRequestHead limit on a browser request line plus headers
+ * @param ioThreads      event loops the proxy and its tunnel connections share (a browser connection and its tunnel
+ *                       stream are always on the same one)
  * @param requestHeadTimeout a browser connection must deliver each request head within this time after the
  *                       previous exchange ended (slowloris bound; also closes idle keep-alive connections)
  * @param browserLimits  the browser-facing listener's connection budget and body deadline
@@ -43,6 +45,14 @@ public record IngressConfig(
     public static final SettingRange<Duration> OPEN_TIMEOUT =
             new SettingRange<>("openTimeout", Duration.ofSeconds(1), Duration.ofMinutes(10));
 
+    /**
+     * One event loop: one browser's traffic is many small exchanges, and on a two-core desktop a second ingress
+     * thread competes with the browser and the tunnel for the cores; on one loop the opens were 50-150 us faster
+     * at p50 here, at a cost in the aggregate of many parallel bulk streams (docs/performance.md finding 59).
+     */
+    public static final int DEFAULT_IO_THREADS = 1;
+    public static final int MAX_IO_THREADS = 16;
+
     public IngressConfig(InetSocketAddress listen, URI gateway, MuxSettings mux, int poolSize,
                          Duration connectTimeout, Duration openTimeout, int maxRequestHead, int ioThreads,
                          Duration requestHeadTimeout) {
@@ -58,7 +68,7 @@ public record IngressConfig(
 
     public static IngressConfig defaults(InetSocketAddress listen, URI gateway) {
         return new IngressConfig(listen, gateway, MuxSettings.defaults(), 2, Duration.ofSeconds(5),
-                Duration.ofSeconds(10), 16 * 1024, 2, Duration.ofSeconds(30));
+                Duration.ofSeconds(10), 16 * 1024, DEFAULT_IO_THREADS, Duration.ofSeconds(30));
     }
 
     public IngressConfig withRequestHeadTimeout(Duration timeout) {
@@ -74,6 +84,11 @@ public record IngressConfig(
     public IngressConfig withPoolSize(int size) {
         return new IngressConfig(listen, gateway, mux, size, connectTimeout, openTimeout, maxRequestHead, ioThreads,
                 requestHeadTimeout, browserLimits);
+    }
+
+    public IngressConfig withIoThreads(int threads) {
+        return new IngressConfig(listen, gateway, mux, poolSize, connectTimeout, openTimeout, maxRequestHead,
+                threads, requestHeadTimeout, browserLimits);
     }
 
     public IngressConfig withListen(InetSocketAddress address) {

@@ -155,6 +155,13 @@ final class RunCommand implements Callable<Integer> {
                     + "event loop is kept.")
     Integer pool;
 
+    @Option(names = "--io-threads", paramLabel = "N", defaultValue = "" + IngressConfig.DEFAULT_IO_THREADS,
+            description = "Event-loop threads of the proxy and its tunnel connections, 1 to "
+                    + IngressConfig.MAX_IO_THREADS + " (default: " + IngressConfig.DEFAULT_IO_THREADS + "). One "
+                    + "suits one browser's many small exchanges (faster opens); more spread many parallel bulk "
+                    + "transfers over more cores (docs/operations.md).")
+    Integer ioThreads;
+
     @Option(names = "--gateway-ca", paramLabel = "PEM",
             description = "PEM certificate(s) to trust for a wss:// gateway instead of the JDK's default trust "
                     + "store (default: the JDK's trust store).")
@@ -248,6 +255,10 @@ final class RunCommand implements Callable<Integer> {
         if (poolSize < 1 || poolSize > 64) {
             throw s.invalid("pool", "must be 1 to 64, got " + poolSize);
         }
+        int threads = ioThreads;
+        if (threads < 1 || threads > IngressConfig.MAX_IO_THREADS) {
+            throw s.invalid("io-threads", "must be 1 to " + IngressConfig.MAX_IO_THREADS + ", got " + threads);
+        }
         String listenText = listen;
         InetSocketAddress listenAddress = Cli.parseListen(spec, s.name("listen"), listenText, 0);
         if (!listenAddress.getAddress().isLoopbackAddress()) {
@@ -269,7 +280,7 @@ final class RunCommand implements Callable<Integer> {
         List<Path> grantPaths = secrets.grantFiles(s);
         Path dir = (stateDir != null ? stateDir : IngressCli.defaultStateDir()).toAbsolutePath().normalize();
         IngressConfig ingressConfig = limits.applyTo(
-                IngressConfig.defaults(listenAddress, gatewayUri).withPoolSize(poolSize), s);
+                IngressConfig.defaults(listenAddress, gatewayUri).withPoolSize(poolSize).withIoThreads(threads), s);
         LocalHttpServer.Limits localLimits = limits.localLimits(s);
         // One run per state directory, before anything in it is read or written (the control file, credentials).
         StateDirectory.prepare(dir, "the credentials file");
@@ -310,7 +321,10 @@ final class RunCommand implements Callable<Integer> {
         // 3. Start, write the credential, start the metrics and control API, announce, wait. Stopped in reverse:
         // the control API first (nothing should pick it up for a proxy that is going away), then the metrics
         // listener (so a replacement on the same addresses can bind them while this one drains), then the drain.
-        ServiceRunner.logLimits(log, LimitOptions.describe(ingressConfig, localLimits));
+        Map<String, String> inEffect = LimitOptions.describe(ingressConfig, localLimits);
+        inEffect.put("pool", Integer.toString(ingressConfig.poolSize()));
+        inEffect.put("io-threads", Integer.toString(ingressConfig.ioThreads()));
+        ServiceRunner.logLimits(log, inEffect);
         PrometheusMeterRegistry registry = metricsAddress == null ? null : MetricsServer.newRegistry();
         if (registry != null) {
             BuildInfo.register(registry, "ptun.ingress", IngressVersionProvider.projectVersion(),

@@ -57,7 +57,8 @@ class DrainOutlastsKeepaliveTest {
                 .withDrainTimeout(Duration.ofSeconds(10)))) {
             RunningIngress running = startIngress(stack);
             try {
-                // --pool 1 still keeps one connection per ingress event loop: two (docs/architecture.md).
+                // --pool 1 still keeps one connection per ingress event loop: two with --io-threads 2
+                // (docs/architecture.md).
                 Await.until("the tunnel connections counted as open", Duration.ofSeconds(20),
                         () -> connections(registry, "open") == 2);
                 assertEquals(0, connections(registry, "draining"));
@@ -80,7 +81,8 @@ class DrainOutlastsKeepaliveTest {
     private RunningIngress startIngress(TestStack stack) throws Exception {
         return RunningIngress.start("run", "--gateway", stack.url(), "--token", stack.token(),
                 "--grant", stack.grant("default", stack.app.port()), "--state-dir", tmp.resolve("state").toString(),
-                "--keepalive-interval", "1s", "--keepalive-timeout", "2s", "--drain-timeout", "10s", "--pool", "1");
+                "--keepalive-interval", "1s", "--keepalive-timeout", "2s", "--drain-timeout", "10s", "--pool", "1",
+                "--io-threads", "2");
     }
 
     /**

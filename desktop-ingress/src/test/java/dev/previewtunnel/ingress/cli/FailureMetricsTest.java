@@ -70,12 +70,13 @@ class FailureMetricsTest {
             String otherEnv = stack.issuer.issueGrant(GrantSpec.tcp("other-env", "default", "localhost",
                     stack.app.port()), Duration.ofMinutes(10));
             RunningIngress running = RunningIngress.start("run", "--gateway", stack.url(), "--token", stack.token(),
-                    "--grant", otherEnv, "--state-dir", tmp.resolve("s").toString(), "--pool", "1");
+                    "--grant", otherEnv, "--state-dir", tmp.resolve("s").toString(), "--pool", "1",
+                    "--io-threads", "2");
             try {
                 JsonNode ready = running.readyLine();
                 HttpClient client = TestStack.proxiedClient(ready.get("proxy").asText(),
                         Path.of(ready.get("credentialsFile").asText()));
-                // --pool 1 still keeps a connection on each of the ingress's two event loops.
+                // --pool 1 still keeps a connection on each of the ingress's two event loops (--io-threads 2).
                 Await.until("the tunnel connections", Duration.ofSeconds(20),
                         () -> stack.gateway.connectionCount() == 2);
                 HttpResponse<String> refused = client.send(HttpRequest.newBuilder(
@@ -117,7 +118,7 @@ class FailureMetricsTest {
             Path state = tmp.resolve("s");
             RunningIngress running = RunningIngress.start("run", "--gateway", stack.url(), "--token", stack.token(),
                     "--grant", stack.grant("default", target.getLocalPort()), "--state-dir", state.toString(),
-                    "--metrics-listen", "127.0.0.1:0", "--pool", "1");
+                    "--metrics-listen", "127.0.0.1:0", "--pool", "1", "--io-threads", "2");
             try {
                 JsonNode ready = running.readyLine();
                 String ingressMetrics = ready.get("metrics").asText();

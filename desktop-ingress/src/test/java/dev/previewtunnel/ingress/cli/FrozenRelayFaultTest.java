@@ -80,7 +80,7 @@ class FrozenRelayFaultTest {
 
                 long frozeAt = System.nanoTime();
                 relay.refuseNew(true); // until the end of the outage: status must show it
-                assertEquals(2, relay.freeze()); // --pool 1 keeps one connection on each of the two event loops
+                assertEquals(2, relay.freeze()); // --pool 1, --io-threads 2: one connection on each loop
                 CompletableFuture<Long> downloadEnded = CompletableFuture.supplyAsync(
                         () -> RawHttp.drainUntilEnd(body));
                 CompletableFuture<String> heldAnswer = CompletableFuture.supplyAsync(() -> readAll(held));
@@ -141,7 +141,7 @@ class FrozenRelayFaultTest {
                 assertEquals(200, get(client, hello).statusCode());
 
                 long frozeAt = System.nanoTime();
-                assertEquals(2, relay.freeze()); // --pool 1 keeps one connection on each of the two event loops
+                assertEquals(2, relay.freeze()); // --pool 1, --io-threads 2: one connection on each loop
                 // A request every 0.5 s, each on its own: what kept the dead connection alive before the fix.
                 requests = SteadyRequests.start(client, URI.create(hello), Duration.ofMillis(500),
                         Duration.ofSeconds(20));
@@ -185,7 +185,7 @@ class FrozenRelayFaultTest {
         URI gateway = URI.create(stack.url());
         String viaRelay = "ws://127.0.0.1:" + relay.port() + gateway.getRawPath();
         String[] args = {"run", "--gateway", viaRelay, "--token-file", tokenFile.toString(),
-                "--grant-file", grants.toString(), "--state-dir", dir, "--pool", "1"};
+                "--grant-file", grants.toString(), "--state-dir", dir, "--pool", "1", "--io-threads", "2"};
         return RunningIngress.start(DEFAULTS ? args : dev.previewtunnel.cli.InProcessCli.concat(args,
                 "--keepalive-interval", "2s", "--keepalive-timeout", "2s"));
     }
@@ -200,7 +200,10 @@ class FrozenRelayFaultTest {
         }
     }
 
-    /** --pool 1 keeps a connection on each of the ingress's two event loops: both relayed before the freeze. */
+    /**
+     * --pool 1 keeps a connection on each of the ingress's event loops, two with --io-threads 2: both relayed before
+     * the freeze.
+     */
     private static void awaitBothConnected(String dir) {
         dev.previewtunnel.testing.Await.until("both tunnel connections up", Duration.ofSeconds(20),
                 () -> status(dir).path("connected").asInt() == 2);

@@ -482,6 +482,8 @@ class RunCommandTest {
                 "--state-dir", tmp.toString()};
         assertTrue(run(concat(base, "--pool", "0")).usageError().contains("--pool must be 1 to 64"));
         assertTrue(run(concat(base, "--pool", "65")).usageError().contains("--pool must be 1 to 64"));
+        assertTrue(run(concat(base, "--io-threads", "0")).usageError().contains("--io-threads must be 1 to 16, got 0"));
+        assertTrue(run(concat(base, "--io-threads", "17")).usageError().contains("--io-threads must be 1 to 16"));
         assertTrue(run(concat(base, "--session-id", "a/b")).usageError().contains("--session-id must be"));
         // A grant pasted without its option is quoted by picocli's own message: it must be redacted.
         Result stray = run(concat(base, grant));

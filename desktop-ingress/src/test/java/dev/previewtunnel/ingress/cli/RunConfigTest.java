@@ -6,6 +6,7 @@ import dev.previewtunnel.grants.UnverifiedGrantView;
 import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
 import dev.previewtunnel.sampleapp.SampleApp;
+import dev.previewtunnel.testing.Await;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -61,7 +62,7 @@ class RunConfigTest {
         // Relative paths are relative to the file; the session id comes from the file, the pool from the env.
         Path config = Files.writeString(tmp.resolve("ingress.json"), """
                 {"gateway": "%s", "token-file": "token", "grant-file": ["grant"], "state-dir": "state",
-                 "session-id": "cfg", "pool": 3, "metrics-listen": "127.0.0.1:0"}
+                 "session-id": "cfg", "pool": 3, "io-threads": 2, "metrics-listen": "127.0.0.1:0"}
                 """.formatted(stack.url()));
         env.put("PTUN_INGRESS_POOL", "1");
         env.put("PTUN_INGRESS_CONTROL", "false");
@@ -74,6 +75,9 @@ class RunConfigTest {
             assertTrue(ready.has("metrics") && !ready.has("controlStateFile"), ready::toString);
             // The setting itself: the pool keeps at least one connection per event loop whatever it says.
             assertEquals(1, running.command.ingress().config().poolSize(), "env over file");
+            assertEquals(2, running.command.ingress().config().ioThreads(), "from the file");
+            Await.until("a tunnel connection on each of the two loops", Duration.ofSeconds(10),
+                    () -> running.command.ingress().pool().status().connected() == 2);
             HttpResponse<String> hello = TestStack.proxiedClient(ready.get("proxy").asText(),
                     Path.of(ready.get("credentialsFile").asText())).send(HttpRequest.newBuilder(URI.create(
                     "http://localhost:" + stack.app.port() + "/hello")).build(), HttpResponse.BodyHandlers.ofString());
@@ -93,6 +97,9 @@ class RunConfigTest {
         assertTrue(pool.usageError().contains("pool (from PTUN_INGRESS_POOL) must be 1 to 64, got 100"), pool::toString);
         env.put("PTUN_INGRESS_POOL", "lots");
         assertTrue(run(base).usageError().contains("pool (from PTUN_INGRESS_POOL): must be a whole number, got 'lots'"));
+        env.clear();
+        env.put("PTUN_INGRESS_IO_THREADS", "64");
+        assertTrue(run(base).usageError().contains("io-threads (from PTUN_INGRESS_IO_THREADS) must be 1 to 16, got 64"));
         env.clear();
         env.put("PTUN_INGRESS_LISTEN", "0.0.0.0:8080");
         assertTrue(run(base).usageError().contains("listen (from PTUN_INGRESS_LISTEN) must be a loopback address"));

@@ -91,9 +91,12 @@ class RunLimitsTest {
             assertEquals(Duration.ofSeconds(7), c.mux().pingInterval());
             assertEquals(MuxSettings.defaults().pingTimeout(), c.mux().pingTimeout(), "untouched: default");
             assertEquals(Duration.ofSeconds(5), c.connectTimeout(), "untouched: default");
+            assertEquals(1, c.ioThreads(), "untouched: one event loop by default");
             JsonNode line = InProcessCli.logLine(running.captured.err(), "limits in effect");
             assertEquals("1536KiB", InProcessCli.keyValue(line, "stream-window"));
             assertEquals("9s", InProcessCli.keyValue(line, "request-head-timeout"));
+            assertEquals("1", InProcessCli.keyValue(line, "io-threads"));
+            assertEquals("2", InProcessCli.keyValue(line, "pool"));
         } finally {
             running.close();
         }

@@ -45,7 +45,7 @@ class TransferMetricsTest {
                     + stack.grant("default", closed) + "\n");
             RunningIngress running = RunningIngress.start("run", "--gateway", stack.url(), "--token-file",
                     tokenFile.toString(), "--grant-file", grants.toString(), "--state-dir", tmp.resolve("s").toString(),
-                    "--metrics-listen", "127.0.0.1:0", "--pool", "1");
+                    "--metrics-listen", "127.0.0.1:0", "--pool", "1", "--io-threads", "2");
             try {
                 JsonNode ready = running.readyLine();
                 String ingressMetrics = ready.get("metrics").asText();
@@ -72,7 +72,7 @@ class TransferMetricsTest {
                     assertTrue(value(gw1, "ptun_gateway_stream_bytes_total{direction=\"to_target\"}") > 0, "the GET");
                     assertEquals(1, value(in1, "ptun_ingress_streams_live"), "the transfer's stream is live");
                     assertEquals(1, value(gw1, "ptun_gateway_streams_live"), "and on the gateway");
-                    // --pool 1 still keeps a connection on each of the ingress's two event loops.
+                    // --pool 1 still keeps a connection on each of the ingress's two event loops (--io-threads 2).
                     assertEquals(2, value(in1, "ptun_ingress_tunnel_connections"));
                     assertEquals(2, value(gw1, "ptun_gateway_connections"));
                     assertTrue(value(in1, "ptun_ingress_streams_opened_total") >= 1);
