@@ -233,6 +233,7 @@ public final class BenchRunner {
         m.put("serverJvmOptions", c.serverJvmOptions);
         m.put("gatewayJvmExtra", c.gatewayJvmExtra);
         m.put("ingressJvmExtra", c.ingressJvmExtra);
+        m.put("ingressIoThreads", c.ingressIoThreads);
         return m;
     }
 }

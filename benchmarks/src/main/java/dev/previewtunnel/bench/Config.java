@@ -1,5 +1,6 @@
 package dev.previewtunnel.bench;
 
+import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.mux.local.JvmDefaults;
 
 import java.nio.file.Files;
@@ -26,6 +27,8 @@ final class Config {
     int rounds = 3;
     int targetPorts = 4;
     int pool = 4;
+    /** The ingress's --io-threads, and the floor's desktop-side loops with it; default the ingress's own. */
+    int ingressIoThreads = IngressConfig.DEFAULT_IO_THREADS;
 
     long bulkBytes = 1L << 30;      // per direction, per repetition
     long bulkWarmBytes = 256L << 20; // one warm-up transfer each way; the first is also reported as "cold"
@@ -134,6 +137,7 @@ final class Config {
                 case "--slow-mib-per-s" -> c.slowBytesPerSecond = Long.parseLong(args[++i]) << 20;
                 case "--slow-seconds" -> c.slowMaxMillis = Long.parseLong(args[++i]) * 1000;
                 case "--pool" -> c.pool = Integer.parseInt(args[++i]);
+                case "--ingress-io-threads" -> c.ingressIoThreads = Integer.parseInt(args[++i]);
                 case "--abort-streams" -> c.abortStreams = Integer.parseInt(args[++i]);
                 case "--server-jvm" -> c.serverJvmOptions = new ArrayList<>(jvmOptions(args[++i]));
                 case "--gateway-jvm" -> c.gatewayJvmExtra.addAll(jvmOptions(args[++i]));
@@ -217,6 +221,8 @@ final class Config {
                   --slow-mib-per-s N      slow reader's pace (default 128)
                   --slow-seconds N        slow reader's time bound (default 15)
                   --pool N                ingress --pool (default 4)
+                  --ingress-io-threads N  ingress --io-threads, and the floor's desktop-side event loops
+                                          (default: the ingress's own, @IO_THREADS@)
                   --abort-streams N       busy streams closed at once by the robustness probe (default 40; 0: skip)
                   --server-jvm "OPTS"     JVM options of gateway and ingress (and of the floor's two sides)
                                           (default: what the package launchers run,
@@ -239,6 +245,7 @@ final class Config {
                   --memory-floor          instead of the benchmark, figure 6's idle floor: idle JVM and Node
                           beside the idle tunnel and peer (bench/memory-floor.sh; --memory-floor --help)
                 """.replace("@MEMORY@", JvmDefaults.MEMORY_OPTIONS)
+                .replace("@IO_THREADS@", String.valueOf(IngressConfig.DEFAULT_IO_THREADS))
                 .replace("@INGRESS@", JvmDefaults.INGRESS_COMPILER_OPTIONS);
     }
 

@@ -287,6 +287,7 @@ final class Lab implements AutoCloseable {
             in.addAll(List.of("-jar", ingressJar.toString(), "run", "--gateway", url,
                     "--token-file", tokenFile.toString(), "--grant-file", grantFile.toString(),
                     "--listen", "127.0.0.1:0", "--pool", String.valueOf(config.pool),
+                    "--io-threads", String.valueOf(config.ingressIoThreads),
                     "--state-dir", dir.resolve("state-" + name + suffix).toString(), "--session-id", "bench-" + name,
                     "--audit-file", "-"));
             if (tls) {
@@ -429,6 +430,7 @@ final class Lab implements AutoCloseable {
             if (proxy) {
                 deskCmd.add("--proxy");
             }
+            deskCmd.addAll(List.of("--loops", String.valueOf(config.ingressIoThreads))); // the ingress's loops
             targetPorts.forEach(p -> deskCmd.add(String.valueOf(p)));
             desk = LabProcess.start(name + "-desk" + suffix, deskCmd, token, dir, READY);
             List<Integer> local = new ArrayList<>();

@@ -230,7 +230,7 @@ public final class MemoryFloor {
     }
 
     /**
-     * The same with a Netty epoll server bound on loopback (two event loops, as the tunnel's on two vCPUs). Netty's
+     * The same with a Netty epoll server bound on loopback (two event loops, as the gateway's). Netty's
      * epoll handler as it comes, not the programs' wrapper (finding 56): this server never writes, and the floor is
      * Netty's own.
      */

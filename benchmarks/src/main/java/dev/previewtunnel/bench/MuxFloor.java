@@ -1,5 +1,6 @@
 package dev.previewtunnel.bench;
 
+import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.mux.client.TunnelClient;
 import dev.previewtunnel.mux.client.TunnelConnection;
 import dev.previewtunnel.mux.relay.ReadBuffers;
@@ -226,7 +227,9 @@ public final class MuxFloor {
     /**
      * Desktop side. Arguments: the environment side's URL, {@code [--ca CERT]} (for wss://: trust that certificate;
      * without it the JDK's default trust, as the ingress builds its context with and without {@code --gateway-ca}),
-     * {@code [--proxy]}, then the target ports; forwards one local port per target port. Ready line: the local
+     * {@code [--proxy]}, {@code [--loops N]} (event loops, each with its own tunnel connection; default the
+     * ingress's, {@code IngressConfig.DEFAULT_IO_THREADS}), then the target ports; forwards one local port per
+     * target port. Ready line: the local
      * ports, in the order of the target ports, and with {@code --proxy} also {@code proxy}, a port that answers
      * {@code CONNECT localhost:PORT} as the ingress does ({@link ConnectFront}).
      */
@@ -246,10 +249,15 @@ public final class MuxFloor {
             if (proxy) {
                 first++;
             }
+            int loops = IngressConfig.DEFAULT_IO_THREADS;
+            if (args.length > first + 1 && args[first].equals("--loops")) {
+                loops = Integer.parseInt(args[first + 1]);
+                first += 2;
+            }
             SslContext tls = "wss".equalsIgnoreCase(url.getScheme()) ? tlsClient.build() : null;
             String token = token();
             MuxSettings settings = MuxSettings.defaults();
-            EventLoopGroup group = TRANSPORTS.newGroup(2, "floor-desk");
+            EventLoopGroup group = TRANSPORTS.newGroup(loops, "floor-desk");
             TunnelClient client = new TunnelClient(group, TRANSPORTS.socketChannel(), settings);
             // One tunnel connection per loop: a relay's two sides share one event loop.
             Map<EventExecutor, TunnelConnection> byLoop = new HashMap<>();

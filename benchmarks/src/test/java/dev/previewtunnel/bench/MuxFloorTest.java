@@ -127,11 +127,11 @@ class MuxFloorTest {
             String url = start("env", MuxFloor.Env.class, env, dir, List.of(String.valueOf(port)))
                     .awaitReady(Duration.ofSeconds(30)).get("url").asText();
             var ports = start("desk", MuxFloor.Desk.class, env, dir,
-                    List.of(url, String.valueOf(port), String.valueOf(notGiven)))
+                    List.of(url, "--loops", "2", String.valueOf(port), String.valueOf(notGiven)))
                     .awaitReady(Duration.ofSeconds(30)).get("ports");
 
-            // A few connections first: the desktop side accepts them round-robin over its two event loops, each with
-            // its own tunnel connection, so both carry a stream.
+            // A few connections first: the desktop side (--loops 2) accepts them round-robin over its two event
+            // loops, each with its own tunnel connection, so both carry a stream.
             for (int i = 0; i < 4; i++) {
                 try (Socket s = new Socket(InetAddress.getLoopbackAddress(), ports.get(0).asInt())) {
                     s.setSoTimeout(10_000);
@@ -162,7 +162,8 @@ class MuxFloorTest {
             Map<String, String> env = Map.of(MuxFloor.TOKEN_ENV, token);
             String url = start("env", MuxFloor.Env.class, env, dir, List.of(String.valueOf(port)))
                     .awaitReady(Duration.ofSeconds(30)).get("url").asText();
-            int proxy = start("desk", MuxFloor.Desk.class, env, dir, List.of(url, "--proxy", String.valueOf(port)))
+            int proxy = start("desk", MuxFloor.Desk.class, env, dir,
+                    List.of(url, "--proxy", "--loops", "2", String.valueOf(port)))
                     .awaitReady(Duration.ofSeconds(30)).get("proxy").asInt();
             InetSocketAddress at = new InetSocketAddress("127.0.0.1", proxy);
 
