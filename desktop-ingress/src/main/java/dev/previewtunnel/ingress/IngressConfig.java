@@ -46,9 +46,9 @@ public record IngressConfig(
             new SettingRange<>("openTimeout", Duration.ofSeconds(1), Duration.ofMinutes(10));
 
     /**
-     * One event loop: one browser's traffic is many small exchanges, and on a two-core desktop a second ingress
-     * thread competes with the browser and the tunnel for the cores; on one loop the opens were 50-150 us faster
-     * at p50 here, at a cost in the aggregate of many parallel bulk streams (docs/performance.md finding 59).
+     * One event loop: one browser's traffic is many small exchanges, and on one loop the benchmark's opens were
+     * 51-146 us faster at p50 on two vCPUs (why is not measured; a second thread competing for the cores is the
+     * candidate), at a cost in the aggregate of many parallel bulk streams (docs/performance.md finding 59).
      */
     public static final int DEFAULT_IO_THREADS = 1;
     public static final int MAX_IO_THREADS = 16;

@@ -34,6 +34,13 @@ public record GatewayConfig(
         int ioThreads,
         GatewayLimits limits) {
 
+    /**
+     * Two event loops: a gateway may serve several desktops and its relays' bulk spreads over two cores; one loop
+     * did not open streams faster here (docs/performance.md finding 59, unlike the ingress's).
+     */
+    public static final int DEFAULT_IO_THREADS = 2;
+    public static final int MAX_IO_THREADS = 64;
+
     /** The range an operator may set the handshake timeout in ('serve' checks it); not enforced here. */
     public static final SettingRange<Duration> HANDSHAKE_TIMEOUT =
             new SettingRange<>("handshakeTimeout", Duration.ofSeconds(1), Duration.ofMinutes(10));
@@ -49,7 +56,7 @@ public record GatewayConfig(
     public static GatewayConfig defaults(String environment, SocketAddress listen) {
         return new GatewayConfig(environment, listen, MuxProtocol.DEFAULT_PATH, MuxSettings.defaults(),
                 VerifierPolicy.defaults(), TargetPolicy.loopbackOnly(), Duration.ofSeconds(5),
-                Duration.ofSeconds(10), Duration.ofSeconds(10), 2, GatewayLimits.defaults());
+                Duration.ofSeconds(10), Duration.ofSeconds(10), DEFAULT_IO_THREADS, GatewayLimits.defaults());
     }
 
     public GatewayConfig withMux(MuxSettings settings) {

@@ -26,6 +26,7 @@ import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.SessionStore;
 import dev.previewtunnel.ingress.session.StateFiles;
 import dev.previewtunnel.ingress.tunnel.EnvironmentGateway;
+import dev.previewtunnel.ingress.tunnel.TunnelPool;
 import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.mux.wire.MuxProtocol;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -152,7 +153,7 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--pool", paramLabel = "N", defaultValue = "2",
             description = "Tunnel connections kept open to the gateway, 1 to 64 (default: 2); at least one per "
-                    + "event loop is kept.")
+                    + "event loop (--io-threads) is kept.")
     Integer pool;
 
     @Option(names = "--io-threads", paramLabel = "N", defaultValue = "" + IngressConfig.DEFAULT_IO_THREADS,
@@ -324,6 +325,8 @@ final class RunCommand implements Callable<Integer> {
         Map<String, String> inEffect = LimitOptions.describe(ingressConfig, localLimits);
         inEffect.put("pool", Integer.toString(ingressConfig.poolSize()));
         inEffect.put("io-threads", Integer.toString(ingressConfig.ioThreads()));
+        inEffect.put("pool-connections", Integer.toString(TunnelPool.connections(ingressConfig.poolSize(),
+                ingressConfig.ioThreads()))); // what --pool keeps on these loops
         ServiceRunner.logLimits(log, inEffect);
         PrometheusMeterRegistry registry = metricsAddress == null ? null : MetricsServer.newRegistry();
         if (registry != null) {

@@ -51,9 +51,14 @@ public final class TunnelPool implements AutoCloseable {
         this.observer = streamObserver;
     }
 
+    /** The connections a pool of {@code size} keeps on {@code loops} event loops: at least one per loop. */
+    public static int connections(int size, int loops) {
+        return Math.max(size, loops);
+    }
+
     /**
      * {@code size} connections spread over the loops of {@code client}'s group, at least one per loop (every loop
-     * must be able to open its own streams): {@code max(size, loops)} in all, the first {@code size % loops} loops
+     * must be able to open its own streams): {@link #connections} in all, the first {@code size % loops} loops
      * taking one more than the others.
      */
     public TunnelPool(TunnelClient client, URI url, Supplier<String> token, SslContext ssl, int size,

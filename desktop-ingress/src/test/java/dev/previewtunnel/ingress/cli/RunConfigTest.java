@@ -99,7 +99,8 @@ class RunConfigTest {
         assertTrue(run(base).usageError().contains("pool (from PTUN_INGRESS_POOL): must be a whole number, got 'lots'"));
         env.clear();
         env.put("PTUN_INGRESS_IO_THREADS", "64");
-        assertTrue(run(base).usageError().contains("io-threads (from PTUN_INGRESS_IO_THREADS) must be 1 to 16, got 64"));
+        assertTrue(run(base).usageError()
+                .contains("io-threads (from PTUN_INGRESS_IO_THREADS) must be 1 to 16, got 64"));
         env.clear();
         env.put("PTUN_INGRESS_LISTEN", "0.0.0.0:8080");
         assertTrue(run(base).usageError().contains("listen (from PTUN_INGRESS_LISTEN) must be a loopback address"));

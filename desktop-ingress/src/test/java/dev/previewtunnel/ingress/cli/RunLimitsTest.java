@@ -7,6 +7,7 @@ import dev.previewtunnel.cli.InProcessCli.Result;
 import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.ingress.cli.IngressCliHarness.RunningIngress;
 import dev.previewtunnel.mux.wire.MuxSettings;
+import dev.previewtunnel.testing.Await;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -97,6 +98,9 @@ class RunLimitsTest {
             assertEquals("9s", InProcessCli.keyValue(line, "request-head-timeout"));
             assertEquals("1", InProcessCli.keyValue(line, "io-threads"));
             assertEquals("2", InProcessCli.keyValue(line, "pool"));
+            assertEquals("2", InProcessCli.keyValue(line, "pool-connections"));
+            Await.until("the default pool's two connections on the one loop", Duration.ofSeconds(10),
+                    () -> running.command.ingress().pool().status().connected() == 2);
         } finally {
             running.close();
         }

@@ -66,7 +66,7 @@ class BrowserConnectionBudgetTest {
         String token = issuer.issueConnectionToken(ENV, Duration.ofHours(1));
         IngressConfig config = IngressConfig.defaults(new InetSocketAddress("127.0.0.1", 0),
                 URI.create(gateway.url(false))).withBrowserLimits(new BrowserConnectionLimits(2000, UNAUTHENTICATED,
-                UNAUTHENTICATED_TIMEOUT, BODY_IDLE));
+                UNAUTHENTICATED_TIMEOUT, BODY_IDLE)).withIoThreads(2); // two loops: ConnectionBudget's race
         ingress = Ingress.start(config, () -> token, null);
         BrowserSession session = ingress.sessions().add(BrowserSession.create("s1"));
         session.authorities().add(issuer.issueGrant(GrantSpec.tcp(ENV, "s1", "localhost", app.port()),

@@ -56,6 +56,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -168,6 +169,12 @@ final class ServeCommand implements Callable<Integer> {
                     + "(default: 5s).")
     Duration dialTimeout;
 
+    @Option(names = "--io-threads", paramLabel = "N", defaultValue = "" + GatewayConfig.DEFAULT_IO_THREADS,
+            description = "Event-loop threads of the tunnel listener, its streams and their target connections, 1 "
+                    + "to " + GatewayConfig.MAX_IO_THREADS + " (default: " + GatewayConfig.DEFAULT_IO_THREADS
+                    + "); more for a gateway serving many busy desktops on a machine with more cores.")
+    Integer ioThreads;
+
     @Option(names = "--drain-timeout", paramLabel = "DURATION", converter = Converters.DurationConverter.class,
             defaultValue = "60s",
             description = "On shutdown, the most streams in flight may continue after GOAWAY while they move "
@@ -255,6 +262,10 @@ final class ServeCommand implements Callable<Integer> {
                     + Cli.shown(tunnelPath) + "'");
         }
         Duration dial = s.inRange("dial-timeout", dialTimeout, Duration.ofMillis(100), MAX_TIMEOUT);
+        int threads = ioThreads;
+        if (threads < 1 || threads > GatewayConfig.MAX_IO_THREADS) {
+            throw s.invalid("io-threads", "must be 1 to " + GatewayConfig.MAX_IO_THREADS + ", got " + threads);
+        }
         Duration drain = s.inRange("drain-timeout", drainTimeout, Duration.ofMillis(1), MAX_TIMEOUT);
         Duration drainIdle = s.inRange("drain-idle-timeout", requireNonNullElse(drainIdleTimeout,
                 GatewayServer.DEFAULT_DRAIN_IDLE), Duration.ofMillis(100), MAX_TIMEOUT);
@@ -292,8 +303,10 @@ final class ServeCommand implements Callable<Integer> {
         TargetPolicy targetPolicy = allowed.isEmpty()
                 ? TargetPolicy.loopbackOnly() : TargetPolicy.loopbackPlus(List.copyOf(allowed));
         GatewayConfig gatewayConfig = new GatewayConfig(env, listenAddress, tunnelPath, limited.mux(), policy,
-                targetPolicy, dial, limited.handshakeTimeout(), drain, limited.ioThreads(), limited.limits());
-        ServiceRunner.logLimits(log, LimitOptions.describe(gatewayConfig, localLimits));
+                targetPolicy, dial, limited.handshakeTimeout(), drain, threads, limited.limits());
+        Map<String, String> inEffect = LimitOptions.describe(gatewayConfig, localLimits);
+        inEffect.put("io-threads", Integer.toString(threads));
+        ServiceRunner.logLimits(log, inEffect);
         if (!allowed.isEmpty()) {
             String cidrs = allowed.stream().map(Cidr::toString).collect(Collectors.joining(","));
             log.warn("non-loopback targets are enabled: grants may reach {} in addition to loopback", cidrs);

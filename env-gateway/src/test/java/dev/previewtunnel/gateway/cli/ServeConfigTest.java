@@ -72,6 +72,13 @@ class ServeConfigTest {
                 r::toString);
         env.clear();
 
+        env.put("PTUN_GATEWAY_IO_THREADS", "0");
+        Result threads = run("serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0");
+        assertEquals(1, threads.exitCode(), threads::toString);
+        assertTrue(threads.cliErrorLine().contains("io-threads (from PTUN_GATEWAY_IO_THREADS) must be 1 to 64, got 0"),
+                threads::toString);
+        env.clear();
+
         env.put("PTUN_GATEWAY_DRAIN_TIMEOUT", "3h");
         Result range = run("serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0");
         assertEquals(1, range.exitCode(), range::toString);

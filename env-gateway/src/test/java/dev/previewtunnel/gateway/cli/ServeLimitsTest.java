@@ -89,7 +89,7 @@ class ServeLimitsTest {
         env.put("PTUN_GATEWAY_MAX_RESETS", "50");
         env.put("PTUN_GATEWAY_RESET_WINDOW", "1m");
         RunningServe serve = RunningServe.start("serve", "--config", config.toString(), "--open-burst", "13",
-                "--keepalive-interval", "5s", "--max-websocket-message", "1MiB");
+                "--keepalive-interval", "5s", "--max-websocket-message", "1MiB", "--io-threads", "3");
         try {
             assertNotNull(serve.command.server(), serve.captured::err);
             GatewayConfig running = serve.command.server().config();
@@ -106,6 +106,7 @@ class ServeLimitsTest {
             assertEquals(1536L * 1024 * 1024, mux.connectionWindow(), "stream window x 1024 streams, exactly");
             assertEquals(1024 * 1024, mux.maxWebSocketMessage());
             assertEquals(Duration.ofSeconds(5), mux.pingInterval());
+            assertEquals(3, running.ioThreads(), "--io-threads");
             // Untouched ones keep their defaults.
             assertEquals(GatewayLimits.defaults().pendingDialsPerConnection(), limits.pendingDialsPerConnection());
             assertEquals(GatewayLimits.defaults().streamIdleTimeout(), limits.streamIdleTimeout());
@@ -116,6 +117,7 @@ class ServeLimitsTest {
             assertEquals("13", InProcessCli.keyValue(line, "open-burst"));
             assertEquals("1536KiB", InProcessCli.keyValue(line, "stream-window"));
             assertEquals("2.5", InProcessCli.keyValue(line, "max-opens-per-second"));
+            assertEquals("3", InProcessCli.keyValue(line, "io-threads"));
         } finally {
             serve.close();
         }
