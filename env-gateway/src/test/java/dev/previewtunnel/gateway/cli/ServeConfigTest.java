@@ -65,26 +65,12 @@ class ServeConfigTest {
     @Test
     void invalidValuesStopTheStartWithTheKeyAndTheReason() throws Exception {
         String keys = tmp.resolve("keys").toString();
-        env.put("PTUN_GATEWAY_DIAL_TIMEOUT", "soon");
-        Result r = run("serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0");
-        assertEquals(1, r.exitCode(), r::toString);
-        assertTrue(r.cliErrorLine().contains("dial-timeout (from PTUN_GATEWAY_DIAL_TIMEOUT): invalid duration 'soon'"),
-                r::toString);
-        env.clear();
-
-        env.put("PTUN_GATEWAY_IO_THREADS", "0");
-        Result threads = run("serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0");
-        assertEquals(1, threads.exitCode(), threads::toString);
-        assertTrue(threads.cliErrorLine().contains("io-threads (from PTUN_GATEWAY_IO_THREADS) must be 1 to 64, got 0"),
-                threads::toString);
-        env.clear();
-
-        env.put("PTUN_GATEWAY_DRAIN_TIMEOUT", "3h");
-        Result range = run("serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0");
-        assertEquals(1, range.exitCode(), range::toString);
-        assertTrue(range.cliErrorLine().contains("drain-timeout (from PTUN_GATEWAY_DRAIN_TIMEOUT) must be at most 1h, got 3h"),
-                range::toString);
-        env.clear();
+        assertRefusedFromEnvironment(keys, "PTUN_GATEWAY_DIAL_TIMEOUT", "soon",
+                "dial-timeout (from PTUN_GATEWAY_DIAL_TIMEOUT): invalid duration 'soon'");
+        assertRefusedFromEnvironment(keys, "PTUN_GATEWAY_IO_THREADS", "0",
+                "io-threads (from PTUN_GATEWAY_IO_THREADS) must be 1 to 64, got 0");
+        assertRefusedFromEnvironment(keys, "PTUN_GATEWAY_DRAIN_TIMEOUT", "3h",
+                "drain-timeout (from PTUN_GATEWAY_DRAIN_TIMEOUT) must be at most 1h, got 3h");
 
         Path config = Files.writeString(tmp.resolve("c.json"), "{\"listen\": \"0.0.0.0:70000\"}");
         Result file = run("serve", "--config", config.toString(), "--keys", keys, "--env", "e");
@@ -97,16 +83,24 @@ class ServeConfigTest {
         assertEquals(1, typo.exitCode(), typo::toString);
         assertTrue(typo.cliErrorLine().contains("unknown key \"listn\""), typo::toString);
 
-        env.put("PTUN_GATEWAY_ALLOW_TARGET", "10.0.0.0/8,nonsense");
-        Result cidr = run("serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0");
-        assertEquals(1, cidr.exitCode(), cidr::toString);
-        assertTrue(cidr.cliErrorLine().contains("allow-target (from PTUN_GATEWAY_ALLOW_TARGET): not a CIDR"),
-                cidr::toString);
-        env.clear();
+        assertRefusedFromEnvironment(keys, "PTUN_GATEWAY_ALLOW_TARGET", "10.0.0.0/8,nonsense",
+                "allow-target (from PTUN_GATEWAY_ALLOW_TARGET): not a CIDR");
 
         Result missing = run("serve", "--keys", keys, "--env", "e");
         assertEquals(1, missing.exitCode(), missing::toString);
         assertTrue(missing.cliErrorLine().contains(
                 "missing --listen HOST:PORT (or PTUN_GATEWAY_LISTEN, or \"listen\" in a --config file)"), missing::toString);
+    }
+
+    /** {@code serve} with {@code variable=value} in its environment exits 1 with {@code expected} in its error line. */
+    private void assertRefusedFromEnvironment(String keys, String variable, String value, String expected) {
+        env.put(variable, value);
+        try {
+            Result r = run("serve", "--keys", keys, "--env", "e", "--listen", "127.0.0.1:0");
+            assertEquals(1, r.exitCode(), r::toString);
+            assertTrue(r.cliErrorLine().contains(expected), r::toString);
+        } finally {
+            env.clear();
+        }
     }
 }
