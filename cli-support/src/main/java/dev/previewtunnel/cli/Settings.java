@@ -330,6 +330,17 @@ public final class Settings {
     }
 
     /**
+     * {@code value} when within [min, max], else a usage error that states the whole range, for small counts
+     * (connections, threads): {@code pool (from PTUN_INGRESS_POOL) must be 1 to 64, got 100}.
+     */
+    public int count(String key, int value, int min, int max) {
+        if (value < min || value > max) {
+            throw invalid(key, "must be " + min + " to " + max + ", got " + value);
+        }
+        return value;
+    }
+
+    /**
      * {@code value} when within [min, max], else a usage error naming the setting and where it came from:
      * {@code max-frame-size (from PTUN_GATEWAY_MAX_FRAME_SIZE) must be at most 16MiB, got 32MiB}.
      *

@@ -26,7 +26,6 @@ import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.SessionStore;
 import dev.previewtunnel.ingress.session.StateFiles;
 import dev.previewtunnel.ingress.tunnel.EnvironmentGateway;
-import dev.previewtunnel.ingress.tunnel.TunnelPool;
 import dev.previewtunnel.local.audit.AuditLog;
 import dev.previewtunnel.mux.wire.MuxProtocol;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -151,17 +150,8 @@ final class RunCommand implements Callable<Integer> {
                     + "a free port, reported in the ready line (default: 127.0.0.1:0).")
     String listen;
 
-    @Option(names = "--pool", paramLabel = "N", defaultValue = "2",
-            description = "Tunnel connections kept open to the gateway, 1 to 64 (default: 2); at least one per "
-                    + "event loop (--io-threads) is kept.")
-    Integer pool;
-
-    @Option(names = "--io-threads", paramLabel = "N", defaultValue = "" + IngressConfig.DEFAULT_IO_THREADS,
-            description = "Event-loop threads of the proxy and its tunnel connections, 1 to "
-                    + IngressConfig.MAX_IO_THREADS + " (default: " + IngressConfig.DEFAULT_IO_THREADS + "). One "
-                    + "suits one browser's many small exchanges (faster opens); more spread many parallel bulk "
-                    + "transfers over more cores (docs/operations.md).")
-    Integer ioThreads;
+    @Mixin
+    PoolOptions poolOptions = new PoolOptions();
 
     @Option(names = "--gateway-ca", paramLabel = "PEM",
             description = "PEM certificate(s) to trust for a wss:// gateway instead of the JDK's default trust "
@@ -252,14 +242,6 @@ final class RunCommand implements Callable<Integer> {
         if (!session.matches(IngressCli.SESSION_ID)) {
             throw s.invalid("session-id", IngressCli.SESSION_ID_RULE + ", got '" + Cli.shown(session) + "'");
         }
-        int poolSize = pool;
-        if (poolSize < 1 || poolSize > 64) {
-            throw s.invalid("pool", "must be 1 to 64, got " + poolSize);
-        }
-        int threads = ioThreads;
-        if (threads < 1 || threads > IngressConfig.MAX_IO_THREADS) {
-            throw s.invalid("io-threads", "must be 1 to " + IngressConfig.MAX_IO_THREADS + ", got " + threads);
-        }
         String listenText = listen;
         InetSocketAddress listenAddress = Cli.parseListen(spec, s.name("listen"), listenText, 0);
         if (!listenAddress.getAddress().isLoopbackAddress()) {
@@ -281,7 +263,7 @@ final class RunCommand implements Callable<Integer> {
         List<Path> grantPaths = secrets.grantFiles(s);
         Path dir = (stateDir != null ? stateDir : IngressCli.defaultStateDir()).toAbsolutePath().normalize();
         IngressConfig ingressConfig = limits.applyTo(
-                IngressConfig.defaults(listenAddress, gatewayUri).withPoolSize(poolSize).withIoThreads(threads), s);
+                poolOptions.applyTo(IngressConfig.defaults(listenAddress, gatewayUri), s), s);
         LocalHttpServer.Limits localLimits = limits.localLimits(s);
         // One run per state directory, before anything in it is read or written (the control file, credentials).
         StateDirectory.prepare(dir, "the credentials file");
@@ -323,10 +305,7 @@ final class RunCommand implements Callable<Integer> {
         // the control API first (nothing should pick it up for a proxy that is going away), then the metrics
         // listener (so a replacement on the same addresses can bind them while this one drains), then the drain.
         Map<String, String> inEffect = LimitOptions.describe(ingressConfig, localLimits);
-        inEffect.put("pool", Integer.toString(ingressConfig.poolSize()));
-        inEffect.put("io-threads", Integer.toString(ingressConfig.ioThreads()));
-        inEffect.put("pool-connections", Integer.toString(TunnelPool.connections(ingressConfig.poolSize(),
-                ingressConfig.ioThreads()))); // what --pool keeps on these loops
+        PoolOptions.describe(ingressConfig, inEffect);
         ServiceRunner.logLimits(log, inEffect);
         PrometheusMeterRegistry registry = metricsAddress == null ? null : MetricsServer.newRegistry();
         if (registry != null) {

@@ -262,10 +262,7 @@ final class ServeCommand implements Callable<Integer> {
                     + Cli.shown(tunnelPath) + "'");
         }
         Duration dial = s.inRange("dial-timeout", dialTimeout, Duration.ofMillis(100), MAX_TIMEOUT);
-        int threads = ioThreads;
-        if (threads < 1 || threads > GatewayConfig.MAX_IO_THREADS) {
-            throw s.invalid("io-threads", "must be 1 to " + GatewayConfig.MAX_IO_THREADS + ", got " + threads);
-        }
+        int threads = s.count("io-threads", ioThreads, 1, GatewayConfig.MAX_IO_THREADS);
         Duration drain = s.inRange("drain-timeout", drainTimeout, Duration.ofMillis(1), MAX_TIMEOUT);
         Duration drainIdle = s.inRange("drain-idle-timeout", requireNonNullElse(drainIdleTimeout,
                 GatewayServer.DEFAULT_DRAIN_IDLE), Duration.ofMillis(100), MAX_TIMEOUT);
