@@ -229,9 +229,8 @@ public final class MuxFloor {
      * without it the JDK's default trust, as the ingress builds its context with and without {@code --gateway-ca}),
      * {@code [--proxy]}, {@code [--loops N]} (event loops, each with its own tunnel connection; default the
      * ingress's, {@code IngressConfig.DEFAULT_IO_THREADS}), then the target ports; forwards one local port per
-     * target port. Ready line: the local
-     * ports, in the order of the target ports, and with {@code --proxy} also {@code proxy}, a port that answers
-     * {@code CONNECT localhost:PORT} as the ingress does ({@link ConnectFront}).
+     * target port. Ready line: the local ports, in the order of the target ports, and with {@code --proxy} also
+     * {@code proxy}, a port that answers {@code CONNECT localhost:PORT} as the ingress does ({@link ConnectFront}).
      */
     public static final class Desk {
         private Desk() {

@@ -47,8 +47,8 @@ public record IngressConfig(
 
     /**
      * One event loop: one browser's traffic is many small exchanges, and on one loop the benchmark's opens were
-     * 51-146 us faster at p50 on two vCPUs (why is not measured; a second thread competing for the cores is the
-     * candidate), at a cost in the aggregate of many parallel bulk streams (docs/performance.md finding 59).
+     * ~100 us faster at p50 and ~80 us cheaper in desktop CPU on two vCPUs, at the CONNECT front (the floor's front
+     * gained the same), at a cost in the aggregate of many parallel bulk streams (docs/performance.md finding 59).
      */
     public static final int DEFAULT_IO_THREADS = 1;
     public static final int MAX_IO_THREADS = 16;

@@ -4,6 +4,7 @@ import dev.previewtunnel.testing.Await;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -131,7 +132,7 @@ class RelaySocketEndingTest {
                                 .handler(SocketHalfCloseHandler.INSTANCE)
                                 .connect(target.getLocalSocketAddress())
                                 .addListener(f -> {
-                                    Channel b = ((io.netty.channel.ChannelFuture) f).channel();
+                                    Channel b = ((ChannelFuture) f).channel();
                                     if (f.isSuccess()) {
                                         RelayHandler.link(a, b, (fromA, fromB, how) -> end.complete(how));
                                         linkedClient.complete(a);
