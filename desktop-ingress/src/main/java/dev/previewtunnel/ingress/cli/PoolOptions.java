@@ -13,11 +13,9 @@ import java.util.Map;
  * stream opens on a tunnel connection of its own loop (docs/architecture.md "Threads and memory").
  */
 final class PoolOptions {
-    static final int MAX_POOL = 64;
-
     @Option(names = "--pool", paramLabel = "N", defaultValue = "2",
-            description = "Tunnel connections kept open to the gateway, 1 to " + MAX_POOL + " (default: 2); at least "
-                    + "one per event loop (--io-threads) is kept.")
+            description = "Tunnel connections kept open to the gateway, 1 to " + TunnelPool.MAX_SIZE
+                    + " (default: 2); at least one per event loop (--io-threads) is kept.")
     Integer pool;
 
     @Option(names = "--io-threads", paramLabel = "N", defaultValue = "" + IngressConfig.DEFAULT_IO_THREADS,
@@ -29,7 +27,7 @@ final class PoolOptions {
 
     /** {@code base} with the pool size and loop count picocli filled, each checked against its range. */
     IngressConfig applyTo(IngressConfig base, Settings s) {
-        int size = s.count("pool", pool, 1, MAX_POOL);
+        int size = s.count("pool", pool, 1, TunnelPool.MAX_SIZE);
         int threads = s.count("io-threads", ioThreads, 1, IngressConfig.MAX_IO_THREADS);
         return base.withPoolSize(size).withIoThreads(threads);
     }

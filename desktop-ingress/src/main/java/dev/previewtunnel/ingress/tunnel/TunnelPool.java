@@ -29,6 +29,9 @@ import java.util.function.Supplier;
  * {@code GATEWAY_UNREACHABLE}, see {@link StreamOpening}) even when another loop's are up.
  */
 public final class TunnelPool implements AutoCloseable {
+    /** The most connections one pool keeps; {@code run --pool} is checked against it. */
+    public static final int MAX_SIZE = 64;
+
     private final Map<EventLoop, LoopSlice> slices = new IdentityHashMap<>();
     private final List<LoopSlice> inOrder = new ArrayList<>();
     private final EventLoop anyLoop;
@@ -63,8 +66,8 @@ public final class TunnelPool implements AutoCloseable {
      */
     public TunnelPool(TunnelClient client, URI url, Supplier<String> token, SslContext ssl, int size,
                       Duration connectTimeout) {
-        if (size < 1 || size > 64) {
-            throw new IllegalArgumentException("pool size must be in [1, 64]");
+        if (size < 1 || size > MAX_SIZE) {
+            throw new IllegalArgumentException("pool size must be in [1, " + MAX_SIZE + "]");
         }
         TunnelDial dial = new TunnelDial(client, url, token, ssl, connectTimeout);
         List<EventLoop> loops = client.loops();
