@@ -230,6 +230,8 @@ public final class BenchRunner {
         m.put("slowBytesPerSecond", c.slowBytesPerSecond);
         m.put("slowBytes", c.slowBytes);
         m.put("slowMaxMillis", c.slowMaxMillis);
+        m.put("idleSettleSeconds", c.idleSettle.toSeconds());
+        m.put("idleSettledSeconds", c.idleSettled.toSeconds());
         m.put("serverJvmOptions", c.serverJvmOptions);
         m.put("gatewayJvmExtra", c.gatewayJvmExtra);
         m.put("ingressJvmExtra", c.ingressJvmExtra);

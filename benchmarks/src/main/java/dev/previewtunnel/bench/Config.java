@@ -5,6 +5,7 @@ import dev.previewtunnel.mux.local.JvmDefaults;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -60,6 +61,10 @@ final class Config {
     long slowBytes = 10_000_000_000L;  // the 10 GB ...
     long slowMaxMillis = 15_000;       // ... bounded in time: see docs/performance.md
 
+    // Figure 6's idle readings: when after a pair is up (MemWatch: the settling times the findings measured).
+    Duration idleSettle = MemWatch.IDLE_SETTLE;
+    Duration idleSettled = MemWatch.IDLE_SETTLED;
+
     // What users run (the package launchers' serve and run): JvmDefaults.MEMORY_OPTIONS, a compile-time constant
     // that javac copies here (the programs' classes are on the runner's compile class path only).
     List<String> serverJvmOptions = new ArrayList<>(jvmOptions(JvmDefaults.MEMORY_OPTIONS));
@@ -96,6 +101,10 @@ final class Config {
         c.slowMaxMillis = 1_000;
         c.abortStreams = 0;
         c.nmt = false;
+        // The idle readings' code runs, without the settling a figure needs: 15 s of waiting per path was half
+        // of this smoke run's time in CI.
+        c.idleSettle = Duration.ofSeconds(1);
+        c.idleSettled = Duration.ofSeconds(2);
         c.pageWarm = 0;   // one page load per path, interleaved as in a full run (Chromium and Vite, as CI has)
         c.pageLoads = 1;
         c.pageSteadyWarm = 0; // and the second series right after, so that its code runs too

@@ -389,9 +389,20 @@ final class Lab implements AutoCloseable {
      * of its own ({@code mux}, and {@code mux-tls} over wss:// with the gateway's certificate) beside the tunnel and
      * the peer, and idle by {@link MemoryFloor}.
      */
-    record MuxPair(LabProcess env, LabProcess desk, Route route) implements AutoCloseable {
+    record MuxPair(String key, LabProcess env, LabProcess desk, Route route, String pageUrl) implements PagePath {
         MemWatch memWatch(boolean nmt) {
             return new MemWatch(env, desk, true, nmt);
+        }
+
+        /** Figure 7 through the floor: Vite's port forwarded as the peer forwards it, no proxy in front. */
+        @Override
+        public PageLoad.Via pageVia() {
+            return PageLoad.Via.direct(pageUrl, env, desk);
+        }
+
+        @Override
+        public void putLogErrors(Map<String, Object> r) {
+            PathMeasurement.putFloorLogErrors(r, List.of(env, desk));
         }
 
         @Override
@@ -416,7 +427,13 @@ final class Lab implements AutoCloseable {
             throw new IllegalArgumentException("not a floor path: " + name);
         }
         Map<String, String> token = Map.of(MuxFloor.TOKEN_ENV, MuxFloor.newToken());
-        LabProcess envSide = LabProcess.start(name + "-env" + suffix, floorEnvCommand(tls), token, dir, READY);
+        // mux (over ws://) also forwards Vite's port, last, for figure 7's loads through the floor (finding 61).
+        boolean page = name.equals("mux") && vitePort > 0;
+        List<String> envCmd = floorEnvCommand(tls);
+        if (page) {
+            envCmd.add(String.valueOf(vitePort));
+        }
+        LabProcess envSide = LabProcess.start(name + "-env" + suffix, envCmd, token, dir, READY);
         LabProcess desk = null;
         try {
             String url = envSide.awaitReady(Duration.ofSeconds(30)).get("url").asText();
@@ -432,10 +449,14 @@ final class Lab implements AutoCloseable {
             }
             deskCmd.addAll(List.of("--loops", String.valueOf(config.ingressIoThreads))); // the ingress's loops
             targetPorts.forEach(p -> deskCmd.add(String.valueOf(p)));
+            if (page) {
+                deskCmd.add(String.valueOf(vitePort));
+            }
             desk = LabProcess.start(name + "-desk" + suffix, deskCmd, token, dir, READY);
             List<Integer> local = new ArrayList<>();
             JsonNode ready = desk.awaitReady(Duration.ofSeconds(30));
             ready.get("ports").forEach(n -> local.add(n.asInt()));
+            String pageUrl = page ? "http://127.0.0.1:" + local.remove(local.size() - 1) + "/" : null;
             String label = "mux-protocol alone " + (tls ? "wss" : "ws") + "://";
             Route route = proxy
                     ? Route.proxied(name, label + " + CONNECT", new InetSocketAddress("127.0.0.1",
@@ -443,7 +464,7 @@ final class Lab implements AutoCloseable {
                             token.get(MuxFloor.TOKEN_ENV))
                     : Route.plain(name, label, local);
             awaitRoute(route, Duration.ofSeconds(30));
-            return new MuxPair(envSide, desk, route);
+            return new MuxPair(name, envSide, desk, route, pageUrl);
         } catch (RuntimeException e) {
             if (desk != null) {
                 desk.close();

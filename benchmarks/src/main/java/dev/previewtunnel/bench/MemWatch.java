@@ -133,23 +133,24 @@ final class MemWatch {
     /**
      * Both processes' idle readings ({@link #idleKib}) for figure 6: {envMiB, deskMiB, envSettledMiB, deskSettledMiB}.
      */
-    static Map<String, Object> idleRss(LabProcess env, LabProcess desk) throws InterruptedException {
-        long[][] kib = idleKib(List.of(env, desk));
+    static Map<String, Object> idleRss(LabProcess env, LabProcess desk, Config c) throws InterruptedException {
+        long[][] kib = idleKib(List.of(env, desk), c.idleSettle, c.idleSettled);
         return Map.of("envMiB", mib(kib[0][0]), "deskMiB", mib(kib[0][1]), "envSettledMiB", mib(kib[1][0]),
                 "deskSettledMiB", mib(kib[1][1]));
     }
 
     /**
-     * Each process's RSS in KiB {@link #IDLE_SETTLE} and {@link #IDLE_SETTLED} from now, the same for every kind of
-     * process (figure 6 and MemoryFloor): {at IDLE_SETTLE, at IDLE_SETTLED}, each in the order of {@code procs}.
-     * Fails if one has exited (its RSS would read as 0 and pass any target).
+     * Each process's RSS in KiB {@code settle} and {@code settled} from now ({@link #IDLE_SETTLE} and
+     * {@link #IDLE_SETTLED} but in a smoke run), the same for every kind of process (figure 6 and MemoryFloor):
+     * {at settle, at settled}, each in the order of {@code procs}. Fails if one has exited (its RSS would read as 0
+     * and pass any target).
      */
-    static long[][] idleKib(List<LabProcess> procs) throws InterruptedException {
+    static long[][] idleKib(List<LabProcess> procs, Duration settle, Duration settled) throws InterruptedException {
         long start = System.nanoTime();
         long[][] kib = new long[2][procs.size()];
-        sleepUntil(start, IDLE_SETTLE); // fixed settling times, not a wait for a condition
+        sleepUntil(start, settle); // fixed settling times, not a wait for a condition
         readKib(procs, kib[0]);
-        sleepUntil(start, IDLE_SETTLED);
+        sleepUntil(start, settled);
         readKib(procs, kib[1]);
         return kib;
     }

@@ -59,7 +59,7 @@ final class PathMeasurement {
                 Map<String, Object> r = new LinkedHashMap<>();
                 try (DevTunnelsPeer peer = DevTunnelsPeer.start(lab, path.equals("dt-aes"), "")) {
                     notes.put(path, peer.describe());
-                    r.put("idleRss", MemWatch.idleRss(peer.env(), peer.desk()));
+                    r.put("idleRss", MemWatch.idleRss(peer.env(), peer.desk(), c));
                     MemWatch mem = peer.memWatch();
                     r.putAll(measure(peer.route(), mem, false));
                     // One WebSocket carries the session: "connections lost" = a side that died.
@@ -77,7 +77,7 @@ final class PathMeasurement {
                 // whose desktop side it replaces; the environment side has no limits for figures 4-6 to meet.
                 try (Lab.Tunnel t = lab.startIngressOnFloor("")) {
                     Map<String, Object> r = new LinkedHashMap<>();
-                    r.put("idleRss", MemWatch.idleRss(t.gateway(), t.ingress()));
+                    r.put("idleRss", MemWatch.idleRss(t.gateway(), t.ingress(), c));
                     r.putAll(measure(t.route(), t.memWatch(c.nmt), true));
                     putIngressOnFloorLogErrors(r, t);
                     return r;
@@ -89,7 +89,7 @@ final class PathMeasurement {
                 try {
                     notes.put("transport", t.gatewayTransport());
                     Map<String, Object> r = new LinkedHashMap<>();
-                    r.put("idleRss", MemWatch.idleRss(t.gateway(), t.ingress()));
+                    r.put("idleRss", MemWatch.idleRss(t.gateway(), t.ingress(), c));
                     r.putAll(measure(t.route(), t.memWatch(c.nmt), false));
                     abort(r, t.route(), () -> TunnelLogs.countLines(t.ingress(), "tunnel connection", " lost"));
                     if (lab.browser != null && c.figures.contains("page")) {
@@ -111,12 +111,25 @@ final class PathMeasurement {
                 // gateway's limits (streams per session, queued bytes), so figures 4-6 would measure a program
                 // nobody runs. mux-proxy's figures 1-2 are mux's relay after the CONNECT, run all the same so that
                 // its open finds the processes as warm as every path's (run 24 measured its open alone, colder).
-                try (Lab.MuxPair m = lab.startMuxFloor(path, "")) {
+                // mux is kept for figure 7 as the tunnel is: the page load's floor without the HTTP proxy (finding
+                // 61).
+                Lab.MuxPair m = lab.startMuxFloor(path, "");
+                boolean keep = false;
+                try {
                     Map<String, Object> r = new LinkedHashMap<>();
-                    r.put("idleRss", MemWatch.idleRss(m.env(), m.desk()));
+                    r.put("idleRss", MemWatch.idleRss(m.env(), m.desk(), c));
                     r.putAll(measure(m.route(), m.memWatch(c.nmt), true));
-                    putFloorLogErrors(r, List.of(m.env(), m.desk()));
+                    if (m.pageUrl() != null && c.figures.contains("page")) {
+                        keptForPage.add(m); // its log is checked after the page loads
+                        keep = true;
+                    } else {
+                        putFloorLogErrors(r, List.of(m.env(), m.desk()));
+                    }
                     return r;
+                } finally {
+                    if (!keep) {
+                        m.close();
+                    }
                 }
             }
             default -> throw new IllegalArgumentException("unknown path " + path);
@@ -128,7 +141,7 @@ final class PathMeasurement {
      * SLF4J prints when the no-op provider it was given did not load (then a logging backend ran in the floor):
      * SLF4J(I) says which provider it loads, (W) and (E) that it did not load the one asked for.
      */
-    private static void putFloorLogErrors(Map<String, Object> r, List<LabProcess> floorProcesses) {
+    static void putFloorLogErrors(Map<String, Object> r, List<LabProcess> floorProcesses) {
         Map<String, Object> errors = new LinkedHashMap<>();
         if (r.get("logErrors") instanceof Map<?, ?> earlier) { // ws-floor: the ingress's, from TunnelLogs
             earlier.forEach((k, v) -> errors.put(String.valueOf(k), v));

@@ -31,8 +31,8 @@ final class Table {
             new String[]{"ws-floor", "dt", "ingm/dt"});
 
     static List<Row> rows(Config c) {
-        String idleAt = MemWatch.IDLE_SETTLE.toSeconds() + " s";
-        String settledAt = MemWatch.IDLE_SETTLED.toSeconds() + " s";
+        String idleAt = c.idleSettle.toSeconds() + " s";
+        String settledAt = c.idleSettled.toSeconds() + " s";
         List<Row> rows = new java.util.ArrayList<>(List.of(
                 Row.section("1 single-stream bulk"),
                 new Row("download (target->client)", "Gbit/s", "bulk.downloadGbps", 2, true),
@@ -148,6 +148,7 @@ final class Table {
         if (!relays.isEmpty()) {
             appendPageRelays(sb, results.get("direct"), relays);
         }
+        appendPageMuxFloor(sb, results);
         for (String issue : List.of("6", "21")) {
             sb.append('\n').append("targets (issue ").append(issue).append(issue.equals("21")
                     ? ", against the Dev Tunnels peer of the same run):\n" : "):\n");
@@ -246,6 +247,36 @@ final class Table {
             double cpuTwo = num(two, series + ".ingressCpuMsPerLoad") + num(two, series + ".gatewayCpuMsPerLoad");
             sb.append(String.format(Locale.ROOT, "  %-30s %-6s %9s %9s %9s%n", name + " CPU per load, nginx", "ms",
                     "-", fmt(cpuOne, 0), fmt(cpuTwo, 0)));
+        }
+    }
+
+    /**
+     * Figure 7 through the design's floor ({@code mux}: Vite's port forwarded over ws://, no HTTP proxy, grants or
+     * audit), beside the tunnel over ws:// and direct in the same rounds (finding 61); only when mux loaded pages.
+     */
+    private static void appendPageMuxFloor(StringBuilder sb, Map<String, Map<String, Object>> results) {
+        Map<String, Object> direct = results.get("direct");
+        Map<String, Object> mux = results.get("mux");
+        if (direct == null || mux == null || !(mux.get("page") instanceof Map)) {
+            return;
+        }
+        Map<String, Object> ws = results.getOrDefault("ws", Map.of());
+        sb.append(String.format(Locale.ROOT, "%-39s %9s %9s %9s %9s %9s%n",
+                "7, 7b floor: mux ws, a port forward", "direct", "mux ws", "tun ws", "mux/dir", "ws/dir"));
+        for (String series : List.of("page", "pageSteady")) {
+            if (!(mux.get(series) instanceof Map)) {
+                continue;
+            }
+            String name = series.equals("page") ? "7 " : "7b";
+            double d = num(direct, series + ".loadMedianMs");
+            double m = num(mux, series + ".loadMedianMs");
+            double t = num(ws, series + ".loadMedianMs");
+            sb.append(String.format(Locale.ROOT, "  %-30s %-6s %9s %9s %9s %9s %9s%n", name + " loadEventEnd median",
+                    "ms", fmt(d, 0), fmt(m, 0), fmt(t, 0), ratio(m, d), ratio(t, d)));
+            double cpuMux = num(mux, series + ".ingressCpuMsPerLoad") + num(mux, series + ".gatewayCpuMsPerLoad");
+            double cpuWs = num(ws, series + ".ingressCpuMsPerLoad") + num(ws, series + ".gatewayCpuMsPerLoad");
+            sb.append(String.format(Locale.ROOT, "  %-30s %-6s %9s %9s %9s%n", name + " CPU per load, env+desk", "ms",
+                    "-", fmt(cpuMux, 0), fmt(cpuWs, 0)));
         }
     }
 

@@ -64,14 +64,15 @@ class BenchRunnerSmokeTest {
             assertTrue(r.path("concurrent").path("aggregateGbps").asDouble() > 0, path + ": " + r);
             // Figure 7 after all the others, one load per path in turn, through a tunnel kept running for it.
             assertTrue(r.path("page").path("loadMedianMs").asDouble() > 0, path + ": " + r);
-            assertEquals("[\"direct\",\"dt\",\"ws\",\"nginx1\",\"nginx2\"]",
+            assertEquals("[\"direct\",\"dt\",\"ws\",\"mux\",\"nginx1\",\"nginx2\"]",
                     r.path("page").path("interleavedWith").toString(), path + ": " + r);
             // Figure 7b: the second series, right after the first in a smoke run (no warm-up rounds between).
             assertTrue(r.path("pageSteady").path("loadMedianMs").asDouble() > 0, path + ": " + r);
             assertEquals(1, r.path("pageSteady").path("roundsBefore").asInt(), path + ": " + r);
         }
-        // The protocol's floor pair: figures 1-3 in both rounds and its idle RSS, no other figure (it has none of
-        // the gateway's limits), no refused open, and its column and ratio to the peer in the table.
+        // The protocol's floor pair: figures 1-3 in both rounds, its idle RSS and figure 7 (Vite's port forwarded,
+        // finding 61), no other figure (it has none of the gateway's limits), no refused open, and its column and
+        // ratio to the peer in the table.
         JsonNode mux = doc.path("results").path("mux");
         assertEquals(2, mux.path("rounds").size(), "mux: " + mux);
         assertEquals(2, mux.path("open").path("roundsMeasured").asInt(), "mux: " + mux);
@@ -81,7 +82,11 @@ class BenchRunnerSmokeTest {
         assertTrue(mux.path("open").path("p50ms").asDouble() > 0, "mux: " + mux);
         assertTrue(mux.path("idleRss").path("deskMiB").asDouble() > 0, "mux: " + mux);
         assertTrue(mux.path("idleRss").path("deskSettledMiB").asDouble() > 0, "mux: " + mux);
-        assertTrue(mux.path("concurrent").isMissingNode() && mux.path("page").isMissingNode(), "mux: " + mux);
+        assertTrue(mux.path("concurrent").isMissingNode(), "mux: " + mux);
+        assertTrue(mux.path("page").path("loadMedianMs").asDouble() > 0, "mux: " + mux);
+        assertTrue(mux.path("pageSteady").path("loadMedianMs").asDouble() > 0, "mux: " + mux);
+        assertTrue(mux.path("page").path("ingressCpuMsPerLoad").asDouble() > 0, "mux: " + mux);
+        assertTrue(printed.contains("7, 7b floor: mux ws, a port forward"), printed);
         assertTrue(mux.path("logErrors").isMissingNode(), "mux: " + mux);
         // The ingress in front of the floor's environment side (finding 53): figures 1-3 in both rounds through
         // the real ingress (its route's opens prove the floor took the lab's token), no other figure, no error in
