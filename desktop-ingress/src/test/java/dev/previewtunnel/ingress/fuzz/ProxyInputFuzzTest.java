@@ -103,8 +103,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * </ul>
  *
  * <p><b>Real sockets</b> ({@code fuzz.ingress.socketCases}, default 300): a running {@link Ingress} (gateway URL
- * on a closed port) receives the same hostile inputs over real sockets, interleaved with a valid client whose
- * proxy request must keep getting its 502 promptly; every hostile connection must end.
+ * on a closed port) receives the same hostile inputs over real sockets, interleaved with a valid client that must
+ * keep getting its answer promptly: after every case a 403 for an authority its session lacks, after every tenth
+ * (and the last) the 502 of its granted one; every hostile connection must end.
  *
  * <p>Deterministic: {@code -Dfuzz.seed=S} (printed), {@code -Dfuzz.case=N} re-runs one in-process case verbosely.
  */
@@ -168,7 +169,7 @@ class ProxyInputFuzzTest {
                 + SEED + ",\"millis\":" + millis + "}");
         System.out.println("[fuzz] ingress process CPU " + FuzzRunner.processCpuMillis() + " ms; detail: inProcess="
                 + inProcessCases.get() + " " + new TreeMap<>(OUTCOMES) + "; sockets=" + socketCases.get()
-                + ", valid 502s alongside: " + socketValid.get() + "; audit lines checked: " + auditLines.get());
+                + ", valid answers alongside: " + socketValid.get() + "; audit lines checked: " + auditLines.get());
         if (idleGroup != null) {
             idleGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         }
@@ -566,9 +567,11 @@ class ProxyInputFuzzTest {
         try {
             InetSocketAddress proxy = ingress.proxyAddress();
             ProxyFuzzCases gen = new ProxyFuzzCases(material);
-            byte[] valid = ("CONNECT localhost:5173 HTTP/1.1\r\nHost: localhost:5173\r\nProxy-Authorization: Basic "
-                    + ProxyFuzzCases.b64(s1.username() + ":" + s1.password()) + "\r\n\r\n")
+            String auth = "Proxy-Authorization: Basic " + ProxyFuzzCases.b64(s1.username() + ":" + s1.password());
+            byte[] valid = ("CONNECT localhost:5173 HTTP/1.1\r\nHost: localhost:5173\r\n" + auth + "\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII);
+            byte[] validNotGranted = ("CONNECT localhost:5174 HTTP/1.1\r\nHost: localhost:5174\r\n" + auth
+                    + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
             for (int i = 0; i < SOCKET_CASES; i++) {
                 long seed = RUN.caseSeed(0x50CE7L, i);
                 Case c = gen.generate(i, seed);
@@ -578,11 +581,18 @@ class ProxyInputFuzzTest {
                     failures.add(c + " (seed " + seed + "): " + t);
                 }
                 socketCases.incrementAndGet();
-                // Interleaved: the valid client still gets its answer, promptly.
+                // Interleaved: a valid client still gets its answer, promptly. After every case one whose session
+                // lacks the grant (authenticated, refused at the gate); after every tenth and the last, the granted
+                // CONNECT, answered through the pool: with no gateway its attempts are paced 250 ms apart
+                // (LoopSlice.DEMAND_INTERVAL), so one after each of 300 cases was 75 s of this test.
+                boolean throughPool = i % 10 == 9 || i == SOCKET_CASES - 1;
                 long t0 = System.nanoTime();
-                String answer = exchange(proxy, valid, true);
+                String answer = exchange(proxy, throughPool ? valid : validNotGranted, true);
                 long ms = (System.nanoTime() - t0) / 1_000_000;
-                if (!answer.startsWith("HTTP/1.1 502") || !answer.contains("ptun-error: gateway_unreachable")) {
+                boolean expected = throughPool
+                        ? answer.startsWith("HTTP/1.1 502") && answer.contains("ptun-error: gateway_unreachable")
+                        : answer.startsWith("HTTP/1.1 403") && answer.contains("ptun-error: not_granted");
+                if (!expected) {
                     failures.add("valid client after socket case " + i + " got: " + answer.lines().findFirst()
                             .orElse(""));
                 } else if (ms > 3000) {
