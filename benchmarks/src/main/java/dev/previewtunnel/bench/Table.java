@@ -237,16 +237,10 @@ final class Table {
             if (direct == null || !(direct.get(series) instanceof Map)) {
                 continue;
             }
-            String name = series.equals("page") ? "7 " : "7b";
-            double d = num(direct, series + ".loadMedianMs");
-            double a = num(one, series + ".loadMedianMs");
-            double b = num(two, series + ".loadMedianMs");
-            sb.append(String.format(Locale.ROOT, "  %-30s %-6s %9s %9s %9s %9s %9s%n", name + " loadEventEnd median",
-                    "ms", fmt(d, 0), fmt(a, 0), fmt(b, 0), ratio(a, d), ratio(b, d)));
             double cpuOne = num(one, series + ".ingressCpuMsPerLoad");
             double cpuTwo = num(two, series + ".ingressCpuMsPerLoad") + num(two, series + ".gatewayCpuMsPerLoad");
-            sb.append(String.format(Locale.ROOT, "  %-30s %-6s %9s %9s %9s%n", name + " CPU per load, nginx", "ms",
-                    "-", fmt(cpuOne, 0), fmt(cpuTwo, 0)));
+            appendFloorSeries(sb, series, "nginx", num(direct, series + ".loadMedianMs"),
+                    num(one, series + ".loadMedianMs"), num(two, series + ".loadMedianMs"), cpuOne, cpuTwo);
         }
     }
 
@@ -267,17 +261,21 @@ final class Table {
             if (!(mux.get(series) instanceof Map)) {
                 continue;
             }
-            String name = series.equals("page") ? "7 " : "7b";
-            double d = num(direct, series + ".loadMedianMs");
-            double m = num(mux, series + ".loadMedianMs");
-            double t = num(ws, series + ".loadMedianMs");
-            sb.append(String.format(Locale.ROOT, "  %-30s %-6s %9s %9s %9s %9s %9s%n", name + " loadEventEnd median",
-                    "ms", fmt(d, 0), fmt(m, 0), fmt(t, 0), ratio(m, d), ratio(t, d)));
             double cpuMux = num(mux, series + ".ingressCpuMsPerLoad") + num(mux, series + ".gatewayCpuMsPerLoad");
             double cpuWs = num(ws, series + ".ingressCpuMsPerLoad") + num(ws, series + ".gatewayCpuMsPerLoad");
-            sb.append(String.format(Locale.ROOT, "  %-30s %-6s %9s %9s %9s%n", name + " CPU per load, env+desk", "ms",
-                    "-", fmt(cpuMux, 0), fmt(cpuWs, 0)));
+            appendFloorSeries(sb, series, "env+desk", num(direct, series + ".loadMedianMs"),
+                    num(mux, series + ".loadMedianMs"), num(ws, series + ".loadMedianMs"), cpuMux, cpuWs);
         }
+    }
+
+    /** One series of a figure-7 floor block: the medians of direct and two paths with their ratios, then CPU. */
+    private static void appendFloorSeries(StringBuilder sb, String series, String cpuOf, double direct, double a,
+                                          double b, double cpuA, double cpuB) {
+        String name = series.equals("page") ? "7 " : "7b";
+        sb.append(String.format(Locale.ROOT, "  %-30s %-6s %9s %9s %9s %9s %9s%n", name + " loadEventEnd median",
+                "ms", fmt(direct, 0), fmt(a, 0), fmt(b, 0), ratio(a, direct), ratio(b, direct)));
+        sb.append(String.format(Locale.ROOT, "  %-30s %-6s %9s %9s %9s%n", name + " CPU per load, " + cpuOf, "ms",
+                "-", fmt(cpuA, 0), fmt(cpuB, 0)));
     }
 
     private static String ratio(double a, double b) {
