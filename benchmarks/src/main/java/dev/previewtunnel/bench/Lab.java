@@ -402,7 +402,7 @@ final class Lab implements AutoCloseable {
 
         @Override
         public void putLogErrors(Map<String, Object> r) {
-            PathMeasurement.putFloorLogErrors(r, List.of(env, desk));
+            TunnelLogs.putFloorLogErrors(r, List.of(env, desk));
         }
 
         @Override

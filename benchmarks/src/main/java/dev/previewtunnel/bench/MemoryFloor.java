@@ -146,7 +146,8 @@ public final class MemoryFloor {
                     RunLog.log(out, "round " + (round + 1) + ": " + kind.labels().get(0));
                     List<LabProcess> procs = kind.start().get();
                     try {
-                        long[][] read = MemWatch.idleKib(procs, MemWatch.IDLE_SETTLE, MemWatch.IDLE_SETTLED); // as figure 6's idle rows: after start, settled
+                        // as figure 6's idle rows: after start, settled
+                        long[][] read = MemWatch.idleKib(procs, MemWatch.IDLE_SETTLE, MemWatch.IDLE_SETTLED);
                         for (int i = 0; i < procs.size(); i++) {
                             String key = kind.keys().get(i);
                             what.putIfAbsent(key, kind.labels().get(i));

@@ -119,11 +119,11 @@ final class PathMeasurement {
                     Map<String, Object> r = new LinkedHashMap<>();
                     r.put("idleRss", MemWatch.idleRss(m.env(), m.desk(), c));
                     r.putAll(measure(m.route(), m.memWatch(c.nmt), true));
-                    if (m.pageUrl() != null && c.figures.contains("page")) {
+                    if (m.pageUrl() != null) { // Vite's port is forwarded only when figure 7 runs
                         keptForPage.add(m); // its log is checked after the page loads
                         keep = true;
                     } else {
-                        putFloorLogErrors(r, List.of(m.env(), m.desk()));
+                        TunnelLogs.putFloorLogErrors(r, List.of(m.env(), m.desk()));
                     }
                     return r;
                 } finally {
@@ -137,34 +137,12 @@ final class PathMeasurement {
     }
 
     /**
-     * The floor has no log but the refusals its desktop side prints (any is a stream the figures lost) and what
-     * SLF4J prints when the no-op provider it was given did not load (then a logging backend ran in the floor):
-     * SLF4J(I) says which provider it loads, (W) and (E) that it did not load the one asked for.
-     */
-    static void putFloorLogErrors(Map<String, Object> r, List<LabProcess> floorProcesses) {
-        Map<String, Object> errors = new LinkedHashMap<>();
-        if (r.get("logErrors") instanceof Map<?, ?> earlier) { // ws-floor: the ingress's, from TunnelLogs
-            earlier.forEach((k, v) -> errors.put(String.valueOf(k), v));
-        }
-        for (LabProcess p : floorProcesses) {
-            long bad = TunnelLogs.countLines(p, l -> l.contains("open refused") || l.contains("SLF4J(W)")
-                    || l.contains("SLF4J(E)"));
-            if (bad != 0) {
-                errors.put(p.name(), bad + " refused open(s) or SLF4J warning(s): " + p.tail(500));
-            }
-        }
-        if (!errors.isEmpty()) {
-            r.put("logErrors", errors);
-        }
-    }
-
-    /**
      * ws-floor: the ingress's log as a tunnel's (its WARN and ERROR lines), the floor's environment side's as the
      * floor's (refused opens, SLF4J warnings; a WARN/ERROR scan finds nothing in a log without a backend).
      */
     private static void putIngressOnFloorLogErrors(Map<String, Object> r, Lab.Tunnel t) {
         TunnelLogs.putLogErrors(r, t);
-        putFloorLogErrors(r, List.of(t.gateway()));
+        TunnelLogs.putFloorLogErrors(r, List.of(t.gateway()));
     }
 
     /**
@@ -209,7 +187,7 @@ final class PathMeasurement {
             case "mux", "mux-tls", "mux-proxy" -> {
                 try (Lab.MuxPair m = lab.startMuxFloor(path, suffix)) {
                     Map<String, Object> r = measure(m.route(), m.memWatch(c.nmt), true);
-                    putFloorLogErrors(r, List.of(m.env(), m.desk()));
+                    TunnelLogs.putFloorLogErrors(r, List.of(m.env(), m.desk()));
                     return r;
                 }
             }

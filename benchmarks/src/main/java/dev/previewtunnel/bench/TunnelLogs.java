@@ -6,10 +6,15 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
 
-/** What a tunnel's gateway and ingress logs say: WARN/ERROR lines for the results, counts of matching lines. */
+/**
+ * What a tunnel's gateway and ingress logs say, and the floor's processes': their errors for the results, counts of
+ * matching lines.
+ */
 final class TunnelLogs {
     private TunnelLogs() {
     }
@@ -20,6 +25,28 @@ final class TunnelLogs {
         String inErr = errors(t.ingress());
         if (!gwErr.isEmpty() || !inErr.isEmpty()) {
             r.put("logErrors", Map.of("gateway", gwErr, "ingress", inErr));
+        }
+    }
+
+    /**
+     * The floor has no log but the refusals its desktop side prints (any is a stream the figures lost) and what
+     * SLF4J prints when the no-op provider it was given did not load (then a logging backend ran in the floor):
+     * SLF4J(I) says which provider it loads, (W) and (E) that it did not load the one asked for.
+     */
+    static void putFloorLogErrors(Map<String, Object> r, List<LabProcess> floorProcesses) {
+        Map<String, Object> errors = new LinkedHashMap<>();
+        if (r.get("logErrors") instanceof Map<?, ?> earlier) { // ws-floor: the ingress's, from putLogErrors
+            earlier.forEach((k, v) -> errors.put(String.valueOf(k), v));
+        }
+        for (LabProcess p : floorProcesses) {
+            long bad = countLines(p, l -> l.contains("open refused") || l.contains("SLF4J(W)")
+                    || l.contains("SLF4J(E)"));
+            if (bad != 0) {
+                errors.put(p.name(), bad + " refused open(s) or SLF4J warning(s): " + p.tail(500));
+            }
+        }
+        if (!errors.isEmpty()) {
+            r.put("logErrors", errors);
         }
     }
 
