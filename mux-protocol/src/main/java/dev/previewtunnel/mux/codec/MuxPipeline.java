@@ -1,6 +1,7 @@
 package dev.previewtunnel.mux.codec;
 
 import dev.previewtunnel.mux.local.FatalErrors;
+import dev.previewtunnel.mux.relay.StalledStreams;
 import dev.previewtunnel.mux.wire.MuxProtocol;
 import dev.previewtunnel.mux.wire.MuxSettings;
 import io.netty.channel.Channel;
@@ -29,7 +30,7 @@ import java.time.Duration;
  *
  * <pre>
  *   WriteBacklogLimit -> PeerSilenceWatchdog -> [TLS, WebSocket frame codec] -> WebSocketByteBridge -> Http2FrameCodec
- *       -> KeepAliveHandler -> Http2MultiplexHandler -> [caller's connection handler] -> PeerErrors
+ *       -> KeepAliveHandler -> StalledStreams -> Http2MultiplexHandler -> [caller's connection handler] -> PeerErrors
  * </pre>
  *
  * The parent channel keeps auto-read on for its whole life (netty#6552): backpressure is applied per stream,
@@ -98,6 +99,7 @@ public final class MuxPipeline {
         p.addLast(BRIDGE, new WebSocketByteBridge(MuxProtocol.MAX_SENT_MESSAGE, server, !server));
         p.addLast(CODEC, codec);
         p.addLast("ptun-keepalive", new KeepAliveHandler());
+        p.addLast("ptun-stalled-streams", new StalledStreams());
         p.addLast(MULTIPLEX, inboundStreamHandler == null
                 ? new Http2MultiplexHandler(new RejectInboundStreams())
                 : new Http2MultiplexHandler(inboundStreamHandler));

@@ -4,6 +4,7 @@ import dev.previewtunnel.mux.local.FatalErrors;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.DuplexChannel;
@@ -36,6 +37,8 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
     private RelayHandler partner;
     private Channel self;
     private boolean waitingForPeer;
+    /** The peer's last flush left bytes unsent: what this relay writes now waits too (see channelRead). */
+    private boolean peerBacklogged;
     private boolean inputDone;
     private boolean outputDone;
     private boolean finished;
@@ -100,7 +103,9 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         if (msg instanceof io.netty.buffer.ByteBuf buf) {
             bytesRead.addAndGet(buf.readableBytes());
-            peer.write(msg, peer.voidPromise());
+            // A write to a backlogged peer waits in its outbound buffer for as long as the peer stalls: a view of
+            // a decoder's cumulation would keep the whole cumulation meanwhile (StalledStreams, finding 62).
+            peer.write(peerBacklogged ? StalledStreams.ownCopy(ctx.alloc(), buf) : buf, peer.voidPromise());
         } else {
             // Only bytes travel through a relay.
             ReferenceCountUtil.release(msg);
@@ -110,6 +115,8 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
         peer.flush();
+        ChannelOutboundBuffer unsent = peer.unsafe().outboundBuffer(); // null for a stream: nothing waits in it
+        peerBacklogged = unsent != null && unsent.totalPendingWriteBytes() > 0;
         readIfPeerWritable();
     }
 
@@ -117,7 +124,12 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
         if (inputDone) {
             return;
         }
-        waitingForPeer = !peer.isWritable();
+        boolean waiting = !peer.isWritable();
+        if (waiting != waitingForPeer) {
+            waitingForPeer = waiting;
+            // Frames that reach a stream channel which is not reading wait in its inbound queue.
+            StalledStreams.mark(self, waiting);
+        }
         if (!waitingForPeer) {
             self.read();
         }
@@ -209,6 +221,11 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
     public long bytesBothWays() {
         RelayHandler p = partner;
         return bytesRead.get() + (p == null ? 0 : p.bytesRead.get());
+    }
+
+    /** The channel this relay writes to. */
+    Channel peer() {
+        return peer;
     }
 
     /** Bytes this relay has read from its own channel so far. */
