@@ -115,7 +115,11 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
         peer.flush();
-        ChannelOutboundBuffer unsent = peer.unsafe().outboundBuffer(); // null for a stream: nothing waits in it
+        // Bytes left unsent mean the kernel's send buffer is full: this turn's writes wait, the next turn's are
+        // copied. So the turn that fills it (at most MAX_READS reads) waits uncopied, and while a reader is slower
+        // than the tunnel every later turn is copied. A stream has no outbound buffer (null): what a relay writes
+        // to it comes from socket reads, which own their buffers.
+        ChannelOutboundBuffer unsent = peer.unsafe().outboundBuffer();
         peerBacklogged = unsent != null && unsent.totalPendingWriteBytes() > 0;
         readIfPeerWritable();
     }

@@ -24,8 +24,9 @@ import java.util.Set;
  * WebSocket decoder's ({@code BoundedCompositeCumulator}, up to 16 parts each), so one waiting slice keeps every
  * buffer behind it. A stalled stream's frames arrive one by one between other streams' frames and each kept a
  * different set: its 1 MiB window kept 3.7-6.5 MiB over {@code wss://} (docs/performance.md, finding 62). Copied,
- * a stalled stream keeps what it queued. Frames a reading stream takes at once pass as they are: the bulk path
- * copies nothing.
+ * a stalled stream keeps what it queued. Frames a reading stream takes at once pass as they are ({@link
+ * RelayHandler} copies them only when its socket is backlogged). Not covered: frames that arrive before a relay is
+ * linked (a gateway stream while its target is dialled), which wait briefly and uncopied.
  *
  * <p>All state is the connection's event loop's, which its stream channels share.
  */
@@ -57,7 +58,8 @@ public final class StalledStreams extends ChannelInboundHandlerAdapter {
     /**
      * {@code buf}'s readable bytes in a buffer of their own, if {@code buf} is a view of another buffer (a slice of
      * a decoder's cumulation); {@code buf} itself otherwise (a socket read owns its buffer already). Releases
-     * {@code buf} when it copies.
+     * {@code buf} when it copies. A buffer the leak detector tracks is a view too, so is copied again: only the
+     * sampled ones in production, every one under the tests' paranoid detector.
      */
     static ByteBuf ownCopy(ByteBufAllocator alloc, ByteBuf buf) {
         if (buf.unwrap() == null) {

@@ -35,6 +35,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -51,16 +53,27 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * allocates through an unpooled allocator, whose count of live direct bytes is exact. Eight streams download 16 MiB
  * each while a ninth, opened among them, is relayed to a socket that never reads. Once the busy streams have
  * ended, what is still allocated is what the stalled stream keeps. Before its frames got buffers of their own, the
- * same run kept several times its queued bytes (see the commit that added this test).
+ * same run kept several times its queued bytes (see the commit that added this test). Then the stalled reader reads:
+ * every byte arrives in order, copied or not, and the stream's stalled mark is gone once it has ended.
  */
 class StalledStreamMemoryTest {
     private static final Transports TRANSPORTS = Transports.best();
     private static final MuxSettings SETTINGS = MuxSettings.defaults();
     private static final int BUSY_STREAMS = 8;
     private static final long BUSY_BYTES = 16L << 20;
+    private static final long STALLED_BYTES = 32L << 20; // more than the kernel's socket buffers take
     private static final int STALLED_PORT = 1;
     private static final int BUSY_PORT = 2;
     private static final int FRAME = 16 * 1024;
+    /** Byte {@code i} of every stream is {@code i % 251}: a copy that loses, repeats or reorders bytes is seen. */
+    private static final int PERIOD = 251;
+    private static final byte[] PATTERN = new byte[PERIOD + FRAME];
+
+    static {
+        for (int i = 0; i < PATTERN.length; i++) {
+            PATTERN[i] = (byte) (i % PERIOD);
+        }
+    }
     /**
      * The stalled stream's window (its inbound queue), its socket's high-water mark and one turn of reads beyond it
      * (its outbound buffer), and 64 KiB for what the connection itself holds between reads.
@@ -77,6 +90,7 @@ class StalledStreamMemoryTest {
         BlockingQueue<Channel> accepted = new LinkedBlockingQueue<>();
         List<Socket> sockets = new ArrayList<>();
         List<Http2StreamChannel> streams = new ArrayList<>();
+        ExecutorService readers = Executors.newCachedThreadPool(); // blocking readers, one thread each
         Channel listener = null;
         TunnelConnection connection = null;
         try (MuxTestServer server = new MuxTestServer(serverLoop, TRANSPORTS, SETTINGS, senders)) {
@@ -102,13 +116,12 @@ class StalledStreamMemoryTest {
 
             List<CompletableFuture<Long>> downloads = new ArrayList<>();
             for (int i = 0; i < BUSY_STREAMS; i++) {
-                Socket reader = relayedSocket(connection, BUSY_PORT, listener, accepted, streams, counted);
-                sockets.add(reader);
-                downloads.add(CompletableFuture.supplyAsync(() -> readToEnd(reader)));
+                Socket reader = relayedSocket(connection, BUSY_PORT, listener, accepted, sockets, streams, counted);
+                downloads.add(CompletableFuture.supplyAsync(() -> readToEnd(reader), readers));
             }
             // Opened while the others are busy: its frames arrive between theirs, as a stalled tab's do.
-            Socket neverRead = relayedSocket(connection, STALLED_PORT, listener, accepted, streams, counted);
-            sockets.add(neverRead);
+            Socket stalledReader = relayedSocket(connection, STALLED_PORT, listener, accepted, sockets, streams,
+                    counted);
             Http2StreamChannel stalled = streams.get(streams.size() - 1);
             RelayHandler stalledRelay = (RelayHandler) stalled.pipeline().get("ptun-relay");
 
@@ -117,10 +130,13 @@ class StalledStreamMemoryTest {
             }
             Await.until("the stalled socket unwritable", Duration.ofSeconds(30),
                     () -> !onLoop(parent, () -> socketOf(stalled).isWritable()));
-            // The sender is held back by the stalled stream's window once nothing more arrives for a while.
+            // The stalled stream's window is used up once its sender's channel turns unwritable; then the bytes on
+            // their way arrive.
+            Await.until("the stalled stream's sender held back by its window", Duration.ofSeconds(30),
+                    () -> senders.stalledChannel != null && !senders.stalledChannel.isWritable());
             long[] last = {-1};
             long[] since = {System.nanoTime()};
-            Await.until("the stalled stream's sender held back", Duration.ofSeconds(30), () -> {
+            Await.until("nothing more arriving for the stalled stream", Duration.ofSeconds(30), () -> {
                 long now = senders.stalledSent.get();
                 if (now != last[0]) {
                     last[0] = now;
@@ -130,13 +146,21 @@ class StalledStreamMemoryTest {
             });
             long kept = usedDirect(parent, counted) - baseline;
             long queued = senders.stalledSent.get() - onLoop(parent, stalledRelay::bytesRead);
-            System.out.printf("a stalled stream behind %d busy ones: %d KiB queued in its stream, %d KiB of direct"
-                    + " memory kept in all (bound %d KiB)%n", BUSY_STREAMS, queued >> 10, kept >> 10, BOUND >> 10);
+            System.out.printf("a stalled stream behind %d busy ones: %d KiB sent beyond what its relay read, %d KiB"
+                    + " of direct memory kept in all (bound %d KiB)%n", BUSY_STREAMS, queued >> 10, kept >> 10,
+                    BOUND >> 10);
             assertTrue(queued >= SETTINGS.streamWindow() / 2, "the stalled stream queued most of its window: "
                     + queued);
             assertTrue(kept <= BOUND, "the stalled stream keeps " + kept + " bytes, more than its window, its"
                     + " socket's mark and a turn of reads (" + BOUND + ")");
+
+            assertEquals(STALLED_BYTES, readers.submit(() -> readToEnd(stalledReader)).get(60, TimeUnit.SECONDS),
+                    "the stalled stream's bytes, once read");
+            StalledStreams marks = parent.pipeline().get(StalledStreams.class);
+            Await.until("the ended stream's stalled mark gone", Duration.ofSeconds(10),
+                    () -> onLoop(parent, marks::stalledCount) == 0);
         } finally {
+            readers.shutdownNow();
             for (Socket s : sockets) {
                 s.close();
             }
@@ -156,12 +180,14 @@ class StalledStreamMemoryTest {
 
     /** Opens a stream to {@code port}, relays it to a socket accepted from {@code listener}; returns the client. */
     private static Socket relayedSocket(TunnelConnection connection, int port, Channel listener,
-                                        BlockingQueue<Channel> accepted, List<Http2StreamChannel> streams,
-                                        UnpooledByteBufAllocator counted) throws Exception {
+                                        BlockingQueue<Channel> accepted, List<Socket> sockets,
+                                        List<Http2StreamChannel> streams, UnpooledByteBufAllocator counted)
+            throws Exception {
         Http2StreamChannel stream = connection.openStream(new Authority("localhost", port), "good",
                 Duration.ofSeconds(10)).get(20, TimeUnit.SECONDS);
         streams.add(stream);
         Socket socket = new Socket();
+        sockets.add(socket);
         if (port == STALLED_PORT) {
             socket.setReceiveBufferSize(32 * 1024); // the stall reaches the relay sooner
         }
@@ -179,11 +205,17 @@ class StalledStreamMemoryTest {
         return relay.peer();
     }
 
+    /** Reads to the end, checking each byte against {@link #PATTERN}; returns the count. */
     private static long readToEnd(Socket socket) {
         byte[] buffer = new byte[64 * 1024];
         long total = 0;
         try (InputStream in = socket.getInputStream()) {
             for (int n; (n = in.read(buffer)) >= 0; ) {
+                for (int i = 0; i < n; i++) {
+                    if (buffer[i] != (byte) ((total + i) % PERIOD)) {
+                        throw new AssertionError("byte " + (total + i) + " is " + buffer[i]);
+                    }
+                }
                 total += n;
             }
         } catch (java.io.IOException e) {
@@ -206,13 +238,14 @@ class StalledStreamMemoryTest {
     }
 
     /**
-     * Answers each stream, then sends: {@link #BUSY_BYTES} and the end of the stream to {@link #BUSY_PORT}, without
-     * end to {@link #STALLED_PORT}. Writes only while the stream channel is writable, so the flow-control window
-     * holds the sender back.
+     * Answers each stream, then sends {@link #BUSY_BYTES} to {@link #BUSY_PORT}, {@link #STALLED_BYTES} to {@link
+     * #STALLED_PORT}, and the end of the stream. Writes only while the stream channel is writable, so the
+     * flow-control window holds the sender back.
      */
     @ChannelHandler.Sharable
     private static final class Senders extends ChannelInboundHandlerAdapter {
         final AtomicLong stalledSent = new AtomicLong();
+        volatile Channel stalledChannel;
 
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
@@ -220,7 +253,10 @@ class StalledStreamMemoryTest {
                 if (msg instanceof Http2HeadersFrame headers) {
                     int port = ConnectRequest.parse(headers.headers()).authority().port();
                     ctx.writeAndFlush(ConnectHeaders.accepted());
-                    Pump pump = port == STALLED_PORT ? new Pump(Long.MAX_VALUE, stalledSent) : new Pump(BUSY_BYTES,
+                    if (port == STALLED_PORT) {
+                        stalledChannel = ctx.channel();
+                    }
+                    Pump pump = port == STALLED_PORT ? new Pump(STALLED_BYTES, stalledSent) : new Pump(BUSY_BYTES,
                             new AtomicLong());
                     ctx.pipeline().addLast(pump);
                     ctx.pipeline().remove(this);
@@ -246,7 +282,7 @@ class StalledStreamMemoryTest {
             while (ctx.channel().isActive() && ctx.channel().isWritable() && sent.get() < total) {
                 int n = (int) Math.min(FRAME, total - sent.get());
                 ByteBuf data = ctx.alloc().buffer(n);
-                data.writeZero(n);
+                data.writeBytes(PATTERN, (int) (sent.get() % PERIOD), n);
                 ctx.write(new DefaultHttp2DataFrame(data, false));
                 sent.addAndGet(n);
             }
