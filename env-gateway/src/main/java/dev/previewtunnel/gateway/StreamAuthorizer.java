@@ -8,6 +8,7 @@ import dev.previewtunnel.grants.VerifiedGrant;
 import dev.previewtunnel.mux.local.FatalErrors;
 import dev.previewtunnel.mux.relay.ReadBuffers;
 import dev.previewtunnel.mux.relay.RelayHandler;
+import dev.previewtunnel.mux.relay.StalledStreams;
 import dev.previewtunnel.mux.relay.StreamByteAdapter;
 import dev.previewtunnel.mux.wire.ConnectHeaders;
 import dev.previewtunnel.mux.wire.ConnectRequest;
@@ -79,6 +80,9 @@ final class StreamAuthorizer extends ChannelInboundHandlerAdapter {
         started = true;
         ctx.channel().config().setOption(ChannelOption.AUTO_READ, false);
         Http2StreamChannel stream = (Http2StreamChannel) ctx.channel();
+        // Unread until its relay is linked (the grant check and the dial, up to the dial timeout): what the peer sends
+        // meanwhile waits in the stream's queue, so it counts and is copied as a stalled stream's (StalledStreams).
+        StalledStreams.mark(stream, true);
         ConnectRequest request;
         VerifiedGrant grant;
         try {

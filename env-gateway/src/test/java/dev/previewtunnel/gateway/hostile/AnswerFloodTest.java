@@ -1,23 +1,11 @@
 package dev.previewtunnel.gateway.hostile;
 
 import dev.previewtunnel.grants.GrantIssuer;
-import dev.previewtunnel.grants.GrantSpec;
 import dev.previewtunnel.grants.KeyDirectory;
-import dev.previewtunnel.mux.client.TunnelClient;
-import dev.previewtunnel.mux.client.TunnelConnection;
-import dev.previewtunnel.mux.relay.OutputShutdown;
 import dev.previewtunnel.mux.relay.Transports;
-import dev.previewtunnel.mux.wire.Authority;
 import dev.previewtunnel.mux.wire.MuxProtocol;
-import dev.previewtunnel.mux.wire.MuxSettings;
 import dev.previewtunnel.sampleapp.RawEchoServer;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoopGroup;
-import io.netty.handler.codec.http2.Http2StreamChannel;
-import io.netty.util.ReferenceCountUtil;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -30,7 +18,6 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -38,7 +25,6 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -141,46 +127,7 @@ class AnswerFloodTest {
 
     /** A well-behaved ingress: connects, opens a granted stream, sends bytes, gets the echo's count back. */
     private void honestExchange() throws Exception {
-        URI url = URI.create(gateway.ready.path("url").asText());
-        TunnelConnection connection = new TunnelClient(group, Transports.best().socketChannel(),
-                MuxSettings.defaults()).connect(url, token, null, Duration.ofSeconds(5)).get(10, TimeUnit.SECONDS);
-        try {
-            String grant = issuer.issueGrant(GrantSpec.tcp(ENV, "s1", "127.0.0.1", echo.port()),
-                    Duration.ofMinutes(5));
-            Http2StreamChannel stream = connection.openStream(new Authority("127.0.0.1", echo.port()), grant,
-                    Duration.ofSeconds(5)).get(10, TimeUnit.SECONDS);
-            CompletableFuture<String> answer = new CompletableFuture<>();
-            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-            stream.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-                @Override
-                public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                    if (msg instanceof ByteBuf buf) {
-                        byte[] copy = new byte[buf.readableBytes()];
-                        buf.readBytes(copy);
-                        bytes.writeBytes(copy);
-                    }
-                    ReferenceCountUtil.release(msg);
-                    ctx.read();
-                }
-
-                @Override
-                public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-                    ReferenceCountUtil.release(evt);
-                    ctx.read();
-                }
-
-                @Override
-                public void channelInactive(ChannelHandlerContext ctx) {
-                    answer.complete(bytes.toString(StandardCharsets.US_ASCII));
-                }
-            });
-            stream.read();
-            stream.write(Unpooled.wrappedBuffer(new byte[1000]));
-            stream.writeAndFlush(OutputShutdown.INSTANCE);
-            assertEquals("1000\n", answer.get(10, TimeUnit.SECONDS));
-        } finally {
-            connection.channel().close().syncUninterruptibly();
-        }
+        HonestClient.exchange(group, gateway, token, issuer, ENV, echo.port());
     }
 
     private static String tail(GatewayProcess p) {

@@ -30,7 +30,8 @@ import java.time.Duration;
  *
  * <pre>
  *   WriteBacklogLimit -> PeerSilenceWatchdog -> [TLS, WebSocket frame codec] -> WebSocketByteBridge -> Http2FrameCodec
- *       -> KeepAliveHandler -> StalledStreams -> Http2MultiplexHandler -> [caller's connection handler] -> PeerErrors
+ *       -> UnknownFrames -> KeepAliveHandler -> StalledStreams -> Http2MultiplexHandler -> [caller's connection handler]
+ *       -> PeerErrors
  * </pre>
  *
  * The parent channel keeps auto-read on for its whole life (netty#6552): backpressure is applied per stream,
@@ -98,8 +99,9 @@ public final class MuxPipeline {
         // client's comes from Netty's client handshaker, which answers them itself.
         p.addLast(BRIDGE, new WebSocketByteBridge(MuxProtocol.MAX_SENT_MESSAGE, server, !server));
         p.addLast(CODEC, codec);
+        p.addLast("ptun-unknown-frames", new UnknownFrames());
         p.addLast("ptun-keepalive", new KeepAliveHandler());
-        p.addLast("ptun-stalled-streams", new StalledStreams());
+        p.addLast("ptun-stalled-streams", new StalledStreams(settings.streamWindow()));
         p.addLast(MULTIPLEX, inboundStreamHandler == null
                 ? new Http2MultiplexHandler(new RejectInboundStreams())
                 : new Http2MultiplexHandler(inboundStreamHandler));

@@ -94,6 +94,8 @@ public final class RelayHandler extends ChannelInboundHandlerAdapter {
         // Only now, with this handler in place: a channel told earlier to read on could pass bytes to a pipeline
         // that has no relay yet (link may run on another thread than the loop), and they would be dropped.
         RelayReads.linkPeer(self, peer);
+        // A stream held unread until now (the gateway's while it dialled) is read from here on.
+        StalledStreams.mark(self, false);
         if (self.isActive()) {
             self.read();
         }

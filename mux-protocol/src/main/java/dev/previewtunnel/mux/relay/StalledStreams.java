@@ -6,14 +6,19 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
+import io.netty.handler.codec.http2.DefaultHttp2ResetFrame;
 import io.netty.handler.codec.http2.Http2DataFrame;
+import io.netty.handler.codec.http2.Http2Error;
 import io.netty.handler.codec.http2.Http2FrameStream;
 import io.netty.handler.codec.http2.Http2FrameStreamEvent;
+import io.netty.handler.codec.http2.Http2ResetFrame;
 import io.netty.handler.codec.http2.Http2Stream;
 import io.netty.handler.codec.http2.Http2StreamChannel;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-import java.util.HashSet;
-import java.util.Set;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * On a tunnel connection, between the HTTP/2 codec and the multiplex handler: gives the DATA frames of a stream whose
@@ -25,20 +30,50 @@ import java.util.Set;
  * buffer behind it. A stalled stream's frames arrive one by one between other streams' frames and each kept a
  * different set: its 1 MiB window kept 3.7-6.5 MiB over {@code wss://} (docs/performance.md, finding 62). Copied,
  * a stalled stream keeps what it queued. Frames a reading stream takes at once pass as they are ({@link
- * RelayHandler} copies them only when its socket is backlogged). Not covered: frames that arrive before a relay is
- * linked (a gateway stream while its target is dialled), which wait briefly and uncopied.
+ * RelayHandler} copies them only when its socket is backlogged). A stream is stalled from when its relay stops reading
+ * until it reads again, and a gateway's stream from its {@code CONNECT} until its relay is linked (the grant check and
+ * the dial); not covered: what the ingress's streams receive between their {@code 200} and the link.
+ *
+ * <p>A stalled stream may also queue at most its window at 64 bytes a frame in DATA frames; the next one resets it
+ * ({@code ENHANCE_YOUR_CALM}). Its window bounds the bytes it queues, not the frames: a peer sending its window one
+ * byte per frame queued a frame object per byte, and a gateway with a 64 MiB heap ran out of it after ~289,000 of
+ * them (docs/security.md, hostile peers, item 11). Our own peers send whole socket reads. A stalled stream the peer
+ * resets is closed at once: its channel would otherwise keep its queued frames until read, while the stream no longer
+ * counts against the connection's stream limit.
  *
  * <p>All state is the connection's event loop's, which its stream channels share.
  */
 public final class StalledStreams extends ChannelInboundHandlerAdapter {
-    /** Streams whose relay waits for its peer; identity set ({@link Http2FrameStream} keeps Object's equals). */
-    private final Set<Http2FrameStream> stalled = new HashSet<>();
+    private static final Logger log = LoggerFactory.getLogger(StalledStreams.class);
+    /** The fewest DATA frames a stalled stream may queue: the default 1 MiB window in frames of 64 bytes. */
+    static final int MIN_QUEUED_FRAMES = 16_384;
+
+    /** Streams whose relay waits for its peer, by identity ({@link Http2FrameStream} keeps Object's equals). */
+    private final Map<Http2FrameStream, Stall> stalled = new HashMap<>();
+    /** DATA frames a stalled stream may queue: its window at 64 bytes a frame, at least {@link #MIN_QUEUED_FRAMES}. */
+    private final int maxQueuedFrames;
+
+    /** @param streamWindow the connection's stream window in bytes, which bounds what a stalled stream queues */
+    public StalledStreams(int streamWindow) {
+        this.maxQueuedFrames = Math.max(MIN_QUEUED_FRAMES, streamWindow / 64);
+    }
+
+    /** A stalled stream's channel and the DATA frames that reached it since it stalled (all still queued). */
+    private static final class Stall {
+        final Http2StreamChannel channel;
+        int frames;
+
+        Stall(Http2StreamChannel channel) {
+            this.channel = channel;
+        }
+    }
 
     /**
-     * Marks the stream of {@code channel} as stalled (its reader stopped asking for reads) or reading again. Does
-     * nothing for a channel that is not a tunnel stream, or on a connection without this handler.
+     * Marks the stream of {@code channel} as stalled (nothing reads it: its relay waits for its peer, or it has none
+     * yet) or reading again. Does nothing for a channel that is not a tunnel stream, or on a connection without this
+     * handler. Call on the stream's event loop.
      */
-    static void mark(Channel channel, boolean isStalled) {
+    public static void mark(Channel channel, boolean isStalled) {
         if (!(channel instanceof Http2StreamChannel stream) || stream.parent() == null) {
             return;
         }
@@ -47,8 +82,8 @@ public final class StalledStreams extends ChannelInboundHandlerAdapter {
             return;
         }
         if (isStalled) {
-            if (stream.stream().state() != Http2Stream.State.CLOSED) { // a closed stream gets no more DATA
-                streams.stalled.add(stream.stream());
+            if (stream.isActive() && stream.stream().state() != Http2Stream.State.CLOSED) { // no more DATA then
+                streams.stalled.putIfAbsent(stream.stream(), new Stall(stream));
             }
         } else {
             streams.stalled.remove(stream.stream());
@@ -75,6 +110,11 @@ public final class StalledStreams extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /** DATA frames a stalled stream may queue on this connection (for tests). */
+    int maxQueuedFrames() {
+        return maxQueuedFrames;
+    }
+
     /** How many streams are marked stalled (for tests). */
     int stalledCount() {
         return stalled.size();
@@ -82,9 +122,33 @@ public final class StalledStreams extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (!stalled.isEmpty() && msg instanceof Http2DataFrame data && data.content().unwrap() != null
-                && stalled.contains(data.stream())) {
-            Http2FrameStream stream = data.stream();
+        if (!stalled.isEmpty() && msg instanceof Http2ResetFrame reset) {
+            Stall resetWhileStalled = stalled.remove(reset.stream());
+            ctx.fireChannelRead(msg);
+            if (resetWhileStalled != null) {
+                resetWhileStalled.channel.close(); // releases the queued frames; the relay ends the other side
+            }
+            return;
+        }
+        Stall stall;
+        if (stalled.isEmpty() || !(msg instanceof Http2DataFrame data)
+                || (stall = stalled.get(data.stream())) == null) {
+            ctx.fireChannelRead(msg);
+            return;
+        }
+        Http2FrameStream stream = data.stream();
+        if (++stall.frames > maxQueuedFrames) {
+            data.release();
+            stalled.remove(stream);
+            log.info("stream {} reset: its peer sent more than {} DATA frames while it was not reading", stream.id(),
+                    maxQueuedFrames);
+            ctx.writeAndFlush(new DefaultHttp2ResetFrame(Http2Error.ENHANCE_YOUR_CALM).stream(stream));
+            // A closed stream's channel stays open until its queued frames are read, which a stalled relay never
+            // does: closed here, it releases them and its relay ends the other side.
+            stall.channel.close();
+            return;
+        }
+        if (data.content().unwrap() != null) {
             boolean end = data.isEndStream();
             int padding = data.padding();
             ByteBuf content = ownCopy(ctx.alloc(), data.content()); // releases the frame's content: the frame
