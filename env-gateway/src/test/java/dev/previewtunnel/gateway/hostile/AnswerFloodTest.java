@@ -98,15 +98,7 @@ class AnswerFloodTest {
         long baselineKib = gateway.statusKib("VmRSS");
         long started = System.nanoTime();
         try (Flooder flooder = Flooder.start(gateway.port(), token, preface, unit)) {
-            long peakKib = baselineKib;
-            while (!flooder.ended.isDone() && GatewayProcess.elapsedSince(started).compareTo(FLOOD_BOUND) < 0) {
-                peakKib = Math.max(peakKib, gateway.statusKib("VmRSS"));
-                try {
-                    flooder.ended.get(100, TimeUnit.MILLISECONDS);
-                } catch (java.util.concurrent.TimeoutException notYet) {
-                    // sample again
-                }
-            }
+            long peakKib = gateway.peakRssKibUntil(flooder.ended, started, FLOOD_BOUND, baselineKib);
             Duration took = GatewayProcess.elapsedSince(started);
             // A gateway that ran out of memory exits (the shipped flags): give it a moment to do so.
             boolean alive = !gateway.process.waitFor(1, TimeUnit.SECONDS);

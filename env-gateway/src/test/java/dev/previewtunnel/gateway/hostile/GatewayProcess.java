@@ -11,7 +11,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The real gateway ({@code env-gateway serve}, the jar's main class) in a child JVM started from this test's class
@@ -84,6 +87,24 @@ public final class GatewayProcess implements AutoCloseable {
             return -1;
         }
         return -1;
+    }
+
+    /**
+     * Samples {@code VmRSS} every 100 ms until {@code done} completes or {@code bound} has passed since {@code
+     * startNanos}; returns the highest reading, at least {@code fromKib}.
+     */
+    long peakRssKibUntil(CompletableFuture<?> done, long startNanos, Duration bound, long fromKib)
+            throws InterruptedException {
+        long peakKib = fromKib;
+        while (!done.isDone() && elapsedSince(startNanos).compareTo(bound) < 0) {
+            peakKib = Math.max(peakKib, statusKib("VmRSS"));
+            try {
+                done.get(100, TimeUnit.MILLISECONDS);
+            } catch (TimeoutException | ExecutionException notYetOrFailed) {
+                // sample again; a failed future counts as done
+            }
+        }
+        return peakKib;
     }
 
     String stderr() throws IOException {

@@ -119,15 +119,7 @@ class StalledStreamFloodTest {
             stream.eventLoop().execute(() -> flood.fill(stream, codec));
 
             long started = System.nanoTime();
-            long peakKib = baselineKib;
-            while (!flood.ended.isDone() && GatewayProcess.elapsedSince(started).compareTo(FLOOD_BOUND) < 0) {
-                peakKib = Math.max(peakKib, gateway.statusKib("VmRSS"));
-                try {
-                    flood.ended.get(100, TimeUnit.MILLISECONDS);
-                } catch (java.util.concurrent.TimeoutException notYet) {
-                    // sample again
-                }
-            }
+            long peakKib = gateway.peakRssKibUntil(flood.ended, started, FLOOD_BOUND, baselineKib);
             Duration took = GatewayProcess.elapsedSince(started);
             boolean alive = !gateway.process.waitFor(1, TimeUnit.SECONDS);
             Long reset = flood.reset.getNow(null);
