@@ -8,6 +8,7 @@ import dev.previewtunnel.mux.wire.Authority;
 import dev.previewtunnel.mux.wire.ConnectHeaders;
 import dev.previewtunnel.mux.wire.ConnectRequest;
 import dev.previewtunnel.mux.wire.MuxSettings;
+import dev.previewtunnel.testing.OnLoop;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
@@ -28,7 +29,6 @@ import org.junit.jupiter.api.Test;
 
 import java.net.URI;
 import java.time.Duration;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -67,8 +67,8 @@ class UnknownFrameFloodTest {
                     .connect(URI.create("ws://127.0.0.1:" + server.port() + "/tunnel"), "secret-token", null,
                             Duration.ofSeconds(10)).get(20, TimeUnit.SECONDS);
             Channel parent = connection.channel();
-            onLoop(parent, () -> parent.config().setAllocator(counted));
-            long baseline = onLoop(parent, () -> counted.metric().usedDirectMemory());
+            OnLoop.call(parent, () -> parent.config().setAllocator(counted));
+            long baseline = OnLoop.call(parent, () -> counted.metric().usedDirectMemory());
 
             // Opened and answered, then never read: what arrives for it waits in its inbound queue.
             Http2StreamChannel stalled = connection.openStream(new Authority("localhost", FLOOD_PORT), "good",
@@ -78,13 +78,13 @@ class UnknownFrameFloodTest {
             Http2StreamChannel last = connection.openStream(new Authority("localhost", LAST_PORT), "good",
                     Duration.ofSeconds(10)).get(20, TimeUnit.SECONDS);
             CompletableFuture<Void> ended = new CompletableFuture<>();
-            onLoop(last, () -> {
+            OnLoop.call(last, () -> {
                 last.pipeline().addLast(new ReadToEnd(ended));
                 return last.read();
             });
             ended.get(60, TimeUnit.SECONDS);
 
-            long kept = onLoop(parent, () -> counted.metric().usedDirectMemory()) - baseline;
+            long kept = OnLoop.call(parent, () -> counted.metric().usedDirectMemory()) - baseline;
             System.out.printf("%d KiB of unknown frames sent on a stalled stream: %d KiB of direct memory kept"
                     + " (bound %d KiB)%n", (long) FRAMES * FRAME_PAYLOAD >> 10, kept >> 10, BOUND >> 10);
             assertTrue(stalled.isActive(), "the stalled stream is still open: its queue was not emptied by a close");
@@ -99,9 +99,6 @@ class UnknownFrameFloodTest {
         }
     }
 
-    private static <T> T onLoop(Channel channel, Callable<T> what) throws Exception {
-        return channel.eventLoop().submit(what).get(10, TimeUnit.SECONDS);
-    }
 
     /** Answers each stream; floods {@link #FLOOD_PORT}'s with unknown frames, ends {@link #LAST_PORT}'s. */
     @ChannelHandler.Sharable

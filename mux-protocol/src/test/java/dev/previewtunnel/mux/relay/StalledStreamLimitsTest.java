@@ -7,6 +7,7 @@ import dev.previewtunnel.mux.wire.Authority;
 import dev.previewtunnel.mux.wire.ConnectHeaders;
 import dev.previewtunnel.mux.wire.MuxSettings;
 import dev.previewtunnel.testing.Await;
+import dev.previewtunnel.testing.OnLoop;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
@@ -122,14 +123,14 @@ class StalledStreamLimitsTest {
 
             StalledStreams marks = parent.pipeline().get(StalledStreams.class);
             Await.until("the relay stalled by the socket that never reads", Duration.ofSeconds(30),
-                    () -> onLoop(parent, marks::stalledCount) == 1);
+                    () -> OnLoop.call(parent, marks::stalledCount) == 1);
             Channel sending = sender.stream.get(10, TimeUnit.SECONDS);
             act.run(sending, sender);
             check.run(sender, new Stall(marks, stream, local));
 
             Await.until("the relayed socket closed", Duration.ofSeconds(10), () -> !local.isActive());
             Await.until("the stream closed on the receiving side", Duration.ofSeconds(10), () -> !stream.isActive());
-            assertEquals(0, onLoop(parent, marks::stalledCount), "no stalled mark left");
+            assertEquals(0, OnLoop.call(parent, marks::stalledCount), "no stalled mark left");
             assertTrue(parent.isActive(), "the connection itself stays up");
         } finally {
             if (listener != null) {
@@ -143,13 +144,6 @@ class StalledStreamLimitsTest {
         }
     }
 
-    private static <T> T onLoop(Channel channel, java.util.concurrent.Callable<T> what) {
-        try {
-            return channel.eventLoop().submit(what).get(10, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            throw new AssertionError(e);
-        }
-    }
 
     /** Answers the stream, sends {@link #FILLER_BYTES} as its window allows; on request, the 1-byte frames. */
     @ChannelHandler.Sharable

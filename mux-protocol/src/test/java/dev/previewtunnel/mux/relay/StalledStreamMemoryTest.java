@@ -8,6 +8,7 @@ import dev.previewtunnel.mux.wire.ConnectHeaders;
 import dev.previewtunnel.mux.wire.ConnectRequest;
 import dev.previewtunnel.mux.wire.MuxSettings;
 import dev.previewtunnel.testing.Await;
+import dev.previewtunnel.testing.OnLoop;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -129,7 +130,7 @@ class StalledStreamMemoryTest {
                 assertEquals(BUSY_BYTES, download.get(60, TimeUnit.SECONDS), "a busy stream's bytes");
             }
             Await.until("the stalled socket unwritable", Duration.ofSeconds(30),
-                    () -> !onLoop(parent, () -> socketOf(stalled).isWritable()));
+                    () -> !OnLoop.call(parent, () -> socketOf(stalled).isWritable()));
             // The stalled stream's window is used up once its sender's channel turns unwritable; then the bytes on
             // their way arrive.
             Await.until("the stalled stream's sender held back by its window", Duration.ofSeconds(30),
@@ -137,7 +138,7 @@ class StalledStreamMemoryTest {
             Await.stalled("the stalled stream's sender", Duration.ofSeconds(30), senders.stalledSent::get,
                     new CompletableFuture<Void>()); // it never ends on its own: its reader has not read
             long kept = usedDirect(parent, counted) - baseline;
-            long queued = senders.stalledSent.get() - onLoop(parent, stalledRelay::bytesRead);
+            long queued = senders.stalledSent.get() - OnLoop.call(parent, stalledRelay::bytesRead);
             System.out.printf("a stalled stream behind %d busy ones: %d KiB sent beyond what its relay read, %d KiB"
                     + " of direct memory kept in all (bound %d KiB)%n", BUSY_STREAMS, queued >> 10, kept >> 10,
                     BOUND >> 10);
@@ -150,7 +151,7 @@ class StalledStreamMemoryTest {
                     "the stalled stream's bytes, once read");
             StalledStreams marks = parent.pipeline().get(StalledStreams.class);
             Await.until("the ended stream's stalled mark gone", Duration.ofSeconds(10),
-                    () -> onLoop(parent, marks::stalledCount) == 0);
+                    () -> OnLoop.call(parent, marks::stalledCount) == 0);
         } finally {
             readers.shutdownNow();
             for (Socket s : sockets) {
@@ -218,16 +219,9 @@ class StalledStreamMemoryTest {
 
     /** The live direct bytes of {@code counted}, read on the connection's loop between two of its turns. */
     private static long usedDirect(Channel parent, UnpooledByteBufAllocator counted) throws Exception {
-        return onLoop(parent, () -> counted.metric().usedDirectMemory());
+        return OnLoop.call(parent, () -> counted.metric().usedDirectMemory());
     }
 
-    private static <T> T onLoop(Channel channel, java.util.concurrent.Callable<T> what) {
-        try {
-            return channel.eventLoop().submit(what).get(10, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            throw new AssertionError(e);
-        }
-    }
 
     /**
      * Answers each stream, then sends {@link #BUSY_BYTES} to {@link #BUSY_PORT}, {@link #STALLED_BYTES} to {@link
