@@ -27,7 +27,8 @@ final class Config {
     /** Rounds of figures 1-3, paths interleaved, medians reported ({@link Rounds}); the last round has them all. */
     int rounds = 3;
     int targetPorts = 4;
-    int pool = 4;
+    /** The ingress's --pool: the product's default, what users run (issue 21, deliverable 3). */
+    int pool = IngressConfig.DEFAULT_POOL;
     /** The ingress's --io-threads, and the floor's desktop-side loops with it; default the ingress's own. */
     int ingressIoThreads = IngressConfig.DEFAULT_IO_THREADS;
 
@@ -196,12 +197,13 @@ final class Config {
                                           on first use) without a cipher and with aes256-gcm; mux and
                                           mux-tls are mux-protocol alone forwarding the ports over ws:// and
                                           wss:// (the design's floor: no grants, proxy, audit or metrics;
-                                          figures 1-3 and idle RSS only);
+                                          figures 1-3 and idle RSS only, and mux the page loads);
                                           mux-proxy is mux over ws:// with a CONNECT answered in front of
                                           each stream, as the ingress does (figures 1-3 and idle RSS only);
                                           ws-floor is the ingress in front of mux's environment side instead
-                                          of the gateway (figures 1-3 and idle RSS; beside ws and mux-proxy it
-                                          splits the open's cost between gateway and ingress)
+                                          of the gateway (figures 1-3, idle RSS and the page loads; beside
+                                          ws, mux-proxy and mux it splits the open's and the page load's
+                                          cost between gateway and ingress)
                   --figures LIST          subset of bulk,pingpong,open,slow,hol,concurrent,page,abort (default: all)
                   --rounds N              rounds of figures 1-3 (bulk, ping-pong, stream open), every path
                                           started afresh in each and the paths in turn; each value is the
@@ -229,7 +231,7 @@ final class Config {
                   --window-ms N           measurement window of figures 4 and 5 (default 5000)
                   --slow-mib-per-s N      slow reader's pace (default 128)
                   --slow-seconds N        slow reader's time bound (default 15)
-                  --pool N                ingress --pool (default 4)
+                  --pool N                ingress --pool (default: the ingress's own, @POOL@)
                   --ingress-io-threads N  ingress --io-threads, and the floor's desktop-side event loops
                                           (default: the ingress's own, @IO_THREADS@)
                   --abort-streams N       busy streams closed at once by the robustness probe (default 40; 0: skip)
@@ -255,6 +257,7 @@ final class Config {
                           beside the idle tunnel and peer (bench/memory-floor.sh; --memory-floor --help)
                 """.replace("@MEMORY@", JvmDefaults.MEMORY_OPTIONS)
                 .replace("@IO_THREADS@", String.valueOf(IngressConfig.DEFAULT_IO_THREADS))
+                .replace("@POOL@", String.valueOf(IngressConfig.DEFAULT_POOL))
                 .replace("@INGRESS@", JvmDefaults.INGRESS_COMPILER_OPTIONS);
     }
 

@@ -261,7 +261,8 @@ final class Lab implements AutoCloseable {
      * The ws-floor path (finding 53): the ingress, as {@link #startTunnel} runs it, in front of the floor's
      * environment side ({@link MuxFloor.Env}) instead of the gateway, which accepts the lab's connection token and
      * dials each stream's port without a grant check, limits, metrics or audit. Beside {@code ws} and
-     * {@code mux-proxy} it splits the tunnel's open between its two programs.
+     * {@code mux-proxy} it splits the tunnel's open between its two programs, beside {@code ws} and {@code mux} the
+     * page load (finding 63: its environment side then dials Vite's port too, which the lab's grants name).
      */
     Tunnel startIngressOnFloor(String suffix) {
         String token;
@@ -270,8 +271,12 @@ final class Lab implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        LabProcess envSide = LabProcess.start("ws-floor-env" + suffix, floorEnvCommand(false),
-                Map.of(MuxFloor.TOKEN_ENV, token), dir, READY);
+        List<String> envCmd = floorEnvCommand(false);
+        if (vitePort > 0) {
+            envCmd.add(String.valueOf(vitePort));
+        }
+        LabProcess envSide = LabProcess.start("ws-floor-env" + suffix, envCmd, Map.of(MuxFloor.TOKEN_ENV, token),
+                dir, READY);
         return startIngress("ws-floor", "ingress + mux-protocol's env side", false, suffix, envSide);
     }
 

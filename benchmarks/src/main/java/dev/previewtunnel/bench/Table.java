@@ -149,6 +149,7 @@ final class Table {
             appendPageRelays(sb, results.get("direct"), relays);
         }
         appendPageMuxFloor(sb, results);
+        appendPageSplit(sb, results);
         for (String issue : List.of("6", "21")) {
             sb.append('\n').append("targets (issue ").append(issue).append(issue.equals("21")
                     ? ", against the Dev Tunnels peer of the same run):\n" : "):\n");
@@ -265,6 +266,42 @@ final class Table {
             double cpuWs = num(ws, series + ".ingressCpuMsPerLoad") + num(ws, series + ".gatewayCpuMsPerLoad");
             appendFloorSeries(sb, series, "env+desk", num(direct, series + ".loadMedianMs"),
                     num(mux, series + ".loadMedianMs"), num(ws, series + ".loadMedianMs"), cpuMux, cpuWs);
+        }
+    }
+
+    /**
+     * Figure 7 split between the tunnel's two programs (finding 63): the floor's port forward ({@code mux}), the
+     * ingress in front of the floor's environment side ({@code ws-floor}: plus the HTTP proxy) and the tunnel
+     * ({@code ws}: plus the gateway), each side's CPU per load on a line of its own; only when ws-floor loaded pages.
+     */
+    private static void appendPageSplit(StringBuilder sb, Map<String, Map<String, Object>> results) {
+        Map<String, Object> direct = results.get("direct");
+        Map<String, Object> floor = results.get("ws-floor");
+        if (direct == null || floor == null || !(floor.get("page") instanceof Map)) {
+            return;
+        }
+        Map<String, Object> mux = results.getOrDefault("mux", Map.of());
+        Map<String, Object> ws = results.getOrDefault("ws", Map.of());
+        sb.append(String.format(Locale.ROOT, "%-39s %9s %9s %9s %9s %9s %9s %9s%n",
+                "7, 7b split: + HTTP proxy, + gateway", "direct", "mux ws", "ingr+mux", "tun ws", "mux/dir",
+                "ingm/dir", "ws/dir"));
+        for (String series : List.of("page", "pageSteady")) {
+            if (!(floor.get(series) instanceof Map)) {
+                continue;
+            }
+            String name = series.equals("page") ? "7 " : "7b";
+            double d = num(direct, series + ".loadMedianMs");
+            double[] medians = {num(mux, series + ".loadMedianMs"), num(floor, series + ".loadMedianMs"),
+                    num(ws, series + ".loadMedianMs")};
+            sb.append(String.format(Locale.ROOT, "  %-30s %-6s %9s %9s %9s %9s %9s %9s %9s%n",
+                    name + " loadEventEnd median", "ms", fmt(d, 0), fmt(medians[0], 0), fmt(medians[1], 0),
+                    fmt(medians[2], 0), ratio(medians[0], d), ratio(medians[1], d), ratio(medians[2], d)));
+            for (String[] side : new String[][]{{"env", "gatewayCpuMsPerLoad"}, {"desk", "ingressCpuMsPerLoad"}}) {
+                String key = series + "." + side[1];
+                sb.append(String.format(Locale.ROOT, "  %-30s %-6s %9s %9s %9s %9s%n",
+                        name + " CPU per load, " + side[0], "ms", "-", fmt(num(mux, key), 0),
+                        fmt(num(floor, key), 0), fmt(num(ws, key), 0)));
+            }
         }
     }
 

@@ -64,7 +64,7 @@ class BenchRunnerSmokeTest {
             assertTrue(r.path("concurrent").path("aggregateGbps").asDouble() > 0, path + ": " + r);
             // Figure 7 after all the others, one load per path in turn, through a tunnel kept running for it.
             assertTrue(r.path("page").path("loadMedianMs").asDouble() > 0, path + ": " + r);
-            assertEquals("[\"direct\",\"dt\",\"ws\",\"mux\",\"nginx1\",\"nginx2\"]",
+            assertEquals("[\"direct\",\"dt\",\"ws\",\"mux\",\"ws-floor\",\"nginx1\",\"nginx2\"]",
                     r.path("page").path("interleavedWith").toString(), path + ": " + r);
             // Figure 7b: the second series, right after the first in a smoke run (no warm-up rounds between).
             assertTrue(r.path("pageSteady").path("loadMedianMs").asDouble() > 0, path + ": " + r);
@@ -89,14 +89,17 @@ class BenchRunnerSmokeTest {
         assertTrue(printed.contains("7, 7b floor: mux ws, a port forward"), printed);
         assertTrue(mux.path("logErrors").isMissingNode(), "mux: " + mux);
         // The ingress in front of the floor's environment side (finding 53): figures 1-3 in both rounds through
-        // the real ingress (its route's opens prove the floor took the lab's token), no other figure, no error in
-        // either log.
+        // the real ingress (its route's opens prove the floor took the lab's token), and figure 7 through its
+        // proxy with each side's CPU (finding 63), no figure 4-6, no error in either log.
         JsonNode wsFloor = doc.path("results").path("ws-floor");
         assertEquals(2, wsFloor.path("open").path("roundsMeasured").asInt(), "ws-floor: " + wsFloor);
         assertTrue(wsFloor.path("bulk").path("downloadGbps").asDouble() > 0, "ws-floor: " + wsFloor);
         assertTrue(wsFloor.path("open").path("p50ms").asDouble() > 0, "ws-floor: " + wsFloor);
-        assertTrue(wsFloor.path("concurrent").isMissingNode() && wsFloor.path("page").isMissingNode(),
-                "ws-floor: " + wsFloor);
+        assertTrue(wsFloor.path("concurrent").isMissingNode(), "ws-floor: " + wsFloor);
+        assertTrue(wsFloor.path("page").path("loadMedianMs").asDouble() > 0, "ws-floor: " + wsFloor);
+        assertTrue(wsFloor.path("page").path("gatewayCpuMsPerLoad").asDouble() > 0, "ws-floor: " + wsFloor);
+        assertTrue(wsFloor.path("page").path("ingressCpuMsPerLoad").asDouble() > 0, "ws-floor: " + wsFloor);
+        assertTrue(printed.contains("7, 7b split: + HTTP proxy, + gateway"), printed);
         assertTrue(wsFloor.path("logErrors").isMissingNode(), "ws-floor: " + wsFloor);
         String download = printed.lines().filter(l -> l.startsWith("  download (target->client)")).findFirst()
                 .orElseThrow();

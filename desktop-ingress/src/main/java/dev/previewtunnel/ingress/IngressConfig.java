@@ -51,6 +51,8 @@ public record IngressConfig(
      * gained the same), at a cost in the aggregate of many parallel bulk streams (docs/performance.md finding 59).
      */
     public static final int DEFAULT_IO_THREADS = 1;
+    /** Tunnel connections a pool keeps unless {@code --pool} says otherwise (and what the benchmark runs). */
+    public static final int DEFAULT_POOL = 2;
     public static final int MAX_IO_THREADS = 16;
 
     public IngressConfig(InetSocketAddress listen, URI gateway, MuxSettings mux, int poolSize,
@@ -67,7 +69,7 @@ public record IngressConfig(
     }
 
     public static IngressConfig defaults(InetSocketAddress listen, URI gateway) {
-        return new IngressConfig(listen, gateway, MuxSettings.defaults(), 2, Duration.ofSeconds(5),
+        return new IngressConfig(listen, gateway, MuxSettings.defaults(), DEFAULT_POOL, Duration.ofSeconds(5),
                 Duration.ofSeconds(10), 16 * 1024, DEFAULT_IO_THREADS, Duration.ofSeconds(30));
     }
 

@@ -13,9 +13,9 @@ import java.util.Map;
  * stream opens on a tunnel connection of its own loop (docs/architecture.md "Threads and memory").
  */
 final class PoolOptions {
-    @Option(names = "--pool", paramLabel = "N", defaultValue = "2",
+    @Option(names = "--pool", paramLabel = "N", defaultValue = "" + IngressConfig.DEFAULT_POOL,
             description = "Tunnel connections kept open to the gateway, 1 to " + TunnelPool.MAX_SIZE
-                    + " (default: 2); at least one per event loop (--io-threads) is kept.")
+                    + " (default: " + IngressConfig.DEFAULT_POOL + "); at least one per event loop (--io-threads) is kept.")
     Integer pool;
 
     @Option(names = "--io-threads", paramLabel = "N", defaultValue = "" + IngressConfig.DEFAULT_IO_THREADS,
