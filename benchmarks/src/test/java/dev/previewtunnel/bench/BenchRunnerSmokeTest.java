@@ -25,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class BenchRunnerSmokeTest {
 
     @Test
-    @Timeout(value = 180, unit = TimeUnit.SECONDS) // a bound on a hang: 60 s here and in a fresh-clone CI run
+    @Timeout(value = 180, unit = TimeUnit.SECONDS) // a bound on a hang: the run takes ~90 s here
     void smokeRunPrintsTheTableAndWritesJson() throws Exception {
         Config c = Config.smoke();
         assertTrue(Files.isRegularFile(c.root.resolve("env-gateway/target/env-gateway.jar"))
