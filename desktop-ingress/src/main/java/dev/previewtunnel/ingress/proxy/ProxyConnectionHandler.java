@@ -1,6 +1,7 @@
 package dev.previewtunnel.ingress.proxy;
 
 import dev.previewtunnel.mux.local.FatalErrors;
+import dev.previewtunnel.mux.relay.StalledStreams;
 import dev.previewtunnel.local.net.ConnectionBudget;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -172,6 +173,7 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter implemen
 
     private void established(Channel stream) {
         state = State.SWITCHING;
+        StalledStreams.mark(stream, true); // unread until its relay is linked (RelayHandler unmarks it)
         browser.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
                 new HttpResponseStatus(200, "Connection established"), Unpooled.EMPTY_BUFFER)).addListener(w -> {
                     if (!w.isSuccess()) {

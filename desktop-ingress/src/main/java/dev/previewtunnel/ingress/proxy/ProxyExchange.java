@@ -3,6 +3,7 @@ package dev.previewtunnel.ingress.proxy;
 import dev.previewtunnel.ingress.IngressAuditEvent;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.ingress.session.Route;
+import dev.previewtunnel.mux.relay.StalledStreams;
 import dev.previewtunnel.mux.wire.TunnelError;
 import dev.previewtunnel.mux.wire.TunnelStreamException;
 import io.netty.buffer.ByteBuf;
@@ -263,6 +264,7 @@ final class ProxyExchange implements Upstream.Listener {
         answer = Answer.STARTED;
         HopByHopHeaders.strip(response.headers(), true);
         phase = Phase.SWITCHING;
+        StalledStreams.mark(upstream.channel, true); // unread until its relay is linked (RelayHandler unmarks it)
         relay = owner.switching();
         Upstream switching = upstream;
         browser.writeAndFlush(response).addListener(w -> {
@@ -288,7 +290,14 @@ final class ProxyExchange implements Upstream.Listener {
     }
 
     private void readUpstreamIfBrowserWritable() {
-        if (phase == Phase.FORWARDING && browser.isWritable()) {
+        if (phase != Phase.FORWARDING) {
+            return;
+        }
+        // Unread, the stream's DATA frames wait in its queue: while the browser is full they are copied, counted and
+        // bounded as a stalled relay's are (StalledStreams; docs/security.md, hostile peers, item 11).
+        boolean browserWritable = browser.isWritable();
+        StalledStreams.mark(upstream.channel, !browserWritable);
+        if (browserWritable) {
             upstream.channel.read();
         }
     }
@@ -391,6 +400,7 @@ final class ProxyExchange implements Upstream.Listener {
         Upstream up = upstream;
         if (up != null) {
             up.listen(null);
+            StalledStreams.mark(up.channel, false); // kept, it is read while idle; closed, the mark goes anyway
         }
         upstream = null;
         return up;

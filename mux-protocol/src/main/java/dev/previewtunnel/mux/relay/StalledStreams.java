@@ -31,8 +31,9 @@ import java.util.Map;
  * different set: its 1 MiB window kept 3.7-6.5 MiB over {@code wss://} (docs/performance.md, finding 62). Copied,
  * a stalled stream keeps what it queued. Frames a reading stream takes at once pass as they are ({@link
  * RelayHandler} copies them only when its socket is backlogged). A stream is stalled from when its relay stops reading
- * until it reads again, and a gateway's stream from its {@code CONNECT} until its relay is linked (the grant check and
- * the dial); not covered: what the ingress's streams receive between their {@code 200} and the link.
+ * until it reads again, a gateway's stream from its {@code CONNECT} until its relay is linked (the grant check and the
+ * dial), and on the ingress an HTTP exchange's stream while its browser connection is full, and a stream from the
+ * {@code 200} (or {@code 101}) the browser is sent until its relay is linked: whoever stops reading marks it.
  *
  * <p>A stalled stream may also queue at most its window at 64 bytes a frame in DATA frames; the next one resets it
  * ({@code ENHANCE_YOUR_CALM}). Its window bounds the bytes it queues, not the frames: a peer sending its window one

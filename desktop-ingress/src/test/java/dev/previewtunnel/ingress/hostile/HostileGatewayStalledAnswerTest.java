@@ -1,0 +1,199 @@
+package dev.previewtunnel.ingress.hostile;
+
+import dev.previewtunnel.grants.GrantIssuer;
+import dev.previewtunnel.grants.GrantSpec;
+import dev.previewtunnel.grants.KeyDirectory;
+import dev.previewtunnel.ingress.Ingress;
+import dev.previewtunnel.ingress.IngressConfig;
+import dev.previewtunnel.ingress.session.BrowserSession;
+import dev.previewtunnel.mux.relay.Transports;
+import dev.previewtunnel.mux.server.MuxTestServer;
+import dev.previewtunnel.mux.wire.ConnectHeaders;
+import dev.previewtunnel.mux.wire.MuxProtocol;
+import dev.previewtunnel.mux.wire.MuxSettings;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoopGroup;
+import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
+import io.netty.handler.codec.http2.Http2Connection;
+import io.netty.handler.codec.http2.Http2DataFrame;
+import io.netty.handler.codec.http2.Http2Error;
+import io.netty.handler.codec.http2.Http2FrameCodec;
+import io.netty.handler.codec.http2.Http2HeadersFrame;
+import io.netty.handler.codec.http2.Http2ResetFrame;
+import io.netty.handler.codec.http2.Http2StreamChannel;
+import io.netty.util.ReferenceCountUtil;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Hostile peers, item 11, the ingress's side (docs/security.md): a hostile (or compromised) gateway answers a
+ * browser's request with an endless body while the browser reads nothing, and once the ingress has stopped reading
+ * the stream (the browser connection is full) sends the rest of the stream's window one byte per DATA frame. Those
+ * frames wait in the stream's queue; the ingress must count them as a stalled stream's and reset the stream at the
+ * limit ({@code ENHANCE_YOUR_CALM}) instead of queueing a frame object per byte, up to a million per stream, on
+ * every stream of every environment it serves. Before the ingress marked its HTTP exchanges' streams, no reset came
+ * and the frames stopped only at the window.
+ */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class HostileGatewayStalledAnswerTest {
+    private static final String ENV = "env-hostile";
+    /** More frames than the window allows: without the limit, flow control stops the sender, and no reset comes. */
+    private static final int MAX_FRAMES = 1_100_000;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void oneByteFramesToAStalledExchangeAreReset() throws Exception {
+        Flood flood = new Flood();
+        EventLoopGroup group = Transports.best().newGroup(1, "hostile-gateway");
+        Ingress ingress = null;
+        try (MuxTestServer gateway = new MuxTestServer(group, Transports.best(), MuxSettings.defaults(),
+                new AcceptThenFlood(flood))) {
+            ingress = Ingress.start(IngressConfig.defaults(new InetSocketAddress("127.0.0.1", 0),
+                    URI.create("ws://127.0.0.1:" + gateway.port() + MuxProtocol.DEFAULT_PATH)),
+                    () -> "secret-token", null);
+            KeyDirectory keys = KeyDirectory.init(dir.resolve("keys"));
+            GrantIssuer issuer = new GrantIssuer(keys.signingKey(), Clock.systemUTC());
+            BrowserSession session = ingress.sessions().add(BrowserSession.create("hostile"));
+            session.authorities().add(issuer.issueGrant(GrantSpec.tcp(ENV, "hostile", "127.0.0.1", 5173),
+                    Duration.ofMinutes(10)));
+            try (Socket browser = new Socket()) {
+                browser.setReceiveBufferSize(4096); // and it never reads: the ingress's side of it fills up
+                browser.connect(ingress.proxyAddress(), 5000);
+                OutputStream out = browser.getOutputStream();
+                out.write(("GET http://127.0.0.1:5173/endless HTTP/1.1\r\nHost: 127.0.0.1:5173\r\n"
+                        + "Proxy-Authorization: Basic " + Base64.getEncoder().encodeToString((session.username()
+                        + ":" + session.password()).getBytes(StandardCharsets.UTF_8)) + "\r\n\r\n")
+                        .getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+                long reset;
+                try {
+                    reset = flood.reset.get(60, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.TimeoutException e) {
+                    throw new AssertionError("no reset within 60 s: " + flood.fillerBytes.get() + " filler bytes, "
+                            + flood.sent.get() + " one-byte frames sent, the stream's window last "
+                            + flood.lastWindow, e);
+                }
+                System.out.printf("HOSTILE GATEWAY 1-byte DATA frames to a stalled exchange: %d KiB to stall it, then"
+                                + " %d frames sent; stream reset (%s)%n", flood.fillerBytes.get() >> 10,
+                        flood.sent.get(), Http2Error.valueOf(reset));
+                assertEquals(Http2Error.ENHANCE_YOUR_CALM.code(), reset, "the stream was reset for another reason");
+                // The limit is 16,384 queued frames at the default window; some more are in flight when it acts.
+                assertTrue(flood.sent.get() < 100_000, () -> flood.sent.get() + " frames before the reset");
+            }
+        } finally {
+            if (ingress != null) {
+                ingress.close();
+            }
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+
+    /** Accepts the stream the ingress opens, then floods it once the request has arrived. */
+    @ChannelHandler.Sharable
+    private static final class AcceptThenFlood extends ChannelInboundHandlerAdapter {
+        private final Flood flood;
+
+        AcceptThenFlood(Flood flood) {
+            this.flood = flood;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof Http2HeadersFrame) {
+                ctx.writeAndFlush(ConnectHeaders.accepted());
+            } else if (msg instanceof Http2DataFrame && !flood.started) {
+                flood.started = true; // the request: answer it with an endless body
+                Http2StreamChannel stream = (Http2StreamChannel) ctx.channel();
+                ctx.writeAndFlush(new DefaultHttp2DataFrame(Unpooled.copiedBuffer(
+                        "HTTP/1.1 200 OK\r\nContent-Length: 1000000000\r\n\r\n", StandardCharsets.US_ASCII)));
+                Http2FrameCodec codec = stream.parent().pipeline().get(Http2FrameCodec.class);
+                flood.fill(stream, codec);
+            }
+            ReferenceCountUtil.release(msg);
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof Http2ResetFrame rst) {
+                flood.reset.complete(rst.errorCode());
+            }
+            ReferenceCountUtil.release(evt);
+        }
+    }
+
+    /**
+     * As the gateway's StalledStreamFloodTest attacks, from the other side: first 64 KiB at a time, only while at
+     * least {@link #HELD_BACK} of the stream's window is left, until the window has stopped coming back for a second
+     * (the ingress stopped reading: the kernel's buffers and the browser connection's outbound buffer are full); then
+     * one byte per DATA frame, each flushed alone, a batch per event-loop task, until the stream is reset or
+     * {@link #MAX_FRAMES}.
+     */
+    private static final class Flood {
+        private static final int FILLER = 64 * 1024;
+        /**
+         * The receiver returns credit once it has consumed half its window: what is held back leaves room for the
+         * answer's head and a chunk beyond that half, so that credit stops only when the ingress stops reading.
+         */
+        private static final int HELD_BACK = 448 * 1024;
+        final AtomicLong fillerBytes = new AtomicLong();
+        final AtomicLong sent = new AtomicLong();
+        final CompletableFuture<Long> reset = new CompletableFuture<>();
+        boolean started;
+        private long lastCreditNanos = System.nanoTime();
+        private volatile int lastWindow = -1;
+
+        /** Phase one, every 10 ms on the stream's loop. */
+        void fill(Http2StreamChannel stream, Http2FrameCodec codec) {
+            if (!stream.isActive() || reset.isDone()) {
+                return;
+            }
+            Http2Connection c = codec.connection();
+            int window = c.remote().flowController().windowSize(c.stream(stream.stream().id()));
+            if (window > lastWindow) {
+                lastCreditNanos = System.nanoTime();
+            }
+            lastWindow = window;
+            if (window >= HELD_BACK) {
+                stream.writeAndFlush(new DefaultHttp2DataFrame(Unpooled.wrappedBuffer(new byte[FILLER])));
+                fillerBytes.addAndGet(FILLER);
+            } else if (System.nanoTime() - lastCreditNanos > TimeUnit.SECONDS.toNanos(1)) {
+                send(stream);
+                return;
+            }
+            stream.eventLoop().schedule(() -> fill(stream, codec), 10, TimeUnit.MILLISECONDS);
+        }
+
+        /** Phase two. */
+        void send(Http2StreamChannel stream) {
+            for (int i = 0; i < 512 && stream.isActive() && !reset.isDone() && sent.get() < MAX_FRAMES; i++) {
+                stream.writeAndFlush(new DefaultHttp2DataFrame(Unpooled.wrappedBuffer(new byte[]{(byte) i})));
+                sent.incrementAndGet();
+            }
+            if (stream.isActive() && !reset.isDone() && sent.get() < MAX_FRAMES) {
+                stream.eventLoop().execute(() -> send(stream));
+            }
+        }
+    }
+}
