@@ -27,6 +27,11 @@ async function main() {
   // Progress on stderr (the benchmark's log of this process): a start that never gets ready says where it stopped.
   console.error('connecting to ' + url);
   const socket = common.wsForStream(new WebSocket(url), opts.cipher);
+  // The stream listens from the start (it buffers until the session reads): the environment side sends its SSH
+  // version as soon as the WebSocket opens, and when that message arrives with the handshake's answer `ws` emits it
+  // on the tick after 'open', before an `await` on 'open' resumes; unheard it was lost and the session never
+  // connected (a smoke run's peer hung at "connecting the SSH session" twice in a row at load 2).
+  const stream = new ssh.WebSocketStream(socket);
   await new Promise((resolve, reject) => {
     socket.once('open', resolve);
     socket.once('error', reject);
@@ -41,7 +46,7 @@ async function main() {
     process.exit(2);
   });
   console.error('WebSocket open; connecting the SSH session');
-  await session.connect(new ssh.WebSocketStream(socket));
+  await session.connect(stream);
   console.error('SSH session connected');
   // Without security there is no key exchange and nothing to authenticate (the library refuses to).
   if (opts.cipher !== 'none' && !(await session.authenticate({ username: 'bench' }))) {
