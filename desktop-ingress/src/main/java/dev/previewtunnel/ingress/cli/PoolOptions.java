@@ -15,7 +15,8 @@ import java.util.Map;
 final class PoolOptions {
     @Option(names = "--pool", paramLabel = "N", defaultValue = "" + IngressConfig.DEFAULT_POOL,
             description = "Tunnel connections kept open to the gateway, 1 to " + TunnelPool.MAX_SIZE
-                    + " (default: " + IngressConfig.DEFAULT_POOL + "); at least one per event loop (--io-threads) is kept.")
+                    + " (default: " + IngressConfig.DEFAULT_POOL + "); at least one per event loop (--io-threads)"
+                    + " is kept.")
     Integer pool;
 
     @Option(names = "--io-threads", paramLabel = "N", defaultValue = "" + IngressConfig.DEFAULT_IO_THREADS,
