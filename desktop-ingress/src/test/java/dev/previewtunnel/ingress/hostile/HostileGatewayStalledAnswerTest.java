@@ -7,6 +7,7 @@ import dev.previewtunnel.ingress.Ingress;
 import dev.previewtunnel.ingress.IngressConfig;
 import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.mux.relay.Transports;
+import dev.previewtunnel.mux.relay.WindowPacedFlood;
 import dev.previewtunnel.mux.server.MuxTestServer;
 import dev.previewtunnel.mux.wire.ConnectHeaders;
 import dev.previewtunnel.mux.wire.MuxProtocol;
@@ -17,10 +18,8 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoopGroup;
 import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
-import io.netty.handler.codec.http2.Http2Connection;
 import io.netty.handler.codec.http2.Http2DataFrame;
 import io.netty.handler.codec.http2.Http2Error;
-import io.netty.handler.codec.http2.Http2FrameCodec;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.netty.handler.codec.http2.Http2ResetFrame;
 import io.netty.handler.codec.http2.Http2StreamChannel;
@@ -38,9 +37,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Base64;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -68,7 +65,8 @@ class HostileGatewayStalledAnswerTest {
 
     @Test
     void oneByteFramesToAStalledExchangeAreReset() throws Exception {
-        Flood flood = new Flood();
+        // The receiver returns credit at half its window: held back, room for the answer's head and a chunk more.
+        WindowPacedFlood flood = new WindowPacedFlood(448 * 1024, MAX_FRAMES);
         EventLoopGroup group = Transports.best().newGroup(1, "hostile-gateway");
         Ingress ingress = null;
         try (MuxTestServer gateway = new MuxTestServer(group, Transports.best(), MuxSettings.defaults(),
@@ -96,7 +94,7 @@ class HostileGatewayStalledAnswerTest {
                 } catch (java.util.concurrent.TimeoutException e) {
                     throw new AssertionError("no reset within 60 s: " + flood.fillerBytes.get() + " filler bytes, "
                             + flood.sent.get() + " one-byte frames sent (at most " + MAX_FRAMES + "), the stream's"
-                            + " window last " + flood.lastWindow, e);
+                            + " window last " + flood.lastWindow(), e);
                 }
                 System.out.printf("HOSTILE GATEWAY 1-byte DATA frames to a stalled exchange: %d KiB to stall it, then"
                                 + " %d frames sent; stream reset (%s)%n", flood.fillerBytes.get() >> 10,
@@ -116,9 +114,10 @@ class HostileGatewayStalledAnswerTest {
     /** Accepts the stream the ingress opens, then floods it once the request has arrived. */
     @ChannelHandler.Sharable
     private static final class AcceptThenFlood extends ChannelInboundHandlerAdapter {
-        private final Flood flood;
+        private final WindowPacedFlood flood;
+        private boolean started;
 
-        AcceptThenFlood(Flood flood) {
+        AcceptThenFlood(WindowPacedFlood flood) {
             this.flood = flood;
         }
 
@@ -126,13 +125,11 @@ class HostileGatewayStalledAnswerTest {
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             if (msg instanceof Http2HeadersFrame) {
                 ctx.writeAndFlush(ConnectHeaders.accepted());
-            } else if (msg instanceof Http2DataFrame && !flood.started) {
-                flood.started = true; // the request: answer it with an endless body
-                Http2StreamChannel stream = (Http2StreamChannel) ctx.channel();
+            } else if (msg instanceof Http2DataFrame && !started) {
+                started = true; // the request: answer it with an endless body
                 ctx.writeAndFlush(new DefaultHttp2DataFrame(Unpooled.copiedBuffer(
                         "HTTP/1.1 200 OK\r\nContent-Length: 1000000000\r\n\r\n", StandardCharsets.US_ASCII)));
-                Http2FrameCodec codec = stream.parent().pipeline().get(Http2FrameCodec.class);
-                flood.fill(stream, codec);
+                flood.start((Http2StreamChannel) ctx.channel());
             }
             ReferenceCountUtil.release(msg);
         }
@@ -143,62 +140,6 @@ class HostileGatewayStalledAnswerTest {
                 flood.reset.complete(rst.errorCode());
             }
             ReferenceCountUtil.release(evt);
-        }
-    }
-
-    /**
-     * As the gateway's StalledStreamFloodTest attacks, from the other side: first 64 KiB at a time, only while at
-     * least {@link #HELD_BACK} of the stream's window is left, until the window has stopped coming back for a second
-     * (the ingress stopped reading: the kernel's buffers and the browser connection's outbound buffer are full); then
-     * one byte per DATA frame, each flushed alone, a batch per event-loop task, until the stream is reset or
-     * {@link #MAX_FRAMES}.
-     */
-    private static final class Flood {
-        private static final int FILLER = 64 * 1024;
-        /**
-         * The receiver returns credit once it has consumed half its window: what is held back leaves room for the
-         * answer's head and a chunk beyond that half, so that credit stops only when the ingress stops reading.
-         */
-        private static final int HELD_BACK = 448 * 1024;
-        final AtomicLong fillerBytes = new AtomicLong();
-        final AtomicLong sent = new AtomicLong();
-        final CompletableFuture<Long> reset = new CompletableFuture<>();
-        boolean started;
-        private long lastCreditNanos = System.nanoTime();
-        private volatile int lastWindow = -1;
-
-        /** Phase one, every 10 ms on the stream's loop. */
-        void fill(Http2StreamChannel stream, Http2FrameCodec codec) {
-            if (!stream.isActive() || reset.isDone()) {
-                return;
-            }
-            Http2Connection c = codec.connection();
-            int window = c.remote().flowController().windowSize(c.stream(stream.stream().id()));
-            if (window > lastWindow) {
-                lastCreditNanos = System.nanoTime();
-            }
-            lastWindow = window;
-            if (window >= HELD_BACK) {
-                stream.writeAndFlush(new DefaultHttp2DataFrame(Unpooled.wrappedBuffer(new byte[FILLER])));
-                fillerBytes.addAndGet(FILLER);
-            } else if (System.nanoTime() - lastCreditNanos > TimeUnit.SECONDS.toNanos(1)) {
-                send(stream);
-                return;
-            }
-            stream.eventLoop().schedule(() -> fill(stream, codec), 10, TimeUnit.MILLISECONDS);
-        }
-
-        /** Phase two. */
-        void send(Http2StreamChannel stream) {
-            for (int i = 0; i < 512 && stream.isActive() && !reset.isDone() && sent.get() < MAX_FRAMES; i++) {
-                stream.writeAndFlush(new DefaultHttp2DataFrame(Unpooled.wrappedBuffer(new byte[]{(byte) i})));
-                sent.incrementAndGet();
-            }
-            if (stream.isActive() && !reset.isDone() && sent.get() < MAX_FRAMES) {
-                // Scheduled, not executed: the loop then reads its socket between batches and sees the reset soon,
-                // where queued tasks would run for up to a second (Netty's task quantum) before it polls again.
-                stream.eventLoop().schedule(() -> send(stream), 0, TimeUnit.NANOSECONDS);
-            }
         }
     }
 }

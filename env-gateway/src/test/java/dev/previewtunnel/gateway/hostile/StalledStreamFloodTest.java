@@ -6,17 +6,14 @@ import dev.previewtunnel.grants.KeyDirectory;
 import dev.previewtunnel.mux.client.TunnelClient;
 import dev.previewtunnel.mux.client.TunnelConnection;
 import dev.previewtunnel.mux.relay.Transports;
+import dev.previewtunnel.mux.relay.WindowPacedFlood;
 import dev.previewtunnel.mux.wire.Authority;
 import dev.previewtunnel.mux.wire.MuxSettings;
 import dev.previewtunnel.sampleapp.RawEchoServer;
-import io.netty.buffer.Unpooled;
-import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoopGroup;
-import io.netty.handler.codec.http2.Http2Connection;
 import io.netty.handler.codec.http2.Http2Error;
-import io.netty.handler.codec.http2.Http2FrameCodec;
 import io.netty.handler.codec.http2.Http2ResetFrame;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.util.ReferenceCountUtil;
@@ -36,7 +33,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -113,27 +109,28 @@ class StalledStreamFloodTest {
                 grant, Duration.ofSeconds(5)).get(10, TimeUnit.SECONDS);
         Socket target = accept(); // never read
         try {
-            Flood flood = new Flood();
-            stream.pipeline().addLast(flood);
-            Http2FrameCodec codec = connection.channel().pipeline().get(Http2FrameCodec.class);
-            stream.eventLoop().execute(() -> flood.fill(stream, codec));
+            // The gateway returns credit at half its 1 MiB window: what is held back leaves room for a chunk more.
+            WindowPacedFlood flood = new WindowPacedFlood(576 * 1024, MAX_FRAMES);
+            Ending ending = new Ending(flood);
+            stream.pipeline().addLast(ending);
+            flood.start(stream);
 
             long started = System.nanoTime();
-            long peakKib = gateway.peakRssKibUntil(flood.ended, started, FLOOD_BOUND, baselineKib);
+            long peakKib = gateway.peakRssKibUntil(ending.ended, started, FLOOD_BOUND, baselineKib);
             Duration took = GatewayProcess.elapsedSince(started);
             boolean alive = !gateway.process.waitFor(1, TimeUnit.SECONDS);
             Long reset = flood.reset.getNow(null);
             System.out.printf("FLOOD 1-byte DATA frames to a stalled target: %d KiB to stall it, then %d frames sent"
                             + " in %d ms in all; stream %s, its connection %s; gateway RSS %d MiB before, peak %d MiB"
                             + " during (VmHWM %d MiB); gateway %s%n", flood.fillerBytes.get() >> 10, flood.sent.get(),
-                    took.toMillis(), reset != null ? "reset (" + Http2Error.valueOf(reset) + ")" : flood.ended.isDone()
+                    took.toMillis(), reset != null ? "reset (" + Http2Error.valueOf(reset) + ")" : ending.ended.isDone()
                             ? "closed (no reset seen)" : "still open",
                     connection.channel().isActive() ? "open" : "closed", baselineKib >> 10, peakKib >> 10,
                     alive ? gateway.statusKib("VmHWM") >> 10 : -1, alive ? "alive" : "exited "
                             + gateway.process.exitValue());
             assertTrue(alive, () -> "the gateway died under the flood (exit " + gateway.process.exitValue() + ")");
             String log = gateway.stderr();
-            assertTrue(flood.ended.isDone(), () -> "the flooding stream is still open after " + FLOOD_BOUND
+            assertTrue(ending.ended.isDone(), () -> "the flooding stream is still open after " + FLOOD_BOUND
                     + "; the gateway's log: " + log.substring(Math.max(0, log.length() - 3000)));
             // The reset is the gateway's doing, not a side effect: it says why. (The attacker may not see the
             // RST_STREAM itself: the frames it still had in flight can make the gateway close the connection, and a
@@ -158,60 +155,19 @@ class StalledStreamFloodTest {
         }).get(30, TimeUnit.SECONDS);
     }
 
-    /**
-     * The attack in two phases. First it stalls the gateway's relay without using up the stream's window: 64 KiB at a
-     * time, only while at least {@link #HELD_BACK} of the window is left, so that at most about half the window is
-     * ever in flight (the gateway returns credit half a window at a time); once the window has stopped coming back
-     * for a second (the relay stopped reading: the target's socket and the kernel's buffers are full), it sends one
-     * byte per DATA frame, each flushed alone (Netty's encoder merges the DATA frames that wait unflushed), a batch
-     * per event-loop task, until the stream ends or {@link #MAX_FRAMES}. Records the reset it gets.
-     */
-    private static final class Flood extends ChannelInboundHandlerAdapter {
-        private static final int FILLER = 64 * 1024;
-        private static final int HELD_BACK = 576 * 1024;
-        final AtomicLong fillerBytes = new AtomicLong();
-        final AtomicLong sent = new AtomicLong();
-        final CompletableFuture<Long> reset = new CompletableFuture<>();
+    /** Records how the flooded stream ends: its reset for the flood, its close for the test. */
+    private static final class Ending extends ChannelInboundHandlerAdapter {
+        private final WindowPacedFlood flood;
         final CompletableFuture<Void> ended = new CompletableFuture<>();
-        private long lastCreditNanos = System.nanoTime();
-        private int lastWindow = -1;
 
-        /** Phase one, every 10 ms on the stream's loop. */
-        void fill(Http2StreamChannel stream, Http2FrameCodec codec) {
-            if (!stream.isActive()) {
-                return;
-            }
-            Http2Connection c = codec.connection();
-            int window = c.remote().flowController().windowSize(c.stream(stream.stream().id()));
-            if (window > lastWindow) {
-                lastCreditNanos = System.nanoTime();
-            }
-            lastWindow = window;
-            if (window >= HELD_BACK) {
-                stream.writeAndFlush(Unpooled.wrappedBuffer(new byte[FILLER]));
-                fillerBytes.addAndGet(FILLER);
-            } else if (System.nanoTime() - lastCreditNanos > TimeUnit.SECONDS.toNanos(1)) {
-                send(stream);
-                return;
-            }
-            stream.eventLoop().schedule(() -> fill(stream, codec), 10, TimeUnit.MILLISECONDS);
-        }
-
-        /** Phase two. */
-        void send(Channel stream) {
-            for (int i = 0; i < 512 && stream.isActive() && sent.get() < MAX_FRAMES; i++) {
-                stream.writeAndFlush(Unpooled.wrappedBuffer(new byte[]{(byte) i}));
-                sent.incrementAndGet();
-            }
-            if (stream.isActive() && sent.get() < MAX_FRAMES) {
-                stream.eventLoop().execute(() -> send(stream));
-            }
+        Ending(WindowPacedFlood flood) {
+            this.flood = flood;
         }
 
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
             if (evt instanceof Http2ResetFrame rst) {
-                reset.complete(rst.errorCode());
+                flood.reset.complete(rst.errorCode());
             }
             ReferenceCountUtil.release(evt);
         }
