@@ -1,7 +1,6 @@
 package dev.previewtunnel.ingress.proxy;
 
 import dev.previewtunnel.mux.local.FatalErrors;
-import dev.previewtunnel.mux.relay.StalledStreams;
 import dev.previewtunnel.local.net.ConnectionBudget;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -173,15 +172,8 @@ final class ProxyConnectionHandler extends ChannelInboundHandlerAdapter implemen
 
     private void established(Channel stream) {
         state = State.SWITCHING;
-        StalledStreams.mark(stream, true); // unread until its relay is linked (RelayHandler unmarks it)
-        browser.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
-                new HttpResponseStatus(200, "Connection established"), Unpooled.EMPTY_BUFFER)).addListener(w -> {
-                    if (!w.isSuccess()) {
-                        stream.close();
-                        return;
-                    }
-                    relay.complete(stream, () -> { });
-                });
+        relay.answerThenComplete(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
+                new HttpResponseStatus(200, "Connection established"), Unpooled.EMPTY_BUFFER), stream, () -> { });
     }
 
     // ---------------------------------------------------------------- ProxyExchange.Owner

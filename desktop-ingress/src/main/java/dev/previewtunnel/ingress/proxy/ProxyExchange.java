@@ -264,16 +264,8 @@ final class ProxyExchange implements Upstream.Listener {
         answer = Answer.STARTED;
         HopByHopHeaders.strip(response.headers(), true);
         phase = Phase.SWITCHING;
-        StalledStreams.mark(upstream.channel, true); // unread until its relay is linked (RelayHandler unmarks it)
         relay = owner.switching();
-        Upstream switching = upstream;
-        browser.writeAndFlush(response).addListener(w -> {
-            if (!w.isSuccess()) {
-                switching.channel.close();
-                return;
-            }
-            relay.complete(switching.channel, switching::detachHttp);
-        });
+        relay.answerThenComplete(response, upstream.channel, upstream::detachHttp);
     }
 
     @Override

@@ -1,9 +1,11 @@
 package dev.previewtunnel.ingress.proxy;
 
 import dev.previewtunnel.mux.relay.RelayHandler;
+import dev.previewtunnel.mux.relay.StalledStreams;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
+import io.netty.handler.codec.http.HttpResponse;
 
 import java.util.ArrayDeque;
 
@@ -50,6 +52,23 @@ final class RelaySwitch {
         } else {
             browser.writeAndFlush(buf);
         }
+    }
+
+    /**
+     * Sends the browser {@code answer} (the 200 or the 101) and, once it has taken it, completes the switch to
+     * {@code stream}; if it could not, closes the stream. Until the relay is linked nothing reads the stream, so it
+     * counts as stalled: a hostile gateway's 1-byte DATA frames there are bounded and reset as a stalled relay's are
+     * (StalledStreams; docs/security.md, hostile peers, item 11). RelayHandler unmarks it when it links.
+     */
+    void answerThenComplete(HttpResponse answer, Channel stream, Runnable detachTargetHttp) {
+        StalledStreams.mark(stream, true);
+        browser.writeAndFlush(answer).addListener(w -> {
+            if (!w.isSuccess()) {
+                stream.close();
+                return;
+            }
+            complete(stream, detachTargetHttp);
+        });
     }
 
     /**
