@@ -77,6 +77,11 @@ final class ProxyExchange implements Upstream.Listener {
     private boolean retryable;
     /** Response parts written to the browser since the last flush, waiting for the end of the upstream's read. */
     private int unflushed;
+    /**
+     * The upstream is marked stalled ({@link StalledStreams}) because the browser is full. Kept here so that the
+     * mark changes only when this does, not at every upstream read (a pipeline lookup and a map update each).
+     */
+    private boolean upstreamStalled;
 
     ProxyExchange(IngressContext context, Channel browser, Owner owner, BrowserSession session, Route route,
                   HttpRequest request, String originForm, boolean html) {
@@ -288,7 +293,10 @@ final class ProxyExchange implements Upstream.Listener {
         // Unread, the stream's DATA frames wait in its queue: while the browser is full they are copied, counted and
         // bounded as a stalled relay's are (StalledStreams; docs/security.md, hostile peers, item 11).
         boolean browserWritable = browser.isWritable();
-        StalledStreams.mark(upstream.channel, !browserWritable);
+        if (upstreamStalled == browserWritable) {
+            upstreamStalled = !browserWritable;
+            StalledStreams.mark(upstream.channel, upstreamStalled);
+        }
         if (browserWritable) {
             upstream.channel.read();
         }
@@ -392,8 +400,11 @@ final class ProxyExchange implements Upstream.Listener {
         Upstream up = upstream;
         if (up != null) {
             up.listen(null);
-            StalledStreams.mark(up.channel, false); // kept, it is read while idle; closed, the mark goes anyway
+            if (upstreamStalled) {
+                StalledStreams.mark(up.channel, false); // kept, it is read while idle; closed, the mark goes anyway
+            }
         }
+        upstreamStalled = false; // a retry's fresh stream starts unmarked
         upstream = null;
         return up;
     }
