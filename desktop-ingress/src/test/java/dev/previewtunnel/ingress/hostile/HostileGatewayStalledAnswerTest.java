@@ -1,16 +1,9 @@
 package dev.previewtunnel.ingress.hostile;
 
-import dev.previewtunnel.grants.GrantIssuer;
-import dev.previewtunnel.grants.GrantSpec;
-import dev.previewtunnel.grants.KeyDirectory;
-import dev.previewtunnel.ingress.Ingress;
-import dev.previewtunnel.ingress.IngressConfig;
-import dev.previewtunnel.ingress.session.BrowserSession;
 import dev.previewtunnel.mux.relay.Transports;
 import dev.previewtunnel.mux.relay.WindowPacedFlood;
 import dev.previewtunnel.mux.server.MuxTestServer;
 import dev.previewtunnel.mux.wire.ConnectHeaders;
-import dev.previewtunnel.mux.wire.MuxProtocol;
 import dev.previewtunnel.mux.wire.MuxSettings;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandler;
@@ -28,15 +21,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Clock;
-import java.time.Duration;
-import java.util.Base64;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -68,45 +55,25 @@ class HostileGatewayStalledAnswerTest {
         // The receiver returns credit at half its window: held back, room for the answer's head and a chunk more.
         WindowPacedFlood flood = new WindowPacedFlood(448 * 1024, MAX_FRAMES);
         EventLoopGroup group = Transports.best().newGroup(1, "hostile-gateway");
-        Ingress ingress = null;
         try (MuxTestServer gateway = new MuxTestServer(group, Transports.best(), MuxSettings.defaults(),
-                new AcceptThenFlood(flood))) {
-            ingress = Ingress.start(IngressConfig.defaults(new InetSocketAddress("127.0.0.1", 0),
-                    URI.create("ws://127.0.0.1:" + gateway.port() + MuxProtocol.DEFAULT_PATH)),
-                    () -> "secret-token", null);
-            KeyDirectory keys = KeyDirectory.init(dir.resolve("keys"));
-            GrantIssuer issuer = new GrantIssuer(keys.signingKey(), Clock.systemUTC());
-            BrowserSession session = ingress.sessions().add(BrowserSession.create("hostile"));
-            session.authorities().add(issuer.issueGrant(GrantSpec.tcp(ENV, "hostile", "127.0.0.1", 5173),
-                    Duration.ofMinutes(10)));
-            try (Socket browser = new Socket()) {
-                browser.setReceiveBufferSize(4096); // and it never reads: the ingress's side of it fills up
-                browser.connect(ingress.proxyAddress(), 5000);
-                OutputStream out = browser.getOutputStream();
-                out.write(("GET http://127.0.0.1:5173/endless HTTP/1.1\r\nHost: 127.0.0.1:5173\r\n"
-                        + "Proxy-Authorization: Basic " + Base64.getEncoder().encodeToString((session.username()
-                        + ":" + session.password()).getBytes(StandardCharsets.UTF_8)) + "\r\n\r\n")
-                        .getBytes(StandardCharsets.US_ASCII));
-                out.flush();
-                long reset;
-                try {
-                    reset = flood.reset.get(60, TimeUnit.SECONDS);
-                } catch (java.util.concurrent.TimeoutException e) {
-                    throw new AssertionError("no reset within 60 s: " + flood.fillerBytes.get() + " filler bytes, "
-                            + flood.sent.get() + " one-byte frames sent (at most " + MAX_FRAMES + "), the stream's"
-                            + " window last " + flood.lastWindow(), e);
-                }
-                System.out.printf("HOSTILE GATEWAY 1-byte DATA frames to a stalled exchange: %d KiB to stall it, then"
-                                + " %d frames sent; stream reset (%s)%n", flood.fillerBytes.get() >> 10,
-                        flood.sent.get(), Http2Error.valueOf(reset));
-                assertEquals(Http2Error.ENHANCE_YOUR_CALM.code(), reset, "the stream was reset for another reason");
-                // The limit is 16,384 queued frames at the default window; some more are in flight when it acts.
-                assertTrue(flood.sent.get() < MAX_FRAMES, () -> flood.sent.get() + " frames before the reset");
+                new AcceptThenFlood(flood));
+             IngressBeforeTestGateway ingress = new IngressBeforeTestGateway(gateway.port(), dir.resolve("keys"), ENV);
+             Socket browser = ingress.slowBrowserGet("/endless")) {
+            long reset;
+            try {
+                reset = flood.reset.get(60, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                throw new AssertionError("no reset within 60 s: " + flood.fillerBytes.get() + " filler bytes, "
+                        + flood.sent.get() + " one-byte frames sent (at most " + MAX_FRAMES + "), the stream's"
+                        + " window last " + flood.lastWindow(), e);
             }
+            System.out.printf("HOSTILE GATEWAY 1-byte DATA frames to a stalled exchange: %d KiB to stall it, then"
+                            + " %d frames sent; stream reset (%s)%n", flood.fillerBytes.get() >> 10,
+                    flood.sent.get(), Http2Error.valueOf(reset));
+            assertEquals(Http2Error.ENHANCE_YOUR_CALM.code(), reset, "the stream was reset for another reason");
+            // The limit is 16,384 queued frames at the default window; some more are in flight when it acts.
+            assertTrue(flood.sent.get() < MAX_FRAMES, () -> flood.sent.get() + " frames before the reset");
         } finally {
-            if (ingress != null) {
-                ingress.close();
-            }
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         }
     }

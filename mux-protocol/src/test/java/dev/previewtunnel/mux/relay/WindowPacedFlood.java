@@ -2,8 +2,6 @@ package dev.previewtunnel.mux.relay;
 
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
-import io.netty.handler.codec.http2.Http2Connection;
-import io.netty.handler.codec.http2.Http2FrameCodec;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 
 import java.util.concurrent.CompletableFuture;
@@ -13,70 +11,45 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A hostile sender's attack on a stream its receiver has stopped reading (docs/security.md, hostile peers, item 11),
  * for the tests that attack the gateway (a target that never reads) and the ingress (a browser that never reads).
- * Two phases. First it stalls the receiver without using up the stream's window: 64 KiB at a time, only while at
- * least {@code heldBack} of the window is left, until the window has stopped coming back for a second; then one byte
- * per DATA frame, each flushed alone (Netty's encoder merges DATA frames that wait unflushed), a batch per scheduled
- * task, until the stream is reset or closed, or {@code maxFrames} have gone.
+ * Two phases. First it stalls the receiver without using up the stream's window ({@link StreamStaller}, 64 KiB a
+ * frame); then one byte per DATA frame, each flushed alone (Netty's encoder merges DATA frames that wait unflushed), a
+ * batch per scheduled task, until the stream is reset or closed, or {@code maxFrames} have gone.
  */
 public final class WindowPacedFlood {
     private static final int FILLER = 64 * 1024;
     private static final int BATCH = 512;
 
-    public final AtomicLong fillerBytes = new AtomicLong();
     public final AtomicLong sent = new AtomicLong();
     /** Completed by the test with the error code of the RST_STREAM it receives; the flood stops then. */
     public final CompletableFuture<Long> reset = new CompletableFuture<>();
-    private final int heldBack;
+    private final StreamStaller staller;
+    /** Filler bytes sent in phase one. */
+    public final AtomicLong fillerBytes;
     private final int maxFrames;
-    private long lastCreditNanos = System.nanoTime();
-    private volatile int lastWindow = -1;
 
     /**
-     * @param heldBack what phase one leaves of the stream's window: the receiver returns credit once it has consumed
-     *                 half its window, so this leaves room for a chunk beyond that half (and whatever else the stream
-     *                 carries first) and credit stops only when the receiver stops reading
+     * @param heldBack what phase one leaves of the stream's window ({@link StreamStaller})
      * @param maxFrames where phase two stops if no reset comes: past the receiver's limit, short of what would run
      *                  the test's own JVM out of heap without it
      */
     public WindowPacedFlood(int heldBack, int maxFrames) {
-        this.heldBack = heldBack;
+        this.staller = new StreamStaller(heldBack, () -> Unpooled.wrappedBuffer(new byte[FILLER]));
+        this.fillerBytes = staller.fillerBytes;
         this.maxFrames = maxFrames;
     }
 
     /** Starts the flood on {@code stream}'s event loop. */
     public void start(Http2StreamChannel stream) {
-        Http2FrameCodec codec = stream.parent().pipeline().get(Http2FrameCodec.class);
-        stream.eventLoop().execute(() -> fill(stream, codec));
+        staller.start(stream, () -> goingOn(stream), () -> send(stream));
     }
 
     /** The stream's send window when phase one last looked at it (-1 before it did). */
     public int lastWindow() {
-        return lastWindow;
+        return staller.lastWindow();
     }
 
     private boolean goingOn(Http2StreamChannel stream) {
         return stream.isActive() && !reset.isDone();
-    }
-
-    /** Phase one, every 10 ms on the stream's loop. */
-    private void fill(Http2StreamChannel stream, Http2FrameCodec codec) {
-        if (!goingOn(stream)) {
-            return;
-        }
-        Http2Connection c = codec.connection();
-        int window = c.remote().flowController().windowSize(c.stream(stream.stream().id()));
-        if (window > lastWindow) {
-            lastCreditNanos = System.nanoTime();
-        }
-        lastWindow = window;
-        if (window >= heldBack) {
-            stream.writeAndFlush(new DefaultHttp2DataFrame(Unpooled.wrappedBuffer(new byte[FILLER])));
-            fillerBytes.addAndGet(FILLER);
-        } else if (System.nanoTime() - lastCreditNanos > TimeUnit.SECONDS.toNanos(1)) {
-            send(stream);
-            return;
-        }
-        stream.eventLoop().schedule(() -> fill(stream, codec), 10, TimeUnit.MILLISECONDS);
     }
 
     /** Phase two. */
