@@ -291,11 +291,12 @@ final class ProxyExchange implements Upstream.Listener {
             return;
         }
         // Unread, the stream's DATA frames wait in its queue: while the browser is full they are copied, counted and
-        // bounded as a stalled relay's are (StalledStreams; docs/security.md, hostile peers, item 11).
+        // bounded as a stalled relay's are (StalledStreams; docs/security.md, hostile peers, item 11). A reset then
+        // leaves them to be read: an answer that arrived whole before it still reaches the browser whole.
         boolean browserWritable = browser.isWritable();
         if (upstreamStalled == browserWritable) {
             upstreamStalled = !browserWritable;
-            StalledStreams.mark(upstream.channel, upstreamStalled);
+            StalledStreams.mark(upstream.channel, upstreamStalled, StalledStreams.OnReset.DRAIN);
         }
         if (browserWritable) {
             upstream.channel.read();

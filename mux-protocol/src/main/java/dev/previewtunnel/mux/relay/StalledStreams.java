@@ -39,8 +39,10 @@ import java.util.Map;
  * ({@code ENHANCE_YOUR_CALM}). Its window bounds the bytes it queues, not the frames: a peer sending its window one
  * byte per frame queued a frame object per byte, and a gateway with a 64 MiB heap ran out of it after ~289,000 of
  * them (docs/security.md, hostile peers, item 11). Our own peers send whole socket reads. A stalled stream the peer
- * resets is closed at once: its channel would otherwise keep its queued frames until read, while the stream no longer
- * counts against the connection's stream limit.
+ * resets is closed at once ({@link OnReset#CLOSE}): its channel would otherwise keep its queued frames until read,
+ * while the stream no longer counts against the connection's stream limit, so a peer could stall, reset and repeat.
+ * The ingress's HTTP exchanges keep theirs to be read ({@link OnReset#DRAIN}): an answer queued whole before the reset
+ * still reaches the browser, and the ingress opens such a stream only for a browser request, one per connection.
  *
  * <p>All state is the connection's event loop's, which its stream channels share.
  */
@@ -59,22 +61,41 @@ public final class StalledStreams extends ChannelInboundHandlerAdapter {
         this.maxQueuedFrames = Math.max(MIN_QUEUED_FRAMES, streamWindow / 64);
     }
 
+    /** What the peer's reset of a stalled stream does to the frames it queued. */
+    public enum OnReset {
+        /** The channel is closed at once and its queued frames released: a relayed byte stream aborts, as TCP's does. */
+        CLOSE,
+        /**
+         * The queued frames wait to be read, the reset after them. For a stream the receiver opened itself, one per
+         * request it serves: what it can keep so is what it had queued, as if the stream were still open.
+         */
+        DRAIN
+    }
+
     /** A stalled stream's channel and the DATA frames that reached it since it stalled (all still queued). */
     private static final class Stall {
         final Http2StreamChannel channel;
+        final OnReset onReset;
         int frames;
 
-        Stall(Http2StreamChannel channel) {
+        Stall(Http2StreamChannel channel, OnReset onReset) {
             this.channel = channel;
+            this.onReset = onReset;
         }
     }
 
     /**
      * Marks the stream of {@code channel} as stalled (nothing reads it: its relay waits for its peer, or it has none
-     * yet) or reading again. Does nothing for a channel that is not a tunnel stream, or on a connection without this
-     * handler. Call on the stream's event loop.
+     * yet) or reading again; a peer's reset while it is stalled closes it at once ({@link OnReset#CLOSE}). Does
+     * nothing for a channel that is not a tunnel stream, or on a connection without this handler. Call on the stream's
+     * event loop.
      */
     public static void mark(Channel channel, boolean isStalled) {
+        mark(channel, isStalled, OnReset.CLOSE);
+    }
+
+    /** As {@link #mark(Channel, boolean)}, with what a peer's reset while stalled does to the queued frames. */
+    public static void mark(Channel channel, boolean isStalled, OnReset onReset) {
         if (!(channel instanceof Http2StreamChannel stream) || stream.parent() == null) {
             return;
         }
@@ -84,7 +105,7 @@ public final class StalledStreams extends ChannelInboundHandlerAdapter {
         }
         if (isStalled) {
             if (stream.isActive() && stream.stream().state() != Http2Stream.State.CLOSED) { // no more DATA then
-                streams.stalled.putIfAbsent(stream.stream(), new Stall(stream));
+                streams.stalled.putIfAbsent(stream.stream(), new Stall(stream, onReset));
             }
         } else {
             streams.stalled.remove(stream.stream());
@@ -126,7 +147,7 @@ public final class StalledStreams extends ChannelInboundHandlerAdapter {
         if (!stalled.isEmpty() && msg instanceof Http2ResetFrame reset) {
             Stall resetWhileStalled = stalled.remove(reset.stream());
             ctx.fireChannelRead(msg);
-            if (resetWhileStalled != null) {
+            if (resetWhileStalled != null && resetWhileStalled.onReset == OnReset.CLOSE) {
                 resetWhileStalled.channel.close(); // releases the queued frames; the relay ends the other side
             }
             return;
