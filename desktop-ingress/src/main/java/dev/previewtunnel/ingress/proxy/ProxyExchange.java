@@ -269,11 +269,6 @@ final class ProxyExchange implements Upstream.Listener {
         answer = Answer.STARTED;
         HopByHopHeaders.strip(response.headers(), true);
         phase = Phase.SWITCHING;
-        if (upstreamStalled) {
-            // From here on the stream is a relay's, whose mark closes it at once on a reset (RelaySwitch marks it).
-            upstreamStalled = false;
-            StalledStreams.mark(upstream.channel, false);
-        }
         relay = owner.switching();
         relay.answerThenComplete(response, upstream.channel, upstream::detachHttp);
     }

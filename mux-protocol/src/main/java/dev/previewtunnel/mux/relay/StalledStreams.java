@@ -63,7 +63,7 @@ public final class StalledStreams extends ChannelInboundHandlerAdapter {
 
     /** What the peer's reset of a stalled stream does to the frames it queued. */
     public enum OnReset {
-        /** The channel is closed at once and its queued frames released: a relayed byte stream aborts, as TCP's does. */
+        /** Closed at once, its queued frames released: a relayed byte stream aborts, as TCP's does. */
         CLOSE,
         /**
          * The queued frames wait to be read, the reset after them. For a stream the receiver opened itself, one per
@@ -75,7 +75,11 @@ public final class StalledStreams extends ChannelInboundHandlerAdapter {
     /** A stalled stream's channel and the DATA frames that reached it since it stalled (all still queued). */
     private static final class Stall {
         final Http2StreamChannel channel;
-        final OnReset onReset;
+        /**
+         * The latest marker's: a stream that changes hands while stalled (an exchange's becoming a relay's) keeps its
+         * count.
+         */
+        OnReset onReset;
         int frames;
 
         Stall(Http2StreamChannel channel, OnReset onReset) {
@@ -94,7 +98,10 @@ public final class StalledStreams extends ChannelInboundHandlerAdapter {
         mark(channel, isStalled, OnReset.CLOSE);
     }
 
-    /** As {@link #mark(Channel, boolean)}, with what a peer's reset while stalled does to the queued frames. */
+    /**
+     * As {@link #mark(Channel, boolean)}, with what a peer's reset while stalled does to the queued frames; marking a
+     * stream already stalled sets that and keeps the count of the frames it queued.
+     */
     public static void mark(Channel channel, boolean isStalled, OnReset onReset) {
         if (!(channel instanceof Http2StreamChannel stream) || stream.parent() == null) {
             return;
@@ -105,7 +112,12 @@ public final class StalledStreams extends ChannelInboundHandlerAdapter {
         }
         if (isStalled) {
             if (stream.isActive() && stream.stream().state() != Http2Stream.State.CLOSED) { // no more DATA then
-                streams.stalled.putIfAbsent(stream.stream(), new Stall(stream, onReset));
+                Stall stall = streams.stalled.get(stream.stream());
+                if (stall == null) {
+                    streams.stalled.put(stream.stream(), new Stall(stream, onReset));
+                } else {
+                    stall.onReset = onReset;
+                }
             }
         } else {
             streams.stalled.remove(stream.stream());
