@@ -1,22 +1,13 @@
 package dev.previewtunnel.ingress.hostile;
 
+import dev.previewtunnel.mux.relay.AcceptThenFlood;
 import dev.previewtunnel.mux.relay.Transports;
 import dev.previewtunnel.mux.relay.WindowPacedFlood;
 import dev.previewtunnel.mux.server.MuxTestServer;
-import dev.previewtunnel.mux.wire.ConnectHeaders;
 import dev.previewtunnel.mux.wire.MuxSettings;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelHandler;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoopGroup;
-import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
-import io.netty.handler.codec.http2.Http2DataFrame;
 import io.netty.handler.codec.http2.Http2Error;
-import io.netty.handler.codec.http2.Http2HeadersFrame;
-import io.netty.handler.codec.http2.Http2ResetFrame;
-import io.netty.handler.codec.http2.Http2StreamChannel;
-import io.netty.util.ReferenceCountUtil;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -56,7 +47,9 @@ class HostileGatewayStalledAnswerTest {
         WindowPacedFlood flood = new WindowPacedFlood(448 * 1024, MAX_FRAMES);
         EventLoopGroup group = Transports.best().newGroup(1, "hostile-gateway");
         try (MuxTestServer gateway = new MuxTestServer(group, Transports.best(), MuxSettings.defaults(),
-                new AcceptThenFlood(flood));
+                // The request's answer: an endless body, which the browser does not read.
+                new AcceptThenFlood(flood, () -> Unpooled.copiedBuffer(
+                        "HTTP/1.1 200 OK\r\nContent-Length: 1000000000\r\n\r\n", StandardCharsets.US_ASCII)));
              IngressBeforeTestGateway ingress = new IngressBeforeTestGateway(gateway.port(), dir.resolve("keys"), ENV);
              Socket browser = ingress.slowBrowserGet("/endless")) {
             long reset;
@@ -75,38 +68,6 @@ class HostileGatewayStalledAnswerTest {
             assertTrue(flood.sent.get() < MAX_FRAMES, () -> flood.sent.get() + " frames before the reset");
         } finally {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
-        }
-    }
-
-    /** Accepts the stream the ingress opens, then floods it once the request has arrived. */
-    @ChannelHandler.Sharable
-    private static final class AcceptThenFlood extends ChannelInboundHandlerAdapter {
-        private final WindowPacedFlood flood;
-        private boolean started;
-
-        AcceptThenFlood(WindowPacedFlood flood) {
-            this.flood = flood;
-        }
-
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (msg instanceof Http2HeadersFrame) {
-                ctx.writeAndFlush(ConnectHeaders.accepted());
-            } else if (msg instanceof Http2DataFrame && !started) {
-                started = true; // the request: answer it with an endless body
-                ctx.writeAndFlush(new DefaultHttp2DataFrame(Unpooled.copiedBuffer(
-                        "HTTP/1.1 200 OK\r\nContent-Length: 1000000000\r\n\r\n", StandardCharsets.US_ASCII)));
-                flood.start((Http2StreamChannel) ctx.channel());
-            }
-            ReferenceCountUtil.release(msg);
-        }
-
-        @Override
-        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-            if (evt instanceof Http2ResetFrame rst) {
-                flood.reset.complete(rst.errorCode());
-            }
-            ReferenceCountUtil.release(evt);
         }
     }
 }

@@ -2,14 +2,13 @@ package dev.previewtunnel.ingress.proxy;
 
 import dev.previewtunnel.mux.client.TunnelClient;
 import dev.previewtunnel.mux.client.TunnelConnection;
+import dev.previewtunnel.mux.relay.AcceptThenFlood;
 import dev.previewtunnel.mux.relay.Transports;
 import dev.previewtunnel.mux.relay.WindowPacedFlood;
 import dev.previewtunnel.mux.server.MuxTestServer;
 import dev.previewtunnel.mux.wire.Authority;
-import dev.previewtunnel.mux.wire.ConnectHeaders;
 import dev.previewtunnel.mux.wire.MuxSettings;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
@@ -20,10 +19,7 @@ import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
-import io.netty.handler.codec.http2.Http2DataFrame;
 import io.netty.handler.codec.http2.Http2Error;
-import io.netty.handler.codec.http2.Http2HeadersFrame;
-import io.netty.handler.codec.http2.Http2ResetFrame;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.util.ReferenceCountUtil;
 import org.junit.jupiter.api.Test;
@@ -63,7 +59,7 @@ class RelaySwitchStallTest {
         Http2StreamChannel stream = null;
         TunnelConnection connection = null;
         try (MuxTestServer gateway = new MuxTestServer(gatewayLoop, transports, MuxSettings.defaults(),
-                new FloodOnGo(flood))) {
+                new AcceptThenFlood(flood, null))) { // floods once the ingress says go (after its mark)
             connection = new TunnelClient(ingressLoop, transports.socketChannel(), MuxSettings.defaults())
                     .connect(URI.create("ws://127.0.0.1:" + gateway.port() + "/tunnel"), "secret-token", null,
                             Duration.ofSeconds(10)).get(20, TimeUnit.SECONDS);
@@ -122,34 +118,6 @@ class RelaySwitchStallTest {
 
         void failAll() {
             promises.forEach(p -> p.tryFailure(new IllegalStateException("the browser left")));
-        }
-    }
-
-    /** The gateway's side: accepts the stream, floods it once the ingress says go (after its mark). */
-    @ChannelHandler.Sharable
-    private static final class FloodOnGo extends ChannelInboundHandlerAdapter {
-        private final WindowPacedFlood flood;
-
-        FloodOnGo(WindowPacedFlood flood) {
-            this.flood = flood;
-        }
-
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (msg instanceof Http2HeadersFrame) {
-                ctx.writeAndFlush(ConnectHeaders.accepted());
-            } else if (msg instanceof Http2DataFrame) {
-                flood.start((Http2StreamChannel) ctx.channel());
-            }
-            ReferenceCountUtil.release(msg);
-        }
-
-        @Override
-        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-            if (evt instanceof Http2ResetFrame rst) {
-                flood.reset.complete(rst.errorCode());
-            }
-            ReferenceCountUtil.release(evt);
         }
     }
 }
