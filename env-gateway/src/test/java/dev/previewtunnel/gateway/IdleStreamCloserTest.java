@@ -1,16 +1,12 @@
 package dev.previewtunnel.gateway;
 
 import dev.previewtunnel.mux.relay.RelayHandler;
+import dev.previewtunnel.testing.HeldWrites;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelOutboundHandlerAdapter;
-import io.netty.channel.ChannelPromise;
-import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.channel.embedded.EmbeddedChannel;
 import org.junit.jupiter.api.Test;
 
-import java.util.ArrayDeque;
-import java.util.Deque;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -26,17 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class IdleStreamCloserTest {
     private static final long IDLE_MS = 1_000;
 
-    /** Holds each write's promise until the test completes it: the bytes wait for the peer's window. */
-    private static final class HeldWrites extends ChannelOutboundHandlerAdapter {
-        final Deque<ChannelPromise> held = new ArrayDeque<>();
-
-        @Override
-        public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
-            ReferenceCountUtil.release(msg);
-            held.add(promise);
-        }
-    }
-
+    /** Each write's promise held until the test completes it: the bytes wait for the peer's window. */
     private final HeldWrites writes = new HeldWrites();
     private final EmbeddedChannel stream = new EmbeddedChannel();
 
@@ -63,7 +49,7 @@ class IdleStreamCloserTest {
     void bytesStillLeavingAfterTheLastWriteKeepTheStreamOpen() {
         stream.writeAndFlush(Unpooled.wrappedBuffer(new byte[] {1})); // queued: the peer's window is closed
         pass(900);
-        writes.held.remove().setSuccess(); // the window opened, the bytes left: 900 ms after the write was made
+        writes.next().setSuccess(); // the window opened, the bytes left: 900 ms after the write was made
         pass(IDLE_MS - 1);
         assertTrue(stream.isOpen(), "cut as idle although its bytes left less than the timeout ago");
         pass(1);
