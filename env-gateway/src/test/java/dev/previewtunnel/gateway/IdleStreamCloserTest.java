@@ -3,8 +3,8 @@ package dev.previewtunnel.gateway;
 import dev.previewtunnel.mux.relay.RelayHandler;
 import dev.previewtunnel.testing.HeldWrites;
 import io.netty.buffer.Unpooled;
-import io.netty.util.ReferenceCountUtil;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.ReferenceCountUtil;
 import org.junit.jupiter.api.Test;
 
 import java.util.concurrent.TimeUnit;
